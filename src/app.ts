@@ -1,0 +1,81 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import type { Config } from './config/index.ts';
+import type { Database } from './platform/db/index.ts';
+import { systemClock, type Clock } from './platform/clock.ts';
+import { createAuthenticator, type Authenticator } from './http/auth.ts';
+import { installErrorHandler } from './http/errors.ts';
+import { genReqId, installBodyParsers, installConventions, parseQuery } from './http/plumbing.ts';
+import { createRateLimiter, type RateLimiter } from './http/rate-limit.ts';
+import { registerHealth } from './http/health.ts';
+import { registerResources } from './resources/index.ts';
+
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  clock?: Clock;
+  logger?: boolean | object;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    database: Database;
+    db: Database['db'];
+    clock: Clock;
+    auth: Authenticator;
+    rateLimiter: RateLimiter;
+  }
+}
+
+/** Builds the whole application in a fixed order; tests use it with inject, main with a listener. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const clock = deps.clock ?? systemClock;
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    genReqId,
+    trustProxy: false,
+    bodyLimit: 10 * 1024 * 1024,
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      ignoreDuplicateSlashes: true,
+      maxParamLength: 2048,
+      querystringParser: parseQuery,
+    },
+  });
+
+  app.decorate('config', deps.config);
+  app.decorate('database', deps.database);
+  app.decorate('db', deps.database.db);
+  app.decorate('clock', clock);
+  app.decorate('auth', createAuthenticator({ db: deps.database.db, config: deps.config, clock }));
+  app.decorate('rateLimiter', createRateLimiter(deps.config, clock));
+
+  await app.register(cookie);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'Bellows REST API', version: 'v4', description: 'The platform REST API v4 served by Bellows.' },
+      servers: [{ url: deps.config.externalUrl }],
+      components: {
+        securitySchemes: {
+          privateToken: { type: 'apiKey', in: 'header', name: 'PRIVATE-TOKEN' },
+          bearer: { type: 'http', scheme: 'bearer' },
+        },
+      },
+      security: [{ privateToken: [] }, { bearer: [] }],
+    },
+  });
+
+  installBodyParsers(app);
+  installErrorHandler(app);
+  installConventions(app);
+  registerHealth(app);
+  await registerResources(app);
+
+  app.get('/api/v4/openapi.json', { schema: { hide: true } as any }, async () => app.swagger());
+
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,83 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { ConfigError, loadConfig } from '../config/index.ts';
+import { openDatabase } from '../platform/db/index.ts';
+import { systemClock } from '../platform/clock.ts';
+import { serve } from '../main.ts';
+import { createUser, getUserOr404 } from '../resources/users/users.service.ts';
+import { createPersonalAccessToken } from '../resources/access-tokens/access-tokens.service.ts';
+
+async function withDeps<T>(fn: (deps: { db: any; config: any; clock: any }) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await database.migrate();
+    return await fn({ db: database.db, config, clock: systemClock });
+  } finally {
+    await database.close();
+  }
+}
+
+const dateArg = (v: string) => {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(v)) throw new InvalidArgumentError('expected YYYY-MM-DD');
+  return v;
+};
+
+export function buildCli(): Command {
+  const program = new Command('bellows').description('Bellows: a self-hosted code collaboration server').showHelpAfterError();
+
+  program.command('serve').description('run the server (migrates the database first)').action(serve);
+
+  program.command('migrate').description('apply pending database migrations').action(async () => {
+    const config = loadConfig();
+    const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    const applied = await database.migrate();
+    await database.close();
+    console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
+  });
+
+  const user = program.command('user').description('manage users');
+  user.command('create')
+    .requiredOption('--username <username>')
+    .requiredOption('--email <email>')
+    .option('--name <name>')
+    .option('--password <password>', 'at least 8 characters')
+    .option('--admin', 'grant administrator rights', false)
+    .action(async (o) => {
+      await withDeps(async (deps) => {
+        const u = await createUser(deps, { username: o.username, email: o.email, name: o.name ?? o.username, password: o.password ?? null, admin: o.admin });
+        console.log(JSON.stringify({ id: u.id, username: u.username, admin: !!u.admin }));
+      });
+    });
+
+  const token = program.command('token').description('manage access tokens');
+  token.command('create')
+    .requiredOption('--user <id-or-username>')
+    .option('--name <name>', 'token name', 'cli')
+    .option('--scopes <scopes>', 'comma-separated scopes', 'api')
+    .option('--expires-at <date>', 'YYYY-MM-DD', dateArg)
+    .action(async (o) => {
+      await withDeps(async (deps) => {
+        const u = await getUserOr404(deps, o.user);
+        const { token: secret } = await createPersonalAccessToken(deps, u, {
+          name: o.name, scopes: String(o.scopes).split(',').map((s: string) => s.trim()).filter(Boolean), expiresAt: o.expiresAt ?? null,
+        });
+        console.log(secret);
+      });
+    });
+
+  return program;
+}
+
+export async function runCli(argv: string[]): Promise<void> {
+  try {
+    await buildCli().parseAsync(argv);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(`bellows: configuration error: ${e.message}`);
+      process.exit(78);
+    }
+    const msg = (e as any)?.errors ? JSON.stringify((e as any).errors) : (e as Error).message;
+    console.error(`bellows: ${msg}`);
+    process.exit(1);
+  }
+}

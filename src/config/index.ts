@@ -1,0 +1,139 @@
+import { readFileSync, existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import YAML from 'yaml';
+
+export interface StorageShard {
+  name: string;
+  path: string;
+  weight: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  externalUrl: string;
+  databaseUrl: string | null;
+  rootPassword: string | null;
+  rootToken: string | null;
+  logLevel: string;
+  impersonationEnabled: boolean;
+  adminMode: boolean;
+  maxQueryStringBytes: number;
+  rateLimit: {
+    authenticatedPerPeriod: number;
+    unauthenticatedPerPeriod: number;
+    periodSeconds: number;
+  };
+  storage: StorageShard[];
+  monitoringAllowlist: string[];
+}
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+type Layer = Record<string, unknown>;
+
+/** Settings from defaults, then an optional YAML/JSON file, then the environment; validated once and frozen. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const dataDir = resolve(env.BELLOWS_DATA_DIR ?? (overrides.dataDir as string | undefined) ?? './data');
+  const file = env.BELLOWS_CONFIG ?? (existsSync('bellows.yml') ? 'bellows.yml' : null);
+  const fromFile: Layer = file ? readConfigFile(file) : {};
+
+  const pick = (envName: string, fileKey: string, fallback: unknown): unknown => {
+    if (env[envName] !== undefined && env[envName] !== '') return env[envName];
+    if (fromFile[fileKey] !== undefined) return fromFile[fileKey];
+    return fallback;
+  };
+
+  const port = toInt('PORT', pick('PORT', 'port', overrides.port ?? 8080), 0, 65535);
+  const host = String(pick('HOST', 'host', overrides.host ?? '127.0.0.1'));
+  const externalUrlRaw = String(pick('BELLOWS_EXTERNAL_URL', 'external_url', overrides.externalUrl ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`));
+  let externalUrl: string;
+  try {
+    const u = new URL(externalUrlRaw);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+    externalUrl = u.toString().replace(/\/+$/, '');
+  } catch {
+    throw new ConfigError(`BELLOWS_EXTERNAL_URL must be an http(s) URL, got "${externalUrlRaw}"`);
+  }
+  const databaseUrl = (pick('DATABASE_URL', 'database_url', overrides.databaseUrl ?? null) as string | null) || null;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// URL (leave it unset for the embedded SQLite database)');
+  }
+  const logLevel = String(pick('BELLOWS_LOG_LEVEL', 'log_level', overrides.logLevel ?? 'info'));
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`log level must be one of ${LOG_LEVELS.join(', ')}`);
+
+  const storageFromFile = fromFile.storage as Array<{ name: string; path: string; weight?: number }> | undefined;
+  const storage: StorageShard[] = (overrides.storage ?? storageFromFile ?? [{ name: 'default', path: 'repositories', weight: 100 }]).map((s) => ({
+    name: String(s.name),
+    path: resolve(dataDir, String(s.path)),
+    weight: Number(s.weight ?? 100),
+  }));
+  for (const s of storage) {
+    if (!/^[A-Za-z0-9_.-]+$/.test(s.name)) throw new ConfigError(`storage name "${s.name}" may only contain letters, digits, '_', '.', '-'`);
+    if (!Number.isFinite(s.weight) || s.weight < 0) throw new ConfigError(`storage "${s.name}" weight must be a number >= 0`);
+  }
+  if (!storage.some((s) => s.weight > 0)) throw new ConfigError('at least one storage shard needs a weight above 0');
+
+  const config: Config = {
+    port,
+    host,
+    dataDir,
+    externalUrl,
+    databaseUrl,
+    rootPassword: (pick('BELLOWS_ROOT_PASSWORD', 'root_password', overrides.rootPassword ?? null) as string | null) || null,
+    rootToken: (pick('BELLOWS_ROOT_TOKEN', 'root_token', overrides.rootToken ?? null) as string | null) || null,
+    logLevel,
+    impersonationEnabled: toBool('impersonation_enabled', pick('BELLOWS_IMPERSONATION_ENABLED', 'impersonation_enabled', overrides.impersonationEnabled ?? true)),
+    adminMode: toBool('admin_mode', pick('BELLOWS_ADMIN_MODE', 'admin_mode', overrides.adminMode ?? false)),
+    maxQueryStringBytes: toInt('BELLOWS_MAX_QUERY_STRING_BYTES', pick('BELLOWS_MAX_QUERY_STRING_BYTES', 'max_query_string_bytes', overrides.maxQueryStringBytes ?? 8192), 256, 1 << 20),
+    rateLimit: {
+      authenticatedPerPeriod: toInt('BELLOWS_RATE_LIMIT_AUTHENTICATED', pick('BELLOWS_RATE_LIMIT_AUTHENTICATED', 'rate_limit_authenticated', overrides.rateLimit?.authenticatedPerPeriod ?? 0), 0, 1e9),
+      unauthenticatedPerPeriod: toInt('BELLOWS_RATE_LIMIT_UNAUTHENTICATED', pick('BELLOWS_RATE_LIMIT_UNAUTHENTICATED', 'rate_limit_unauthenticated', overrides.rateLimit?.unauthenticatedPerPeriod ?? 0), 0, 1e9),
+      periodSeconds: toInt('BELLOWS_RATE_LIMIT_PERIOD', pick('BELLOWS_RATE_LIMIT_PERIOD', 'rate_limit_period', overrides.rateLimit?.periodSeconds ?? 60), 1, 86400),
+    },
+    storage,
+    monitoringAllowlist: String(pick('BELLOWS_MONITORING_ALLOWLIST', 'monitoring_allowlist', (overrides.monitoringAllowlist ?? ['127.0.0.0/8', '::1']).join(',')))
+      .split(',').map((s) => s.trim()).filter(Boolean),
+  };
+  return deepFreeze(config);
+}
+
+function readConfigFile(file: string): Layer {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    throw new ConfigError(`cannot read config file ${file}`);
+  }
+  try {
+    const parsed = YAML.parse(text) ?? {};
+    if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not a mapping');
+    return parsed as Layer;
+  } catch (e) {
+    throw new ConfigError(`config file ${file} is not valid YAML: ${(e as Error).message.split('\n')[0]}`);
+  }
+}
+
+function toInt(name: string, v: unknown, min: number, max: number): number {
+  const n = typeof v === 'number' ? v : /^-?\d+$/.test(String(v)) ? Number(v) : NaN;
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${String(v)}"`);
+  return n;
+}
+
+function toBool(name: string, v: unknown): boolean {
+  if (typeof v === 'boolean') return v;
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${String(v)}"`);
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object') {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}

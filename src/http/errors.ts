@@ -1,0 +1,144 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  BadRequestError, ConflictError, DomainError, ForbiddenError, InsufficientScopeError, InvalidTokenError, MissingParamError,
+  NotFoundError, ParamError, PreconditionFailedError, RecordNotFoundError, RuleError, UnauthorizedError, ValidationError,
+  type ParamProblem, type RuleKind, type TokenProblem,
+} from '../platform/errors.ts';
+
+// Every error body of the API is written here, nowhere else.
+
+export interface RenderedError {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+  contentType?: string;
+}
+
+const TOKEN_TEXT: Record<TokenProblem, string> = {
+  expired: 'Token is expired. You can either do re-authorization or token refresh.',
+  revoked: 'Token was revoked. You have to re-authorize from the user.',
+  impersonation_disabled: 'Token is an impersonation token but impersonation was disabled.',
+};
+
+const PARAM_TEXT: Record<ParamProblem, string> = {
+  invalid: 'is invalid',
+  value: 'does not have a valid value',
+  not_allowed: 'has a value not allowed',
+  missing: 'is missing',
+  empty: 'is empty',
+};
+
+const RULE_STATUS: Record<RuleKind, number> = {
+  bad_request: 400, forbidden: 403, not_found: 404, not_allowed: 405, conflict: 409, unprocessable: 422, gone: 410,
+};
+
+/** The body of an error raised by the API's own rules. `style: 'message'` puts parameter errors under `message`. */
+export function renderDomainError(err: DomainError, style: 'grape' | 'message' = 'grape'): RenderedError {
+  if (err instanceof NotFoundError) return msg(404, err.thing ? `404 ${err.thing} Not Found` : '404 Not Found');
+  if (err instanceof RecordNotFoundError) return msg(404, '404 Not found');
+  if (err instanceof ValidationError) return { status: 400, body: { message: err.errors } };
+  if (err instanceof MissingParamError) {
+    return style === 'message' ? msg(400, `${err.param} is missing`) : msg(400, `400 (Bad request) "${err.param}" not given`);
+  }
+  if (err instanceof ParamError) {
+    const text = err.problems.map((p) => `${p.param} ${PARAM_TEXT[p.problem]}`).join(', ');
+    return style === 'message' ? msg(400, text) : { status: 400, body: { error: text } };
+  }
+  if (err instanceof RuleError) return { status: RULE_STATUS[err.kind], body: { message: err.text } };
+  if (err instanceof BadRequestError) return msg(400, err.reason ? `400 Bad request - ${err.reason}` : '400 Bad request');
+  if (err instanceof ForbiddenError) return msg(403, err.reason ? `403 Forbidden - ${err.reason}` : '403 Forbidden');
+  if (err instanceof UnauthorizedError) return msg(401, err.reason ? `401 Unauthorized - ${err.reason}` : '401 Unauthorized');
+  if (err instanceof ConflictError) return msg(409, err.text ?? '409 Conflict');
+  if (err instanceof PreconditionFailedError) return msg(412, '412 Precondition Failed');
+  if (err instanceof InvalidTokenError) {
+    const description = TOKEN_TEXT[err.problem];
+    return {
+      status: 401,
+      body: { error: 'invalid_token', error_description: description },
+      headers: { 'www-authenticate': `Bearer realm="Protected by OAuth 2.0", error="invalid_token", error_description="${description}"` },
+    };
+  }
+  if (err instanceof InsufficientScopeError) {
+    return {
+      status: 403,
+      body: {
+        error: 'insufficient_scope',
+        error_description: 'The request requires higher privileges than provided by the access token.',
+        scope: err.scopes.join(' '),
+      },
+    };
+  }
+  return msg(500, '500 Internal Server Error');
+}
+
+function msg(status: number, message: string): RenderedError {
+  return { status, body: { message } };
+}
+
+export const routeNotFound: RenderedError = { status: 404, body: { error: '404 Not Found' } };
+
+export function methodNotAllowed(allow: string[]): RenderedError {
+  return { status: 405, body: { error: '405 Not Allowed' }, headers: { allow: allow.join(', ') } };
+}
+
+export function offsetLimitExceeded(type: string, limit: number): RenderedError {
+  return {
+    status: 405,
+    body: { error: `Offset pagination has a maximum allowed offset of ${limit} for requests that return objects of type ${type}. Remaining records can be retrieved using keyset pagination.` },
+  };
+}
+
+export const keysetUnavailable: RenderedError = { status: 405, body: { error: 'Keyset pagination is not yet available for this type of request' } };
+
+export const queryTooLong: RenderedError = { status: 414, body: { message: '414 Request-URI Too Large' } };
+
+export function movedPermanently(location: string): RenderedError {
+  return { status: 301, body: `This resource has been moved permanently to ${location}`, headers: { location }, contentType: 'text/plain; charset=utf-8' };
+}
+
+export const movedNonGet: RenderedError = { status: 405, body: { message: 'Non GET methods are not allowed for moved projects' } };
+
+export function tooManyRequests(headers: Record<string, string>): RenderedError {
+  return { status: 429, body: 'Retry later\n', headers, contentType: 'text/plain; charset=utf-8' };
+}
+
+export const accepted: RenderedError = { status: 202, body: { message: '202 Accepted' } };
+
+/** Framework-level failures (body parsing, content types, limits) in the reference's words. */
+function renderFrameworkError(err: any): RenderedError {
+  switch (err?.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, body: { error: `The provided content-type '${String(err.contentType ?? '').split(';')[0]}' is not supported.` } };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return msg(413, '413 Request Entity Too Large');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, body: { error: 'The request body is not valid' } };
+    case 'BELLOWS_INVALID_JSON':
+      return { status: 400, body: { error: "\nProblem:\n  message body does not match declared format\nResolution:\n  when specifying application/json as content-type, you must pass valid application/json in the request's 'body' " } };
+    default:
+      break;
+  }
+  if (err?.statusCode === 400 && err?.code?.startsWith?.('FST_')) return { status: 400, body: { error: '400 Bad Request' } };
+  return msg(500, '500 Internal Server Error');
+}
+
+export function sendRendered(reply: FastifyReply, r: RenderedError): FastifyReply {
+  reply.code(r.status);
+  if (r.headers) for (const [k, v] of Object.entries(r.headers)) reply.header(k, v);
+  if (r.contentType) reply.type(r.contentType);
+  return reply.send(r.body);
+}
+
+/** Installs the one error handler of the application. */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err: any, req: FastifyRequest, reply: FastifyReply) => {
+    if (err instanceof DomainError) {
+      const style = (req.routeOptions?.config as any)?.errorStyle ?? 'grape';
+      return sendRendered(reply, renderDomainError(err, style));
+    }
+    const rendered = renderFrameworkError(err);
+    if (rendered.status >= 500) req.log.error({ err }, 'request failed');
+    return sendRendered(reply, rendered);
+  });
+}

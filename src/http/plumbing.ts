@@ -1,0 +1,109 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import FindMyWay from 'find-my-way';
+import qs from 'qs';
+import { methodNotAllowed, queryTooLong, routeNotFound, sendRendered, tooManyRequests } from './errors.ts';
+import { API_PREFIX } from './route.ts';
+
+// Request-level conventions of the v4 API: body parsing, request ids, security headers,
+// conditional GET, query-string limit, rate limits, CORS, unknown routes and methods.
+
+export function parseQuery(s: string): Record<string, unknown> {
+  return qs.parse(s, { depth: 5, arrayLimit: 1000, parameterLimit: 2000, duplicates: 'last' }) as Record<string, unknown>;
+}
+
+export function installBodyParsers(app: FastifyInstance): void {
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  // Real clients send "Content-Type: application/json" with an empty body on DELETE and bodiless POSTs.
+  app.addContentTypeParser(['application/json', 'application/merge-patch+json'], { parseAs: 'string', bodyLimit: 10 * 1024 * 1024 }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      const e: any = new Error('invalid JSON');
+      e.code = 'BELLOWS_INVALID_JSON';
+      e.statusCode = 400;
+      done(e, undefined);
+    }
+  });
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 10 * 1024 * 1024 }, (_req, body, done) => {
+    done(null, parseQuery(String(body)));
+  });
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) => done(null, String(body)));
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+export function genReqId(req: { headers: Record<string, unknown> }): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID().replace(/-/g, '').slice(0, 26).toUpperCase();
+}
+
+export function installConventions(app: FastifyInstance): void {
+  const cfg = app.config;
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+    if (!req.url.startsWith(API_PREFIX)) return;
+    reply.header('x-frame-options', 'SAMEORIGIN');
+    reply.header('x-content-type-options', 'nosniff');
+    const q = req.url.indexOf('?');
+    if (q >= 0 && req.url.length - q - 1 > cfg.maxQueryStringBytes) return sendRendered(reply, queryTooLong);
+    const origin = req.headers.origin;
+    if (origin) {
+      // The API is readable cross-origin without cookies, as the reference's Rack::Cors setup.
+      reply.header('access-control-allow-origin', '*');
+      reply.header('access-control-expose-headers', 'Link, X-Total, X-Total-Pages, X-Per-Page, X-Page, X-Next-Page, X-Prev-Page, X-Request-Id');
+    }
+    const limited = app.rateLimiter.hit(req);
+    if (limited) return sendRendered(reply, tooManyRequests(limited));
+  });
+
+  // Weak ETag on JSON GET responses; a matching If-None-Match answers 304 with no body.
+  app.addHook('onSend', async (req, reply, payload) => {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
+    const type = String(reply.getHeader('content-type') ?? '');
+    if (!type.startsWith('application/json')) return payload;
+    const tag = `W/"${createHash('sha1').update(payload).digest('base64url')}"`;
+    reply.header('etag', tag);
+    reply.header('cache-control', 'max-age=0, private, must-revalidate');
+    const inm = req.headers['if-none-match'];
+    if (typeof inm === 'string' && inm.split(',').some((t) => t.trim() === tag || t.trim() === '*')) {
+      reply.code(304);
+      return '';
+    }
+    return payload;
+  });
+
+  // A mirror of the route table answers "which methods does this path have?" for 405 and OPTIONS.
+  const mirror = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true });
+  const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+  app.addHook('onRoute', (opts) => {
+    const methods = Array.isArray(opts.method) ? opts.method : [opts.method];
+    for (const m of methods) {
+      if (!(METHODS as readonly string[]).includes(m)) continue;
+      try {
+        mirror.on(m as any, opts.url, () => {});
+      } catch {
+        /* already present */
+      }
+    }
+  });
+
+  app.setNotFoundHandler(async (req: FastifyRequest, reply: FastifyReply) => {
+    const path = req.url.split('?')[0];
+    const allowed = METHODS.filter((m) => mirror.find(m as any, path) !== null);
+    if (req.method === 'OPTIONS') {
+      if (req.headers.origin && req.headers['access-control-request-method']) {
+        reply.header('access-control-allow-origin', '*');
+        reply.header('access-control-allow-methods', 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS');
+        reply.header('access-control-allow-headers', 'Authorization, Content-Type, PRIVATE-TOKEN, Sudo, X-Requested-With');
+        reply.header('access-control-max-age', '7200');
+      }
+      if (allowed.length) return reply.code(204).header('allow', ['OPTIONS', ...allowed].join(', ')).send();
+    }
+    if (allowed.length) return sendRendered(reply, methodNotAllowed(['OPTIONS', ...allowed]));
+    return sendRendered(reply, routeNotFound);
+  });
+}

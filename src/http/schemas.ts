@@ -1,0 +1,26 @@
+import { Type, type TSchema, type TProperties, type TObject } from '@sinclair/typebox';
+
+// Shared parameter shapes, so every route declares the same thing the same way.
+
+export const Bool = (opts: { default?: boolean; description?: string } = {}) => Type.Boolean(opts);
+export const Int = (opts: { default?: number; minimum?: number; description?: string } = {}) => Type.Integer(opts);
+export const Str = (opts: { default?: string; description?: string; minLength?: number; maxLength?: number } = {}) => Type.String(opts);
+export const DateTime = (opts: { description?: string } = {}) => Type.String({ format: 'date-time', ...opts });
+export const DateOnly = (opts: { description?: string } = {}) => Type.String({ format: 'date', ...opts });
+export const Enum = <T extends string>(values: readonly T[], opts: { default?: T; description?: string } = {}) =>
+  Type.Union(values.map((v) => Type.Literal(v)), opts);
+export const IntEnum = (values: readonly number[], opts: { default?: number; description?: string } = {}) =>
+  Type.Union(values.map((v) => Type.Literal(v)), opts);
+export const IdOrPath = (description = 'ID or URL-encoded path') => Type.String({ description });
+export const Opt = Type.Optional;
+
+export const PaginationParams = {
+  page: Type.Optional(Type.Integer({ default: 1, description: 'page number' })),
+  per_page: Type.Optional(Type.Integer({ default: 20, not: { const: 0 }, description: 'items per page (at most 100)' })),
+};
+
+export function Input<P extends TProperties>(props: P): TObject<P> {
+  return Type.Object(props, { additionalProperties: true });
+}
+
+export type { TSchema };

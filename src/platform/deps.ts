@@ -1,0 +1,10 @@
+import type { Config } from '../config/index.ts';
+import type { Db } from './db/index.ts';
+import type { Clock } from './clock.ts';
+
+/** What every service needs; the application instance satisfies it. */
+export interface ServiceDeps {
+  db: Db;
+  config: Config;
+  clock: Clock;
+}

@@ -1,0 +1,99 @@
+// Domain errors: services throw these; only src/http/errors knows how each one looks on the wire.
+
+export abstract class DomainError extends Error {}
+
+/** A resource that does not exist or that the caller may not see ("404 <Thing> Not Found"). */
+export class NotFoundError extends DomainError {
+  constructor(readonly thing?: string) {
+    super(thing ? `${thing} not found` : 'not found');
+  }
+}
+
+/** A record looked up by id or iid that does not exist ("404 Not found", the reference's record lookup text). */
+export class RecordNotFoundError extends DomainError {
+  constructor() {
+    super('record not found');
+  }
+}
+
+/** Attribute validation failed: property -> messages (nested objects for embedded entities). */
+export class ValidationError extends DomainError {
+  constructor(readonly errors: Record<string, unknown>) {
+    super('validation failed');
+  }
+}
+
+/** A declared parameter is absent (spec rule 2). */
+export class MissingParamError extends DomainError {
+  constructor(readonly param: string) {
+    super(`${param} not given`);
+  }
+}
+
+export type ParamProblem = 'invalid' | 'value' | 'not_allowed' | 'missing' | 'empty';
+
+/** Declared-parameter type or value problems, reported as the reference's "<param> is invalid" family. */
+export class ParamError extends DomainError {
+  constructor(readonly problems: Array<{ param: string; problem: ParamProblem }>) {
+    super('parameter error');
+  }
+  static of(param: string, problem: ParamProblem) {
+    return new ParamError([{ param, problem }]);
+  }
+}
+
+export type RuleKind = 'bad_request' | 'forbidden' | 'not_found' | 'not_allowed' | 'conflict' | 'unprocessable' | 'gone';
+
+/**
+ * A business rule refused the request with a sentence the user reads as is
+ * (e.g. "Branch already exists"). `kind` says which family of status it belongs to.
+ */
+export class RuleError extends DomainError {
+  constructor(readonly kind: RuleKind, readonly text: string | string[] | Record<string, unknown>) {
+    super(typeof text === 'string' ? text : JSON.stringify(text));
+  }
+}
+
+export class BadRequestError extends DomainError {
+  constructor(readonly reason?: string) {
+    super(reason ?? 'bad request');
+  }
+}
+
+export class ForbiddenError extends DomainError {
+  constructor(readonly reason?: string) {
+    super(reason ?? 'forbidden');
+  }
+}
+
+export class UnauthorizedError extends DomainError {
+  constructor(readonly reason?: string) {
+    super(reason ?? 'unauthorized');
+  }
+}
+
+export class ConflictError extends DomainError {
+  constructor(readonly text?: string) {
+    super(text ?? 'conflict');
+  }
+}
+
+export class PreconditionFailedError extends DomainError {
+  constructor() {
+    super('precondition failed');
+  }
+}
+
+export type TokenProblem = 'expired' | 'revoked' | 'impersonation_disabled';
+
+export class InvalidTokenError extends DomainError {
+  constructor(readonly problem: TokenProblem) {
+    super(problem);
+  }
+}
+
+export class InsufficientScopeError extends DomainError {
+  constructor(readonly scopes: string[]) {
+    super('insufficient scope');
+  }
+}

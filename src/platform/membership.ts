@@ -1,0 +1,94 @@
+import type { Selectable } from 'kysely';
+import type { Db } from './db/index.ts';
+import type { NamespacesTable, ProjectsTable } from './db/schema.ts';
+
+export const AccessLevel = {
+  NO_ACCESS: 0,
+  MINIMAL_ACCESS: 5,
+  GUEST: 10,
+  PLANNER: 15,
+  REPORTER: 20,
+  DEVELOPER: 30,
+  MAINTAINER: 40,
+  OWNER: 50,
+} as const;
+
+export const ROLE_LEVELS = [10, 20, 30, 40, 50] as const;
+export const ALL_ACCESS_LEVELS = [0, 5, 10, 15, 20, 30, 40, 50] as const;
+
+export const Visibility = { private: 0, internal: 10, public: 20 } as const;
+export type VisibilityName = keyof typeof Visibility;
+
+export function visibilityName(level: number): VisibilityName {
+  return level >= 20 ? 'public' : level >= 10 ? 'internal' : 'private';
+}
+
+export type NamespaceRow = Selectable<NamespacesTable>;
+export type ProjectRow = Selectable<ProjectsTable>;
+
+/** Ids from the root down to the namespace itself, read from its traversal path "/1/4/9/". */
+export function ancestorIds(ns: Pick<NamespaceRow, 'traversal'>): number[] {
+  return ns.traversal.split('/').filter(Boolean).map(Number);
+}
+
+const active = (now: number) => (eb: any) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]);
+
+/**
+ * The user's effective level in each group: the highest of its own membership and the
+ * memberships inherited from every ancestor group. One query for any number of groups.
+ */
+export async function groupAccessLevels(db: Db, userId: number, groups: Array<Pick<NamespaceRow, 'id' | 'traversal'>>, now = Date.now()): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  if (groups.length === 0) return out;
+  const ids = new Set<number>();
+  for (const g of groups) for (const a of ancestorIds(g)) ids.add(a);
+  const rows = await db.selectFrom('members').select(['source_id', 'access_level'])
+    .where('source_type', '=', 'Namespace').where('user_id', '=', userId)
+    .where('source_id', 'in', [...ids]).where(active(now)).execute();
+  const direct = new Map(rows.map((r) => [r.source_id, r.access_level]));
+  for (const g of groups) {
+    let best = 0;
+    for (const a of ancestorIds(g)) best = Math.max(best, direct.get(a) ?? 0);
+    if (best > 0) out.set(g.id, best);
+  }
+  return out;
+}
+
+export interface ProjectAccess {
+  /** Direct membership of the project (null when none). */
+  project: number | null;
+  /** Highest membership through the project's group hierarchy (null when none or a personal project). */
+  group: number | null;
+  /** What the user may do: the highest of the above, Owner for the personal namespace's owner. */
+  effective: number;
+}
+
+/** Access of one user to many projects, in a constant number of queries. */
+export async function projectAccessLevels(
+  db: Db,
+  userId: number,
+  projects: Array<Pick<ProjectRow, 'id' | 'namespace_id'>>,
+  now = Date.now(),
+): Promise<Map<number, ProjectAccess>> {
+  const out = new Map<number, ProjectAccess>();
+  if (projects.length === 0) return out;
+  const nsIds = [...new Set(projects.map((p) => p.namespace_id))];
+  const [namespaces, direct] = await Promise.all([
+    db.selectFrom('namespaces').select(['id', 'kind', 'owner_id', 'traversal']).where('id', 'in', nsIds).execute(),
+    db.selectFrom('members').select(['source_id', 'access_level'])
+      .where('source_type', '=', 'Project').where('user_id', '=', userId)
+      .where('source_id', 'in', projects.map((p) => p.id)).where(active(now)).execute(),
+  ]);
+  const nsById = new Map(namespaces.map((n) => [n.id, n]));
+  const groupLevels = await groupAccessLevels(db, userId, namespaces.filter((n) => n.kind === 'group'), now);
+  const directById = new Map(direct.map((r) => [r.source_id, r.access_level]));
+  for (const p of projects) {
+    const ns = nsById.get(p.namespace_id);
+    const projectLevel = directById.get(p.id) ?? null;
+    const groupLevel = ns?.kind === 'group' ? groupLevels.get(ns.id) ?? null : null;
+    const ownerLevel = ns?.kind === 'user' && ns.owner_id === userId ? AccessLevel.OWNER : 0;
+    out.set(p.id, { project: projectLevel, group: groupLevel, effective: Math.max(projectLevel ?? 0, groupLevel ?? 0, ownerLevel) });
+  }
+  return out;
+}
+

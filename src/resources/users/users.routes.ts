@@ -1,0 +1,155 @@
+import type { RouteDef, ApiRequest } from '../../http/route.ts';
+import { Bool, DateTime, Enum, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
+import { paginateQuery } from '../../http/pagination.ts';
+import { checkUnmodifiedSince } from '../../http/conditional.ts';
+import { parseDateTime } from '../../http/params.ts';
+import { ForbiddenError, RuleError } from '../../platform/errors.ts';
+import { createUser, deleteUser, getUserOr404, setUserState, updateUser, type User } from './users.service.ts';
+import { userBasic, userEntity, userPublic, userWithAdmin } from './users.presenter.ts';
+
+const UserFields = {
+  name: Opt(Str()),
+  username: Opt(Str()),
+  email: Opt(Str()),
+  password: Opt(Str()),
+  admin: Opt(Bool()),
+  bio: Opt(Str()),
+  location: Opt(Str()),
+  website_url: Opt(Str()),
+  organization: Opt(Str()),
+  job_title: Opt(Str()),
+  public_email: Opt(Str()),
+  private_profile: Opt(Bool()),
+  can_create_group: Opt(Bool()),
+  projects_limit: Opt(Int()),
+  external: Opt(Bool()),
+  note: Opt(Str()),
+};
+
+async function namespaceIdOf(req: ApiRequest<any>, u: User): Promise<number | null> {
+  const ns = await req.server.db.selectFrom('namespaces').select('id').where('kind', '=', 'user').where('owner_id', '=', u.id).executeTakeFirst();
+  return ns?.id ?? null;
+}
+
+async function present(req: ApiRequest<any>, u: User, view: 'self' | 'other') {
+  const base = req.server.config.externalUrl;
+  if (req.actor.admin) return userWithAdmin(u, base, await namespaceIdOf(req, u));
+  if (view === 'self') return userPublic(u, base, await namespaceIdOf(req, u));
+  return userEntity(u, base);
+}
+
+export const userRoutes: RouteDef<any>[] = [
+  {
+    method: 'GET', url: '/user', summary: 'The signed-in user', tags: ['users'], access: 'authenticated', scopes: ['read_user'],
+    handler: async (req) => present(req, req.actor.user!, 'self'),
+  },
+  {
+    method: 'GET', url: '/users', summary: 'List users', tags: ['users'], access: 'public', scopes: ['read_user'],
+    input: Input({
+      username: Opt(Str()), search: Opt(Str()), active: Opt(Bool()), blocked: Opt(Bool()), external: Opt(Bool()),
+      humans: Opt(Bool()), exclude_internal: Opt(Bool()), admins: Opt(Bool()),
+      created_after: Opt(DateTime()), created_before: Opt(DateTime()),
+      order_by: Opt(Enum(['id', 'name', 'username', 'created_at', 'updated_at'] as const, { default: 'id' })),
+      sort: Opt(Enum(['asc', 'desc'] as const, { default: 'desc' })),
+      ...PaginationParams,
+    }),
+    handler: async (req, reply) => {
+      const i = req.input;
+      let q = req.server.db.selectFrom('users').selectAll();
+      if (i.username) q = q.where((eb) => eb(eb.fn('lower', ['username']), '=', i.username!.toLowerCase()));
+      if (i.search) {
+        const term = `%${i.search.toLowerCase().replace(/[\\%_]/g, (c: string) => `\\${c}`)}%`;
+        q = q.where((eb) => eb.or([
+          eb(eb.fn('lower', ['username']), 'like', term),
+          eb(eb.fn('lower', ['name']), 'like', term),
+          ...(req.actor.admin ? [eb(eb.fn('lower', ['email']), 'like', term)] : [eb(eb.fn('lower', ['email']), '=', i.search.toLowerCase())]),
+        ]));
+      }
+      if (i.active) q = q.where('state', '=', 'active');
+      if (i.blocked) q = q.where('state', '=', 'blocked');
+      if (i.humans || i.exclude_internal) q = q.where('user_type', '=', 'human');
+      if (i.external && req.actor.admin) q = q.where('external', '=', 1);
+      if (i.admins && req.actor.admin) q = q.where('admin', '=', 1);
+      if (i.created_after) q = q.where('created_at', '>=', parseDateTime(i.created_after)!);
+      if (i.created_before) q = q.where('created_at', '<=', parseDateTime(i.created_before)!);
+      const dir = i.sort === 'asc' ? 'asc' : 'desc';
+      q = q.orderBy(i.order_by ?? 'id', dir);
+      if ((i.order_by ?? 'id') !== 'id') q = q.orderBy('id', dir);
+      const rows = await paginateQuery(req, reply, q);
+      const base = req.server.config.externalUrl;
+      if (req.actor.admin) {
+        const ns = rows.length ? await req.server.db.selectFrom('namespaces').select(['id', 'owner_id']).where('kind', '=', 'user').where('owner_id', 'in', rows.map((r) => r.id)).execute() : [];
+        const byOwner = new Map(ns.map((n) => [n.owner_id, n.id]));
+        return rows.map((u) => userWithAdmin(u, base, byOwner.get(u.id) ?? null));
+      }
+      return rows.map((u) => userBasic(u, base));
+    },
+  },
+  {
+    method: 'GET', url: '/users/:id', summary: 'One user', tags: ['users'], access: 'public', scopes: ['read_user'],
+    input: Input({ id: Int() }),
+    handler: async (req) => {
+      const u = await getUserOr404(req.server, req.input.id);
+      return present(req, u, req.actor.user?.id === u.id ? 'self' : 'other');
+    },
+  },
+  {
+    method: 'POST', url: '/users', summary: 'Create a user', tags: ['users'], access: 'admin',
+    input: Input({
+      ...UserFields,
+      email: Str(), name: Str(), username: Str(),
+      reset_password: Opt(Bool()), force_random_password: Opt(Bool()), skip_confirmation: Opt(Bool()),
+    }),
+    handler: async (req) => {
+      const i = req.input;
+      if (!i.password && !i.reset_password && !i.force_random_password) {
+        throw new RuleError('bad_request', '400 Bad request - password, reset_password, force_random_password are missing, at least one parameter must be provided');
+      }
+      const password = i.password ?? (i.force_random_password || i.reset_password ? null : undefined);
+      const u = await createUser(req.server, { ...i, password, skipConfirmation: i.skip_confirmation });
+      return present(req, u, 'other');
+    },
+  },
+  {
+    method: 'PUT', url: '/users/:id', summary: 'Edit a user', tags: ['users'], access: 'admin',
+    input: Input({ id: Int(), ...UserFields }),
+    handler: async (req) => {
+      const u = await getUserOr404(req.server, req.input.id);
+      const { id: _id, ...rest } = req.input;
+      return present(req, await updateUser(req.server, u, rest), 'other');
+    },
+  },
+  {
+    method: 'DELETE', url: '/users/:id', summary: 'Delete a user', tags: ['users'], access: 'admin',
+    input: Input({ id: Int(), hard_delete: Opt(Bool()) }),
+    handler: async (req) => {
+      const u = await getUserOr404(req.server, req.input.id);
+      if (u.id === req.actor.user!.id && !req.actor.sudo) throw new ForbiddenError('You cannot delete your own account');
+      checkUnmodifiedSince(req, u.updated_at);
+      await deleteUser(req.server, u);
+      return undefined;
+    },
+  },
+  {
+    method: 'POST', url: '/users/:id/block', summary: 'Block a user', tags: ['users'], access: 'admin',
+    input: Input({ id: Int() }),
+    handler: async (req, reply) => {
+      const u = await getUserOr404(req.server, req.input.id);
+      if (u.user_type !== 'human') throw new ForbiddenError('An internal user cannot be blocked');
+      await setUserState(req.server, u, 'blocked');
+      reply.code(201);
+      return true;
+    },
+  },
+  {
+    method: 'POST', url: '/users/:id/unblock', summary: 'Unblock a user', tags: ['users'], access: 'admin',
+    input: Input({ id: Int() }),
+    handler: async (req, reply) => {
+      const u = await getUserOr404(req.server, req.input.id);
+      await setUserState(req.server, u, 'active');
+      reply.code(201);
+      return true;
+    },
+  },
+];
+

@@ -1,0 +1,221 @@
+import { randomBytes } from 'node:crypto';
+import type { Selectable } from 'kysely';
+import type { ServiceDeps } from '../../platform/deps.ts';
+import type { UsersTable } from '../../platform/db/schema.ts';
+import { hashPassword } from '../../platform/crypto/passwords.ts';
+import { digest } from '../../platform/crypto/tokens.ts';
+import { NotFoundError, ValidationError } from '../../platform/errors.ts';
+import { Visibility } from '../../platform/membership.ts';
+
+export type User = Selectable<UsersTable>;
+
+// Names a namespace path may take: letters, digits, '_', '-', '.', not starting with '-' or ending in '.', '.git' or '.atom'.
+export const PATH_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
+const RESERVED = new Set(['-', 'api', 'oauth', 'users', 'admin', 'help', 'profile', 'dashboard', 'explore', 'groups', 'projects', 'assets', 'search', 'public', 'uploads', '.well-known']);
+
+export function pathProblem(path: string): string | null {
+  if (!PATH_RE.test(path) || /\.(git|atom)$/i.test(path) || path.endsWith('.')) {
+    return "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'";
+  }
+  if (RESERVED.has(path.toLowerCase())) return `${path} is a reserved name`;
+  return null;
+}
+
+const EMAIL_RE = /^[^@\s]+@[^@\s]+$/;
+
+export interface CreateUserInput {
+  username: string;
+  name: string;
+  email: string;
+  password?: string | null;
+  admin?: boolean;
+  userType?: 'human' | 'project_bot' | 'group_bot';
+  skipConfirmation?: boolean;
+  bio?: string;
+  location?: string;
+  website_url?: string;
+  organization?: string;
+  job_title?: string;
+  public_email?: string | null;
+  private_profile?: boolean;
+  can_create_group?: boolean;
+  projects_limit?: number;
+  external?: boolean;
+  note?: string | null;
+}
+
+async function usernameTaken(deps: ServiceDeps, username: string, exceptUserId?: number): Promise<boolean> {
+  const lower = username.toLowerCase();
+  const u = await deps.db.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['username']), '=', lower)).executeTakeFirst();
+  if (u && u.id !== exceptUserId) return true;
+  const ns = await deps.db.selectFrom('namespaces').select(['id', 'owner_id', 'kind']).where('full_path_lower', '=', lower).executeTakeFirst();
+  return !!ns && !(ns.kind === 'user' && ns.owner_id === exceptUserId);
+}
+
+async function emailTaken(deps: ServiceDeps, email: string, exceptUserId?: number): Promise<boolean> {
+  const u = await deps.db.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).executeTakeFirst();
+  return !!u && u.id !== exceptUserId;
+}
+
+export async function createUser(deps: ServiceDeps, input: CreateUserInput): Promise<User> {
+  const errors: Record<string, string[]> = {};
+  const add = (k: string, m: string) => (errors[k] ??= []).push(m);
+  if (!input.username) add('username', "can't be blank");
+  else {
+    const p = pathProblem(input.username);
+    if (p) add('username', p);
+    else if (await usernameTaken(deps, input.username)) add('username', 'has already been taken');
+  }
+  if (!input.name) add('name', "can't be blank");
+  if (!input.email) add('email', "can't be blank");
+  else if (!EMAIL_RE.test(input.email)) add('email', 'is invalid');
+  else if (await emailTaken(deps, input.email)) add('email', 'has already been taken');
+  if (input.password !== undefined && input.password !== null && input.password.length < 8) add('password', 'is too short (minimum is 8 characters)');
+  if (input.username && input.username.length > 255) add('username', 'is too long (maximum is 255 characters)');
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+
+  const now = deps.clock.now();
+  const passwordDigest = input.password ? await hashPassword(input.password) : null;
+  return deps.db.transaction().execute(async (trx) => {
+    const user = await trx.insertInto('users').values({
+      username: input.username,
+      name: input.name,
+      email: input.email,
+      public_email: input.public_email ?? null,
+      password_digest: passwordDigest,
+      state: 'active',
+      admin: input.admin ? 1 : 0,
+      user_type: input.userType ?? 'human',
+      bio: input.bio ?? '',
+      location: input.location ?? '',
+      website_url: input.website_url ?? '',
+      organization: input.organization ?? '',
+      job_title: input.job_title ?? '',
+      private_profile: input.private_profile ? 1 : 0,
+      can_create_group: input.can_create_group === false ? 0 : 1,
+      projects_limit: input.projects_limit ?? 100000,
+      external: input.external ? 1 : 0,
+      note: input.note ?? null,
+      created_at: now,
+      updated_at: now,
+      last_activity_on: null,
+      current_sign_in_at: null,
+      confirmed_at: input.skipConfirmation === false ? null : now,
+    }).returningAll().executeTakeFirstOrThrow();
+    // Bots have no personal namespace: their tokens act only through their memberships.
+    if (user.user_type === 'human') {
+      const ns = await trx.insertInto('namespaces').values({
+        name: user.name, path: user.username, kind: 'user', parent_id: null, owner_id: user.id,
+        visibility_level: Visibility.public, description: '', full_path: user.username,
+        full_path_lower: user.username.toLowerCase(), full_name: user.name, traversal: '/',
+        request_access_enabled: 1, project_creation_level: 'developer', subgroup_creation_level: 'maintainer',
+        created_at: now, updated_at: now,
+      }).returning('id').executeTakeFirstOrThrow();
+      await trx.updateTable('namespaces').set({ traversal: `/${ns.id}/` }).where('id', '=', ns.id).execute();
+    }
+    return user;
+  });
+}
+
+export type UpdateUserInput = Partial<Omit<CreateUserInput, 'userType' | 'skipConfirmation'>>;
+
+export async function updateUser(deps: ServiceDeps, user: User, input: UpdateUserInput): Promise<User> {
+  const errors: Record<string, string[]> = {};
+  const add = (k: string, m: string) => (errors[k] ??= []).push(m);
+  if (input.username !== undefined && input.username !== user.username) {
+    const p = pathProblem(input.username);
+    if (p) add('username', p);
+    else if (await usernameTaken(deps, input.username, user.id)) add('username', 'has already been taken');
+  }
+  if (input.email !== undefined && input.email !== user.email) {
+    if (!EMAIL_RE.test(input.email)) add('email', 'is invalid');
+    else if (await emailTaken(deps, input.email, user.id)) add('email', 'has already been taken');
+  }
+  if (input.name !== undefined && !input.name) add('name', "can't be blank");
+  if (input.password !== undefined && input.password !== null && input.password.length < 8) add('password', 'is too short (minimum is 8 characters)');
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+
+  const set: Record<string, unknown> = { updated_at: deps.clock.now() };
+  for (const k of ['username', 'name', 'email', 'bio', 'location', 'website_url', 'organization', 'job_title', 'note', 'projects_limit'] as const) {
+    if (input[k] !== undefined) set[k] = input[k];
+  }
+  if (input.public_email !== undefined) set.public_email = input.public_email || null;
+  for (const k of ['admin', 'private_profile', 'can_create_group', 'external'] as const) {
+    if (input[k] !== undefined) set[k] = input[k] ? 1 : 0;
+  }
+  if (input.password) set.password_digest = await hashPassword(input.password);
+  return deps.db.transaction().execute(async (trx) => {
+    const updated = await trx.updateTable('users').set(set).where('id', '=', user.id).returningAll().executeTakeFirstOrThrow();
+    if (updated.username !== user.username || updated.name !== user.name) {
+      // The personal namespace follows the user name; its projects' paths follow the namespace.
+      const ns = await trx.selectFrom('namespaces').select(['id', 'full_path']).where('kind', '=', 'user').where('owner_id', '=', user.id).executeTakeFirst();
+      if (ns) {
+        await trx.updateTable('namespaces').set({ name: updated.name, path: updated.username, full_path: updated.username, full_path_lower: updated.username.toLowerCase(), full_name: updated.name, updated_at: set.updated_at as number }).where('id', '=', ns.id).execute();
+        const projects = await trx.selectFrom('projects').select(['id', 'path']).where('namespace_id', '=', ns.id).execute();
+        for (const p of projects) {
+          const full = `${updated.username}/${p.path}`;
+          await trx.updateTable('projects').set({ full_path: full, full_path_lower: full.toLowerCase() }).where('id', '=', p.id).execute();
+        }
+      }
+    }
+    return updated;
+  });
+}
+
+export async function setUserState(deps: ServiceDeps, user: User, state: 'active' | 'blocked'): Promise<User> {
+  return deps.db.updateTable('users').set({ state, updated_at: deps.clock.now() }).where('id', '=', user.id).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function deleteUser(deps: ServiceDeps, user: User): Promise<void> {
+  await deps.db.transaction().execute(async (trx) => {
+    const ns = await trx.selectFrom('namespaces').select('id').where('kind', '=', 'user').where('owner_id', '=', user.id).executeTakeFirst();
+    if (ns) {
+      const projectIds = (await trx.selectFrom('projects').select('id').where('namespace_id', '=', ns.id).execute()).map((p) => p.id);
+      if (projectIds.length) {
+        await trx.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', 'in', projectIds).execute();
+        await trx.updateTable('projects').set({ pending_delete: 1 }).where('id', 'in', projectIds).execute();
+      }
+    }
+    await trx.deleteFrom('members').where('user_id', '=', user.id).execute();
+    await trx.deleteFrom('users').where('id', '=', user.id).execute();
+  });
+}
+
+export async function findUser(deps: ServiceDeps, idOrUsername: string | number): Promise<User | undefined> {
+  const q = deps.db.selectFrom('users').selectAll();
+  if (typeof idOrUsername === 'number' || /^\d+$/.test(idOrUsername)) return q.where('id', '=', Number(idOrUsername)).executeTakeFirst();
+  return q.where((eb) => eb(eb.fn('lower', ['username']), '=', idOrUsername.toLowerCase())).executeTakeFirst();
+}
+
+export async function getUserOr404(deps: ServiceDeps, idOrUsername: string | number): Promise<User> {
+  const u = await findUser(deps, idOrUsername);
+  if (!u) throw new NotFoundError('User');
+  return u;
+}
+
+/** First start: the administrator `root`, its password, and optionally a fixed automation token. */
+export async function ensureRoot(deps: ServiceDeps, opts: { password: string | null; token: string | null; passwordFile: string | null; writeFile?: (path: string, content: string) => void }): Promise<{ created: boolean; generatedPassword: string | null }> {
+  const existing = await findUser(deps, 'root');
+  let generatedPassword: string | null = null;
+  let root = existing;
+  if (!root) {
+    const password = opts.password ?? (generatedPassword = randomBytes(18).toString('base64url'));
+    root = await createUser(deps, { username: 'root', name: 'Administrator', email: 'admin@example.com', password, admin: true });
+    if (generatedPassword && opts.passwordFile && opts.writeFile) {
+      opts.writeFile(opts.passwordFile, `# The password of the root account, generated on first start. Change it, then delete this file.\nPassword: ${generatedPassword}\n`);
+    }
+  }
+  if (opts.token) {
+    const d = digest(opts.token);
+    const have = await deps.db.selectFrom('personal_access_tokens').select('id').where('token_digest', '=', d).executeTakeFirst();
+    if (!have) {
+      const now = deps.clock.now();
+      await deps.db.insertInto('personal_access_tokens').values({
+        user_id: root.id, name: 'BELLOWS_ROOT_TOKEN', description: 'registered from BELLOWS_ROOT_TOKEN at start-up', token_digest: d,
+        scopes: 'api read_api read_user read_repository write_repository sudo admin_mode', impersonation: 0, revoked: 0,
+        expires_at: null, last_used_at: null, created_at: now, updated_at: now,
+      }).execute();
+    }
+  }
+  return { created: !existing, generatedPassword };
+}

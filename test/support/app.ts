@@ -1,0 +1,101 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { loadConfig, type Config } from '../../src/config/index.ts';
+import { openDatabase } from '../../src/platform/db/index.ts';
+import { buildApp } from '../../src/app.ts';
+import { ManualClock, type Clock } from '../../src/platform/clock.ts';
+
+export interface TestApp {
+  app: FastifyInstance;
+  config: Config;
+  clock: Clock;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A whole application on a fresh database: in-memory SQLite by default, or, when DATABASE_URL is set,
+ * a new PostgreSQL database cloned from the migrated template that scripts/test.mjs prepares.
+ */
+export async function buildTestApp(opts: { env?: Record<string, string>; clock?: Clock; config?: Partial<Config> } = {}): Promise<TestApp> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bellows-test-'));
+  const baseUrl = process.env.DATABASE_URL;
+  let databaseUrl: string | null = null;
+  let dropDb: (() => Promise<void>) | null = null;
+  if (baseUrl) {
+    const name = `bellows_t_${process.pid}_${randomBytes(4).toString('hex')}`;
+    const template = process.env.BELLOWS_TEST_TEMPLATE ?? 'bellows_template';
+    const admin = new pg.Client({ connectionString: baseUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+    await admin.end();
+    const u = new URL(baseUrl);
+    u.pathname = `/${name}`;
+    databaseUrl = u.toString();
+    dropDb = async () => {
+      const c = new pg.Client({ connectionString: baseUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    };
+  }
+  const config = loadConfig({ BELLOWS_DATA_DIR: dataDir, ...(opts.env ?? {}) } as NodeJS.ProcessEnv, {
+    externalUrl: 'http://bellows.test',
+    ...opts.config,
+    databaseUrl,
+  } as Partial<Config>);
+  const database = openDatabase({ databaseUrl, dataDir, sqliteFile: databaseUrl ? undefined : ':memory:' });
+  await database.migrate();
+  const clock = opts.clock ?? new ManualClock(Date.parse('2026-06-01T12:00:00Z'));
+  const app = await buildApp({ config, database, clock });
+  return {
+    app, config, clock, dataDir,
+    async close() {
+      await app.close();
+      await database.close();
+      if (dropDb) await dropDb();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface CallOptions {
+  token?: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+  form?: Record<string, string>;
+  query?: Record<string, string>;
+}
+
+export interface CallResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+  text: string;
+}
+
+/** One API call through inject; `token` goes in PRIVATE-TOKEN. */
+export async function call(app: FastifyInstance, method: string, url: string, o: CallOptions = {}): Promise<CallResult> {
+  const headers: Record<string, string> = { ...(o.headers ?? {}) };
+  if (o.token) headers['private-token'] = o.token;
+  const req: InjectOptions = { method: method as any, url: url.startsWith('/api') || url.startsWith('/-') || url.startsWith('/oauth') ? url : `/api/v4${url}`, headers, query: o.query };
+  if (o.body !== undefined) {
+    req.payload = JSON.stringify(o.body);
+    headers['content-type'] = 'application/json';
+  } else if (o.form) {
+    req.payload = new URLSearchParams(o.form).toString();
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+  }
+  const res = await app.inject(req);
+  let body: any = res.body;
+  try {
+    body = res.body ? JSON.parse(res.body) : null;
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.statusCode, headers: res.headers as any, body, text: res.body };
+}
