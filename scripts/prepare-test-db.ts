@@ -1,18 +1,22 @@
-// Creates the migrated template database that PostgreSQL test runs clone for each test app.
+// Creates (or drops) the migrated template database that a PostgreSQL test run clones for each test app.
+// Each run has its own template, so several runs may share one server.
 import pg from 'pg';
 import { openDatabase } from '../src/platform/db/index.ts';
 
 const base = process.env.DATABASE_URL!;
+const template = process.env.BELLOWS_TEST_TEMPLATE!;
+if (!/^[a-z0-9_]+$/.test(template)) throw new Error('BELLOWS_TEST_TEMPLATE must be a plain identifier');
 const admin = new pg.Client({ connectionString: base });
 await admin.connect();
-const stale = await admin.query("SELECT datname FROM pg_database WHERE datname LIKE 'bellows_t\\_%'");
-for (const r of stale.rows) await admin.query(`DROP DATABASE IF EXISTS ${r.datname} WITH (FORCE)`);
-await admin.query('DROP DATABASE IF EXISTS bellows_template WITH (FORCE)');
-await admin.query('CREATE DATABASE bellows_template');
-await admin.end();
-const u = new URL(base);
-u.pathname = '/bellows_template';
-const database = openDatabase({ databaseUrl: u.toString(), dataDir: '.tmp' });
-await database.migrate();
-await database.close();
-console.log('prepared template database bellows_template');
+await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
+if (process.argv[2] === 'drop') {
+  await admin.end();
+} else {
+  await admin.query(`CREATE DATABASE ${template}`);
+  await admin.end();
+  const u = new URL(base);
+  u.pathname = `/${template}`;
+  const database = openDatabase({ databaseUrl: u.toString(), dataDir: '.tmp' });
+  await database.migrate();
+  await database.close();
+}

@@ -20,12 +20,15 @@ let files = [...find('src'), ...find('test')].sort();
 if (filter.length) files = files.filter((f) => filter.some((x) => f.includes(x)));
 
 const env = { ...process.env };
+let template = null;
 if (process.env.DATABASE_URL) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/prepare-test-db.ts'], { stdio: 'inherit', env });
+  template = `bellows_tpl_${process.pid}`;
+  env.BELLOWS_TEST_TEMPLATE = template;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/prepare-test-db.ts', 'create'], { stdio: 'inherit', env });
   if (r.status !== 0) process.exit(r.status ?? 1);
-  env.BELLOWS_TEST_TEMPLATE = 'bellows_template';
 }
 
 const args = ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files];
 const r = spawnSync(process.execPath, args, { stdio: 'inherit', env });
+if (template) spawnSync(process.execPath, ['--import', 'tsx', 'scripts/prepare-test-db.ts', 'drop'], { stdio: 'inherit', env });
 process.exit(r.status ?? 1);

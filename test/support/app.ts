@@ -28,7 +28,7 @@ export async function buildTestApp(opts: { env?: Record<string, string>; clock?:
   let dropDb: (() => Promise<void>) | null = null;
   if (baseUrl) {
     const name = `bellows_t_${process.pid}_${randomBytes(4).toString('hex')}`;
-    const template = process.env.BELLOWS_TEST_TEMPLATE ?? 'bellows_template';
+    const template = process.env.BELLOWS_TEST_TEMPLATE!;
     const admin = new pg.Client({ connectionString: baseUrl });
     await admin.connect();
     await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
