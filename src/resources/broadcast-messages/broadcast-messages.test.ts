@@ -33,6 +33,7 @@ beforeEach(async () => {
 test('POST with only a message uses the default window, font and type, in the spec field order', async () => {
   const r = await call(t.app, 'POST', '/broadcast_messages', { token: admin.token, body: { message: 'Maintenance tonight' } });
   assert.equal(r.status, 201);
+  assert.equal(r.headers['content-type'], 'application/json', 'exactly, as python-gitlab expects');
   assert.deepEqual(Object.keys(r.body), ['id', 'message', 'starts_at', 'ends_at', 'font', 'active', 'target_access_levels', 'target_path', 'broadcast_type', 'dismissable']);
   assert.deepEqual(r.body, {
     id: r.body.id, message: 'Maintenance tonight', starts_at: '2026-06-01T12:00:00.000Z', ends_at: '2026-06-01T13:00:00.000Z',
