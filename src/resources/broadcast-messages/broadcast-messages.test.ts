@@ -5,6 +5,7 @@ import { makeToken, makeUser, type TestUser } from '../../../test/support/factor
 import { addMember, insertGroup } from '../../../test/support/instance-settings-rows.ts';
 import type { ManualClock } from '../../platform/clock.ts';
 import { activeBroadcastMessages, matchesTargetPath } from './broadcast-messages.service.ts';
+import { broadcastBannersHtml } from './broadcast-messages.presenter.ts';
 
 let t: TestApp;
 let admin: TestUser;
@@ -231,4 +232,11 @@ test('activeBroadcastMessages: the window, the path, and roles only when the fla
   clock().set(Date.parse('2026-06-02T12:00:00Z'));
   assert.deepEqual(await ids({ path: '/' }), ['future']);
   assert.ok(everywhere.id < signIn.id && signIn.id < devs.id);
+});
+
+test('banners for HTML pages are escaped text in their colour', async () => {
+  const m = await create({ message: '<script>alert("x")</script> & more', font: '#123456', broadcast_type: 'notification' });
+  const html = broadcastBannersHtml(await activeBroadcastMessages(t.app, { path: '/users/sign_in' }));
+  assert.equal(html, `<div class="broadcast-message broadcast-notification" role="alert" data-id="${m.id}" style="color: #123456">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; more</div>`);
+  assert.equal(broadcastBannersHtml([]), '');
 });
