@@ -26,6 +26,7 @@ const PARAM_TEXT: Record<ParamProblem, string> = {
   not_allowed: 'has a value not allowed',
   missing: 'is missing',
   empty: 'is empty',
+  mutually_exclusive: 'are mutually exclusive',
 };
 
 const RULE_STATUS: Record<RuleKind, number> = {

@@ -60,6 +60,13 @@ export function installConventions(app: FastifyInstance): void {
     if (limited) return sendRendered(reply, tooManyRequests(limited));
   });
 
+  // JSON answers say exactly `application/json`, as the reference does: python-gitlab parses a body only then.
+  app.addHook('onSend', async (_req, reply, payload) => {
+    const type = reply.getHeader('content-type');
+    if (typeof type === 'string' && type.startsWith('application/json;')) reply.header('content-type', 'application/json');
+    return payload;
+  });
+
   // Weak ETag on JSON GET responses; a matching If-None-Match answers 304 with no body.
   app.addHook('onSend', async (req, reply, payload) => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return payload;

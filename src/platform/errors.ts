@@ -30,7 +30,8 @@ export class MissingParamError extends DomainError {
   }
 }
 
-export type ParamProblem = 'invalid' | 'value' | 'not_allowed' | 'missing' | 'empty';
+// `mutually_exclusive` names its parameters joined in `param`, e.g. "key, user".
+export type ParamProblem = 'invalid' | 'value' | 'not_allowed' | 'missing' | 'empty' | 'mutually_exclusive';
 
 /** Declared-parameter type or value problems, reported as the reference's "<param> is invalid" family. */
 export class ParamError extends DomainError {

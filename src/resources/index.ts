@@ -2,11 +2,17 @@ import type { FastifyInstance } from 'fastify';
 import { registerRoutes } from '../http/route.ts';
 import { userRoutes } from './users/users.routes.ts';
 import { accessTokenRoutes } from './access-tokens/access-tokens.routes.ts';
+import { broadcastMessageRoutes } from './broadcast-messages/broadcast-messages.routes.ts';
+import { featureRoutes } from './features/features.routes.ts';
+import { notificationSettingRoutes } from './notification-settings/notification-settings.routes.ts';
 
 /** Every resource area, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
   registerRoutes(app, [
     ...userRoutes,
     ...accessTokenRoutes,
+    ...broadcastMessageRoutes,
+    ...featureRoutes,
+    ...notificationSettingRoutes,
   ]);
 }

@@ -119,6 +119,32 @@ export interface FeatureGatesTable {
   updated_at: number;
 }
 
+export interface BroadcastMessagesTable {
+  id: Generated<number>;
+  message: string;
+  starts_at: number;
+  ends_at: number;
+  font: string | null;
+  target_access_levels: string; // comma separated levels; empty: every level
+  target_path: string | null;
+  broadcast_type: string; // banner | notification
+  dismissable: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface NotificationSettingsTable {
+  id: Generated<number>;
+  user_id: number;
+  source_type: string; // Global | Namespace | Project
+  source_id: number; // 0 for the global setting
+  level: string;
+  events: string; // JSON object of event name to boolean
+  notification_email: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -127,4 +153,6 @@ export interface DB {
   projects: ProjectsTable;
   sessions: SessionsTable;
   feature_gates: FeatureGatesTable;
+  broadcast_messages: BroadcastMessagesTable;
+  notification_settings: NotificationSettingsTable;
 }
