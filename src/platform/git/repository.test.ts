@@ -115,6 +115,19 @@ describe('Repository', { concurrency: true }, () => {
     assert.equal(run.content.toString(), '#!/bin/sh\necho bye\n');
     assert.equal((await repo.readBlob('main', 'README.txt'))!.content.toString(), 'plain\n');
     assert.equal(await repo.blobExists('main', 'scripts/run.sh'), false);
+
+    // Later actions see files made by earlier ones in the same commit.
+    await repo.createCommit({
+      branch: 'main', message: 'chain', author: alice,
+      actions: [
+        { action: 'create', file_path: 'tmp/a.txt', content: 'chained' },
+        { action: 'move', file_path: 'b.txt', previous_path: 'tmp/a.txt' },
+        { action: 'chmod', file_path: 'b.txt', executable: true },
+      ],
+    });
+    const chained = (await repo.readBlob('main', 'b.txt'))!;
+    assert.deepEqual([chained.mode, chained.content.toString()], ['100755', 'chained']);
+    assert.equal(await repo.readTree('main', 'tmp'), null);
   });
 
   test('createCommit reports file conflicts with typed errors and changes nothing', async () => {
