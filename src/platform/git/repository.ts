@@ -275,7 +275,12 @@ export class Repository {
     await mkdir(repo.path).catch((e: NodeJS.ErrnoException) => {
       throw e.code === 'EEXIST' ? new RepositoryExistsError(repo.path) : e;
     });
-    await runGit(['init', '--bare', '--quiet', `--initial-branch=${defaultBranch}`, '--end-of-options', repo.path]);
+    try {
+      await runGit(['init', '--bare', '--quiet', `--initial-branch=${defaultBranch}`, '--end-of-options', repo.path]);
+    } catch (e) {
+      await rm(repo.path, { recursive: true, force: true });
+      throw e;
+    }
     invalidateRefCache(repo.path);
     return repo;
   }
