@@ -1,6 +1,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +34,9 @@ describe('Repository', { concurrency: true }, () => {
     return Repository.init(join(root, `r${++n}.git`), { defaultBranch: 'main' });
   }
 
-  async function seeded(): Promise<Repository> {
+  // Built once through createCommit, then copied on disk per test: most tests need the same two commits.
+  let template: Promise<Repository> | undefined;
+  async function buildTemplate(): Promise<Repository> {
     const repo = await freshRepo();
     await repo.createCommit({
       branch: 'main',
@@ -53,6 +55,12 @@ describe('Repository', { concurrency: true }, () => {
       actions: [{ action: 'update', file_path: 'README.md', content: '# Demo\n\nMore.\n' }],
     });
     return repo;
+  }
+  async function seeded(): Promise<Repository> {
+    template ??= buildTemplate();
+    const path = join(root, `s${++n}.git`);
+    await cp((await template).path, path, { recursive: true });
+    return new Repository(path);
   }
 
   test('init creates a bare repository whose HEAD names the default branch', async () => {
