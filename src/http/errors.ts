@@ -26,6 +26,8 @@ const PARAM_TEXT: Record<ParamProblem, string> = {
   not_allowed: 'has a value not allowed',
   missing: 'is missing',
   empty: 'is empty',
+  // `param` names the group, e.g. "title, can_push".
+  at_least_one: 'are missing, at least one parameter must be provided',
 };
 
 const RULE_STATUS: Record<RuleKind, number> = {

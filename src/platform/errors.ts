@@ -30,7 +30,7 @@ export class MissingParamError extends DomainError {
   }
 }
 
-export type ParamProblem = 'invalid' | 'value' | 'not_allowed' | 'missing' | 'empty';
+export type ParamProblem = 'invalid' | 'value' | 'not_allowed' | 'missing' | 'empty' | 'at_least_one';
 
 /** Declared-parameter type or value problems, reported as the reference's "<param> is invalid" family. */
 export class ParamError extends DomainError {

@@ -17,3 +17,17 @@ export function timeType(dialect: DialectName) {
 export function dialectOf(db: Kysely<any>): DialectName {
   return (db as any).__dialect as DialectName;
 }
+
+/** A unique-index violation, whichever database raised it (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_UNIQUE). */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/**
+ * Row lock for read-then-write sequences inside a transaction: FOR UPDATE on PostgreSQL. SQLite needs
+ * none, as its single connection already runs one transaction at a time.
+ */
+export function forUpdate<QB extends { forUpdate(): QB }>(qb: QB, dialect: DialectName): QB {
+  return dialect === 'postgres' ? qb.forUpdate() : qb;
+}
