@@ -1,11 +1,21 @@
 import type { FastifyInstance } from 'fastify';
-import { makeUser, type TestUser } from './factories.ts';
+import { createUser } from '../../src/resources/users/users.service.ts';
+import { createPersonalAccessToken } from '../../src/resources/access-tokens/access-tokens.service.ts';
+import type { TestUser } from './factories.ts';
 
 // Rows for groups, projects and memberships, written straight to the database so that areas built on
 // projects can be tested on their own.
 
 let seq = 0;
 const next = () => `${process.pid}x${++seq}`;
+
+/** A user with an `api` token and no password (hashing one per user would slow role matrices down). */
+export async function quickUser(app: FastifyInstance, o: { admin?: boolean; scopes?: string[] } = {}): Promise<TestUser> {
+  const username = `u${next()}`;
+  const user = await createUser(app, { username, name: `User ${username}`, email: `${username}@example.com`, admin: o.admin });
+  const { token } = await createPersonalAccessToken(app, user, { name: 'test', scopes: o.scopes ?? ['api'], expiresAt: null });
+  return { user, token };
+}
 
 export const Role = { guest: 10, reporter: 20, developer: 30, maintainer: 40, owner: 50 } as const;
 export type RoleName = keyof typeof Role;
@@ -29,7 +39,7 @@ export async function makeGroup(app: FastifyInstance, o: { path?: string; visibi
 export async function makeProject(app: FastifyInstance, o: { namespace?: { id: number; full_path: string }; owner?: { id: number }; path?: string; visibility?: number; description?: string | null } = {}) {
   let ns = o.namespace;
   if (!ns) {
-    const owner = o.owner ?? (await makeUser(app)).user;
+    const owner = o.owner ?? (await quickUser(app)).user;
     ns = await app.db.selectFrom('namespaces').select(['id', 'full_path']).where('kind', '=', 'user').where('owner_id', '=', owner.id).executeTakeFirstOrThrow();
   }
   const path = o.path ?? `project${next()}`;
@@ -63,9 +73,9 @@ export interface RoleCast {
 
 /** One user per role on the project, plus a non-member and an administrator. */
 export async function castRoles(app: FastifyInstance, project: { id: number }): Promise<RoleCast> {
-  const cast: Record<string, TestUser | null> = { anonymous: null, nonMember: await makeUser(app), admin: await makeUser(app, { admin: true }) };
+  const cast: Record<string, TestUser | null> = { anonymous: null, nonMember: await quickUser(app), admin: await quickUser(app, { admin: true }) };
   for (const [name, level] of Object.entries(Role)) {
-    const u = await makeUser(app);
+    const u = await quickUser(app);
     await addMember(app, { type: 'Project', id: project.id }, u.user.id, level);
     cast[name] = u;
   }
