@@ -3,6 +3,7 @@ import { registerRoutes } from '../http/route.ts';
 import { userRoutes } from './users/users.routes.ts';
 import { accessTokenRoutes } from './access-tokens/access-tokens.routes.ts';
 import { deployKeyRoutes } from './deploy-keys/deploy-keys.routes.ts';
+import { errorTrackingRoutes } from './error-tracking/error-tracking.routes.ts';
 
 /** Every resource area, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
@@ -10,5 +11,6 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...userRoutes,
     ...accessTokenRoutes,
     ...deployKeyRoutes,
+    ...errorTrackingRoutes,
   ]);
 }
