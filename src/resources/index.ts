@@ -4,6 +4,7 @@ import { userRoutes } from './users/users.routes.ts';
 import { accessTokenRoutes } from './access-tokens/access-tokens.routes.ts';
 import { deployKeyRoutes } from './deploy-keys/deploy-keys.routes.ts';
 import { errorTrackingRoutes } from './error-tracking/error-tracking.routes.ts';
+import { featureFlagUserListRoutes } from './feature-flag-user-lists/feature-flag-user-lists.routes.ts';
 
 /** Every resource area, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
@@ -12,5 +13,6 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...accessTokenRoutes,
     ...deployKeyRoutes,
     ...errorTrackingRoutes,
+    ...featureFlagUserListRoutes,
   ]);
 }

@@ -175,6 +175,11 @@ export interface FeatureFlagUserListsTable {
   updated_at: number;
 }
 
+export interface FeatureFlagUserListIidsTable {
+  project_id: number;
+  last_iid: number;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -188,4 +193,5 @@ export interface DB {
   error_tracking_settings: ErrorTrackingSettingsTable;
   error_tracking_client_keys: ErrorTrackingClientKeysTable;
   feature_flag_user_lists: FeatureFlagUserListsTable;
+  feature_flag_user_list_iids: FeatureFlagUserListIidsTable;
 }

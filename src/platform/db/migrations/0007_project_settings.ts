@@ -64,5 +64,10 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
     .addColumn('updated_at', t, (c) => c.notNull())
     .execute();
   await db.schema.createIndex('feature_flag_user_lists_project_iid').unique().on('feature_flag_user_lists').columns(['project_id', 'iid']).execute();
+  // The last iid handed out per project: never reused, even after the newest list is deleted.
+  await db.schema.createTable('feature_flag_user_list_iids')
+    .addColumn('project_id', 'integer', (c) => c.primaryKey().references('projects.id').onDelete('cascade'))
+    .addColumn('last_iid', 'integer', (c) => c.notNull())
+    .execute();
   await db.schema.createIndex('feature_flag_user_lists_project_name').unique().on('feature_flag_user_lists').columns(['project_id', 'name']).execute();
 }
