@@ -1,6 +1,7 @@
 import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { MissingParamError, ParamError, type ParamProblem } from '../platform/errors.ts';
+import { fitsIntColumn } from '../platform/db/dialect.ts';
 
 const Ajv = (AjvModule as any).default ?? AjvModule;
 
@@ -83,6 +84,7 @@ export function parseDateTime(s: string): number | null {
 
 /** A project or group `:id`: an integer id, or a full path (URL-decoded by the router). */
 export function parseIdOrPath(raw: string): { id: number } | { path: string } {
-  if (/^\d+$/.test(raw)) return { id: Number(raw) };
+  // Digits beyond the id column's range are no id (and PostgreSQL would refuse the comparison).
+  if (/^\d+$/.test(raw) && fitsIntColumn(Number(raw))) return { id: Number(raw) };
   return { path: raw };
 }

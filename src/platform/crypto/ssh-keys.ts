@@ -27,6 +27,9 @@ export interface ParsedSshKey {
   fingerprintSha256: string;
 }
 
+/** Longer texts are not cleaned up (and are refused as too long anyway). */
+export const SANITIZE_MAX = 16_384;
+
 const ECDSA_SK = 'sk-ecdsa-sha2-nistp256@openssh.com';
 const ED25519_SK = 'sk-ssh-ed25519@openssh.com';
 
@@ -126,6 +129,8 @@ export function parseSshPublicKey(text: string): ParsedSshKey | null {
  * When nothing parses the original text comes back unchanged (and fails validation later).
  */
 export function sanitizeSshPublicKey(text: string): string {
+  // Joining is quadratic in the number of words; no real key comes near this size.
+  if (text.length > SANITIZE_MAX) return text;
   const parts = text.trim().split(/\s+/);
   const [type, ...rest] = parts;
   if (rest.length === 0) return text;

@@ -31,3 +31,10 @@ export function isUniqueViolation(err: unknown): boolean {
 export function forUpdate<QB extends { forUpdate(): QB }>(qb: QB, dialect: DialectName): QB {
   return dialect === 'postgres' ? qb.forUpdate() : qb;
 }
+
+/** Largest value of an `integer` column (PostgreSQL int4); a larger id cannot exist, and PostgreSQL refuses to compare with it. */
+export const MAX_INT_COLUMN = 2_147_483_647;
+
+export function fitsIntColumn(n: number): boolean {
+  return Number.isSafeInteger(n) && n >= -MAX_INT_COLUMN - 1 && n <= MAX_INT_COLUMN;
+}

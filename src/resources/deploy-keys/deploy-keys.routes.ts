@@ -6,6 +6,7 @@ import { parseDateTime } from '../../http/params.ts';
 import { findProject, requireProjectLevel, type ProjectContext } from '../../http/access.ts';
 import { AccessLevel } from '../../platform/membership.ts';
 import { ForbiddenError, NotFoundError } from '../../platform/errors.ts';
+import { fitsIntColumn } from '../../platform/db/dialect.ts';
 import { getUserOr404 } from '../users/users.service.ts';
 import {
   addProjectKey, createPublicKey, enableKey, getProjectKeyOr404, keysByIds, linkedKey, projectIdsWithLevel, projectKeysQuery,
@@ -113,7 +114,9 @@ export const deployKeyRoutes: RouteDef<any>[] = [
     input: Input({ id_or_username: Str(), ...PaginationParams }),
     handler: async (req, reply) => {
       const db = req.server.db;
-      const target = await getUserOr404(req.server, req.input.id_or_username);
+      const idOrUsername: string = req.input.id_or_username;
+      if (/^\d+$/.test(idOrUsername) && !fitsIntColumn(Number(idOrUsername))) throw new NotFoundError('User');
+      const target = await getUserOr404(req.server, idOrUsername);
       const now = req.server.clock.now();
       const me = req.actor.user!;
       // Administrators count as Maintainer everywhere, so for them the target's projects decide alone.

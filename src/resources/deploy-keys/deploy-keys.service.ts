@@ -2,7 +2,7 @@ import type { Insertable, Selectable } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { DeployKeysProjectsTable, DeployKeysTable, ProjectsTable } from '../../platform/db/schema.ts';
-import { isUniqueViolation } from '../../platform/db/dialect.ts';
+import { fitsIntColumn, isUniqueViolation } from '../../platform/db/dialect.ts';
 import { AccessLevel, ancestorIds, projectAccessLevels } from '../../platform/membership.ts';
 import { NotFoundError, ParamError, RecordNotFoundError, ValidationError } from '../../platform/errors.ts';
 import { parseSshPublicKey, sanitizeSshPublicKey, type KeyTechnology } from '../../platform/crypto/ssh-keys.ts';
@@ -114,6 +114,7 @@ async function accessibleKeyIds(db: Db, caller: Caller, keys: DeployKeyRow[]): P
 }
 
 export async function linkedKey(db: Db, projectId: number, keyId: number): Promise<LinkedKey | null> {
+  if (!fitsIntColumn(keyId)) return null;
   const link = await db.selectFrom('deploy_keys_projects').selectAll().where('project_id', '=', projectId).where('deploy_key_id', '=', keyId).executeTakeFirst();
   if (!link) return null;
   const key = await db.selectFrom('deploy_keys').selectAll().where('id', '=', keyId).executeTakeFirstOrThrow();
@@ -193,7 +194,7 @@ async function attach(deps: ServiceDeps, keyId: number, projectId: number, canPu
 
 /** Enables an existing key on a project (idempotent); 404 "Deploy key" when the caller cannot reach it. */
 export async function enableKey(deps: ServiceDeps, caller: Caller, projectId: number, keyId: number): Promise<DeployKeyRow> {
-  const key = await deps.db.selectFrom('deploy_keys').selectAll().where('id', '=', keyId).executeTakeFirst();
+  const key = fitsIntColumn(keyId) ? await deps.db.selectFrom('deploy_keys').selectAll().where('id', '=', keyId).executeTakeFirst() : undefined;
   if (!key || !(await accessibleKeyIds(deps.db, caller, [key])).has(key.id)) throw new NotFoundError('Deploy key');
   await retryOnConflict(async () => {
     if (!(await linkedKey(deps.db, projectId, key.id))) await attach(deps, key.id, projectId, false);

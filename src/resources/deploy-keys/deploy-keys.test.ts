@@ -291,6 +291,24 @@ describe('project deploy keys: update, delete, enable', () => {
     assert.equal(byAdmin.body.can_push, true);
   });
 
+  test('ids beyond the integer range are simply not found', async () => {
+    const { project, roles } = await setup();
+    const big = '99999999999999999999';
+    const huge = '3000000000';
+    const checks: Array<[string, string, unknown]> = [
+      ['GET', `/projects/${big}/deploy_keys`, { message: '404 Project Not Found' }],
+      ['GET', `/projects/${project.id}/deploy_keys/${huge}`, { message: '404 Not found' }],
+      ['PUT', `/projects/${project.id}/deploy_keys/${huge}`, { message: '404 Not found' }],
+      ['DELETE', `/projects/${project.id}/deploy_keys/${huge}`, { message: '404 Deploy key Not Found' }],
+      ['POST', `/projects/${project.id}/deploy_keys/${huge}/enable`, { message: '404 Deploy key Not Found' }],
+      ['GET', `/users/${huge}/project_deploy_keys`, { message: '404 User Not Found' }],
+    ];
+    for (const [method, url, body] of checks) {
+      const r = await call(t.app, method, url, { token: roles.admin.token, body: method === 'PUT' ? { title: 'x' } : undefined });
+      assert.deepEqual([r.status, r.body], [404, body], `${method} ${url}`);
+    }
+  });
+
   test('GET of a key not on the project is 404 Not found; a bad key_id is a parameter error', async () => {
     const { project, roles } = await setup();
     const r = await call(t.app, 'GET', `/projects/${project.id}/deploy_keys/999999`, { token: roles.maintainer.token });

@@ -4,6 +4,7 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { ErrorTrackingClientKeysTable, ErrorTrackingSettingsTable } from '../../platform/db/schema.ts';
 import { NotFoundError, RecordNotFoundError } from '../../platform/errors.ts';
+import { fitsIntColumn } from '../../platform/db/dialect.ts';
 
 export type SettingRow = Selectable<ErrorTrackingSettingsTable>;
 export type ClientKeyRow = Selectable<ErrorTrackingClientKeysTable>;
@@ -53,6 +54,7 @@ export async function createClientKey(deps: ServiceDeps, projectId: number): Pro
 
 /** Deletes a client key of the project and returns it; 404 "Not found" when the project has no such key. */
 export async function deleteClientKey(deps: ServiceDeps, projectId: number, keyId: number): Promise<ClientKeyRow> {
+  if (!fitsIntColumn(keyId)) throw new RecordNotFoundError();
   const row = await deps.db.deleteFrom('error_tracking_client_keys').where('id', '=', keyId).where('project_id', '=', projectId).returningAll().executeTakeFirst();
   if (!row) throw new RecordNotFoundError();
   return row;

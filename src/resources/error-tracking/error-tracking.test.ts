@@ -181,6 +181,10 @@ describe('error tracking: client keys', () => {
     assert.deepEqual((await keyRows(project.id)).map((k) => k.id), [b.body.id]);
     const again = await call(t.app, 'DELETE', `${base}/${a.body.id}`, { token: roles.maintainer.token });
     assert.deepEqual([again.status, again.body], [404, { message: '404 Not found' }]);
+    const huge = await call(t.app, 'DELETE', `${base}/3000000000`, { token: roles.maintainer.token });
+    assert.deepEqual([huge.status, huge.body], [404, { message: '404 Not found' }]);
+    const bigProject = await call(t.app, 'GET', '/projects/99999999999999999999/error_tracking/client_keys', { token: roles.admin.token });
+    assert.deepEqual([bigProject.status, bigProject.body], [404, { message: '404 Project Not Found' }]);
     const bad = await call(t.app, 'DELETE', `${base}/abc`, { token: roles.maintainer.token });
     assert.deepEqual([bad.status, bad.body], [400, { error: 'key_id is invalid' }]);
   });

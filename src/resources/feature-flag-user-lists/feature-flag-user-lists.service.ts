@@ -2,7 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { FeatureFlagUserListsTable } from '../../platform/db/schema.ts';
-import { isUniqueViolation } from '../../platform/db/dialect.ts';
+import { fitsIntColumn, isUniqueViolation } from '../../platform/db/dialect.ts';
 import { RecordNotFoundError, RuleError } from '../../platform/errors.ts';
 
 export type UserListRow = Selectable<FeatureFlagUserListsTable>;
@@ -67,7 +67,7 @@ export function listQuery(db: Db, projectId: number, search?: string) {
 /** Looks a list up by its iid; anything that is not a known iid of the project is 404 "Not found". */
 export async function getByIid(db: Db, projectId: number, iid: string | number): Promise<UserListRow> {
   const s = String(iid);
-  if (!/^\d{1,15}$/.test(s)) throw new RecordNotFoundError();
+  if (!/^\d+$/.test(s) || !fitsIntColumn(Number(s))) throw new RecordNotFoundError();
   const row = await db.selectFrom('feature_flag_user_lists').selectAll().where('project_id', '=', projectId).where('iid', '=', Number(s)).executeTakeFirst();
   if (!row) throw new RecordNotFoundError();
   return row;

@@ -118,7 +118,7 @@ describe('feature-flag user lists: behaviour', () => {
     const { project, roles } = await setup();
     const other = await setup();
     const foreign = (await call(t.app, 'POST', base(other.project.id), { token: other.roles.owner.token, body: { name: 'f', user_xids: 'x' } })).body;
-    for (const iid of ['99', 'abc', String(foreign.id + 1000)]) {
+    for (const iid of ['99', 'abc', '-1', '3000000000', '99999999999999999999', String(foreign.id + 1000)]) {
       const r = await call(t.app, 'GET', `${base(project.id)}/${iid}`, { token: roles.developer.token });
       assert.deepEqual([r.status, r.body], [404, { message: '404 Not found' }]);
     }
