@@ -179,6 +179,8 @@ describe('project deploy keys: create', () => {
     ['an RSA key under 2048 bits', () => ({ key: rsaKey(1024), title: 'x' }), { message: { 'deploy_key.key': ['must be at least 2048 bits'] } }],
     ['a DSA key', () => ({ key: DSA_KEY, title: 'x' }), { message: { 'deploy_key.key': ['type is forbidden. Must be RSA, ECDSA, ED25519, ECDSA_SK, or ED25519_SK'] } }],
     ['an expiry in the past', () => ({ key: ed25519Key(), title: 'x', expires_at: '2026-06-01T11:59:59Z' }), { message: { 'deploy_key.key': ['has expired'] } }],
+    ['a NUL character in the title', () => ({ key: ed25519Key(), title: 'a\u0000b' }), { error: 'title is invalid' }],
+    ['a NUL character in the key', () => ({ key: ed25519Key('c\u0000'), title: 'x' }), { error: 'key is invalid' }],
     ['a key over 5000 characters', () => ({ key: `ssh-rsa ${'A'.repeat(5001)}`, title: 'x' }),
       { message: { 'deploy_key.key': ['is too long (maximum is 5000 characters)', 'is invalid'], 'deploy_key.fingerprint_sha256': ['cannot be generated'] } }],
   ];
@@ -303,6 +305,10 @@ describe('project deploy keys: update, delete, enable', () => {
       ['POST', `/projects/${project.id}/deploy_keys/${huge}/enable`, { message: '404 Deploy key Not Found' }],
       ['GET', `/users/${huge}/project_deploy_keys`, { message: '404 User Not Found' }],
     ];
+    const nul = await call(t.app, 'GET', '/users/a%00b/project_deploy_keys', { token: roles.admin.token });
+    assert.deepEqual([nul.status, nul.body], [400, { error: 'id_or_username is invalid' }]);
+    const nulPath = await call(t.app, 'GET', '/projects/a%2Fb%00/deploy_keys', { token: roles.admin.token });
+    assert.deepEqual([nulPath.status, nulPath.body], [400, { error: 'id is invalid' }]);
     for (const [method, url, body] of checks) {
       const r = await call(t.app, method, url, { token: roles.admin.token, body: method === 'PUT' ? { title: 'x' } : undefined });
       assert.deepEqual([r.status, r.body], [404, body], `${method} ${url}`);

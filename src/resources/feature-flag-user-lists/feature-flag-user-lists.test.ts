@@ -150,6 +150,8 @@ describe('feature-flag user lists: behaviour', () => {
     assert.deepEqual(await search('_1'), ['list_10', 'list_11', 'list_12', 'list_13', 'list_14', 'list_15', 'list_16', 'list_17', 'list_18', 'list_19']);
     assert.deepEqual(await search('100%'), ['other 100%']);
     assert.deepEqual(await search('nothing'), []);
+    const nul = await call(t.app, 'GET', `${base(project.id)}?search=a%00b`, { token: roles.developer.token });
+    assert.deepEqual([nul.status, nul.body], [400, { message: 'search is invalid' }]);
     assert.equal((await search('')).length, 20);
     const bad = await call(t.app, 'GET', base(project.id), { token: roles.developer.token, query: { per_page: 'x' } });
     assert.deepEqual([bad.status, bad.body], [400, { message: 'per_page is invalid' }]);
@@ -207,6 +209,7 @@ describe('feature-flag user lists: validation', () => {
     ['a duplicate id', { name: 'n', user_xids: 'a,b,a' }, { message: [XIDS_INVALID] }],
     ['a line break', { name: 'n', user_xids: 'a\nb' }, { message: [XIDS_INVALID] }],
     ['an id over 256 characters', { name: 'n', user_xids: `a,${'x'.repeat(257)}` }, { message: [XIDS_INVALID] }],
+    ['a NUL character in the name', { name: 'a\u0000b', user_xids: 'a' }, { message: 'name is invalid' }],
     ['an array for user_xids', { name: 'n', user_xids: ['a', 'b'] }, { message: 'user_xids is invalid' }],
   ];
   for (const [name, body, expected] of invalid) {
