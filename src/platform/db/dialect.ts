@@ -24,14 +24,6 @@ export function isUniqueViolation(err: unknown): boolean {
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
-/**
- * Row lock for read-then-write sequences inside a transaction: FOR UPDATE on PostgreSQL. SQLite needs
- * none, as its single connection already runs one transaction at a time.
- */
-export function forUpdate<QB extends { forUpdate(): QB }>(qb: QB, dialect: DialectName): QB {
-  return dialect === 'postgres' ? qb.forUpdate() : qb;
-}
-
 /** Largest value of an `integer` column (PostgreSQL int4); a larger id cannot exist, and PostgreSQL refuses to compare with it. */
 export const MAX_INT_COLUMN = 2_147_483_647;
 
