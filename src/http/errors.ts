@@ -27,6 +27,8 @@ const PARAM_TEXT: Record<ParamProblem, string> = {
   missing: 'is missing',
   empty: 'is empty',
   mutually_exclusive: 'are mutually exclusive',
+  // `param` names the group, e.g. "title, can_push".
+  at_least_one: 'are missing, at least one parameter must be provided',
 };
 
 const RULE_STATUS: Record<RuleKind, number> = {

@@ -1,6 +1,7 @@
 import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { MissingParamError, ParamError, type ParamProblem } from '../platform/errors.ts';
+import { fitsIntColumn } from '../platform/db/dialect.ts';
 
 const Ajv = (AjvModule as any).default ?? AjvModule;
 
@@ -21,9 +22,25 @@ export function compileInput(schema: TObject): InputValidator {
     const input: Record<string, unknown> = { ...merged };
     // An empty value for a non-string parameter means "not given" (`?id_after=` is ignored).
     for (const k of nonString) if (input[k] === '') delete input[k];
+    // PostgreSQL text cannot hold NUL; refuse it up front as the reference does (400), whatever the parameter.
+    const nul = findNul(input, '');
+    if (nul !== null) throw ParamError.of(nul || 'params', 'invalid');
     if (!validate(input)) throw toParamError(validate.errors ?? []);
     return input;
   };
+}
+
+/** The full name of the first parameter whose value (or nested value) contains a NUL character. */
+function findNul(v: unknown, name: string): string | null {
+  if (typeof v === 'string') return v.includes('\u0000') ? name : null;
+  if (v && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      if (k.includes('\u0000')) return name || 'params';
+      const found = findNul(x, name ? `${name}[${k}]` : k);
+      if (found !== null) return found;
+    }
+  }
+  return null;
 }
 
 function acceptsString(s: TSchema): boolean {
@@ -83,6 +100,7 @@ export function parseDateTime(s: string): number | null {
 
 /** A project or group `:id`: an integer id, or a full path (URL-decoded by the router). */
 export function parseIdOrPath(raw: string): { id: number } | { path: string } {
-  if (/^\d+$/.test(raw)) return { id: Number(raw) };
+  // Digits beyond the id column's range are no id (and PostgreSQL would refuse the comparison).
+  if (/^\d+$/.test(raw) && fitsIntColumn(Number(raw))) return { id: Number(raw) };
   return { path: raw };
 }

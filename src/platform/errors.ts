@@ -30,8 +30,8 @@ export class MissingParamError extends DomainError {
   }
 }
 
-// `mutually_exclusive` names its parameters joined in `param`, e.g. "key, user".
-export type ParamProblem = 'invalid' | 'value' | 'not_allowed' | 'missing' | 'empty' | 'mutually_exclusive';
+// `mutually_exclusive` and `at_least_one` name their parameters joined in `param`, e.g. "key, user".
+export type ParamProblem = 'invalid' | 'value' | 'not_allowed' | 'missing' | 'empty' | 'mutually_exclusive' | 'at_least_one';
 
 /** Declared-parameter type or value problems, reported as the reference's "<param> is invalid" family. */
 export class ParamError extends DomainError {

@@ -5,6 +5,9 @@ import { accessTokenRoutes } from './access-tokens/access-tokens.routes.ts';
 import { broadcastMessageRoutes } from './broadcast-messages/broadcast-messages.routes.ts';
 import { featureRoutes } from './features/features.routes.ts';
 import { notificationSettingRoutes } from './notification-settings/notification-settings.routes.ts';
+import { deployKeyRoutes } from './deploy-keys/deploy-keys.routes.ts';
+import { errorTrackingRoutes } from './error-tracking/error-tracking.routes.ts';
+import { featureFlagUserListRoutes } from './feature-flag-user-lists/feature-flag-user-lists.routes.ts';
 
 /** Every resource area, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
@@ -14,5 +17,8 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...broadcastMessageRoutes,
     ...featureRoutes,
     ...notificationSettingRoutes,
+    ...deployKeyRoutes,
+    ...errorTrackingRoutes,
+    ...featureFlagUserListRoutes,
   ]);
 }

@@ -145,6 +145,67 @@ export interface NotificationSettingsTable {
   updated_at: number;
 }
 
+export interface DeployKeysTable {
+  id: Generated<number>;
+  user_id: number | null; // who created it
+  title: string;
+  key: string; // the sanitised key text
+  key_type: string; // algorithm name of the blob, e.g. ssh-ed25519
+  key_bits: number;
+  key_blob: string; // base64 of the decoded key blob
+  fingerprint: string; // MD5, colon hex
+  fingerprint_sha256: string; // base64 without padding, no "SHA256:" prefix
+  public: number;
+  expires_at: number | null;
+  last_used_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface DeployKeysProjectsTable {
+  id: Generated<number>;
+  deploy_key_id: number;
+  project_id: number;
+  can_push: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ErrorTrackingSettingsTable {
+  id: Generated<number>;
+  project_id: number;
+  enabled: number;
+  integrated: number;
+  project_name: string | null;
+  api_url: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ErrorTrackingClientKeysTable {
+  id: Generated<number>;
+  project_id: number;
+  active: number;
+  public_key: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface FeatureFlagUserListsTable {
+  id: Generated<number>;
+  project_id: number;
+  iid: number;
+  name: string;
+  user_xids: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface FeatureFlagUserListIidsTable {
+  project_id: number;
+  last_iid: number;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -155,4 +216,10 @@ export interface DB {
   feature_gates: FeatureGatesTable;
   broadcast_messages: BroadcastMessagesTable;
   notification_settings: NotificationSettingsTable;
+  deploy_keys: DeployKeysTable;
+  deploy_keys_projects: DeployKeysProjectsTable;
+  error_tracking_settings: ErrorTrackingSettingsTable;
+  error_tracking_client_keys: ErrorTrackingClientKeysTable;
+  feature_flag_user_lists: FeatureFlagUserListsTable;
+  feature_flag_user_list_iids: FeatureFlagUserListIidsTable;
 }

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DialectName } from '../dialect.ts';
 import * as m0001 from './0001_core.ts';
 import * as m0006 from './0006_instance_settings.ts';
+import * as m0007 from './0007_project_settings.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -12,4 +13,5 @@ export interface VersionedMigration {
 export const migrations: VersionedMigration[] = [
   { name: '0001_core', up: m0001.up },
   { name: '0006_instance_settings', up: m0006.up },
+  { name: '0007_project_settings', up: m0007.up },
 ];
