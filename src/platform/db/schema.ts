@@ -48,6 +48,16 @@ export interface NamespacesTable {
   subgroup_creation_level: string;
   created_at: number;
   updated_at: number;
+  // Group settings (0002_groups); defaults apply to user namespaces too.
+  share_with_group_lock: Generated<number>;
+  require_two_factor_authentication: Generated<number>;
+  two_factor_grace_period: Generated<number>;
+  auto_devops_enabled: Generated<number | null>;
+  emails_enabled: Generated<number>;
+  mentions_disabled: Generated<number | null>;
+  lfs_enabled: Generated<number>;
+  default_branch_protection: Generated<number>;
+  default_branch: Generated<string | null>;
 }
 
 export interface MembersTable {
@@ -119,6 +129,15 @@ export interface FeatureGatesTable {
   updated_at: number;
 }
 
+/** The bot user behind a group or project access token. */
+export interface ResourceBotsTable {
+  user_id: number;
+  source_type: string; // Namespace | Project
+  source_id: number;
+  access_level: number;
+  created_at: number;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -127,4 +146,5 @@ export interface DB {
   projects: ProjectsTable;
   sessions: SessionsTable;
   feature_gates: FeatureGatesTable;
+  resource_bots: ResourceBotsTable;
 }
