@@ -60,6 +60,13 @@ export function installConventions(app: FastifyInstance): void {
     if (limited) return sendRendered(reply, tooManyRequests(limited));
   });
 
+  // JSON goes out as plain "application/json", as the reference sends it: python-gitlab compares the
+  // Content-Type header with that exact string before it parses a body.
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if (String(reply.getHeader('content-type') ?? '') === 'application/json; charset=utf-8') reply.header('content-type', 'application/json');
+    return payload;
+  });
+
   // Weak ETag on JSON GET responses; a matching If-None-Match answers 304 with no body.
   app.addHook('onSend', async (req, reply, payload) => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return payload;

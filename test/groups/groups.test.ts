@@ -175,6 +175,11 @@ test('GET /groups order_by and sort, ties broken by id', async () => {
   assert.deepEqual(await ids('order_by=path'), [c.id, b.id, a.id]);
   assert.deepEqual(await ids('order_by=id&sort=desc'), [c.id, b.id, a.id]);
   assert.deepEqual(await ids('search=ORD-A'), [b.id]);
+  // LIKE wildcards in a search are plain characters.
+  const under = await mkGroup(t.app, u.token, { name: 'ord_x', path: 'ord-under' });
+  await mkGroup(t.app, u.token, { name: 'ordzx', path: 'ord-plain' });
+  assert.deepEqual(await ids('search=ord_x'), [under.id]);
+  assert.deepEqual(await ids('search=%25'), []);
 });
 
 test('keyset walk of the anonymous group list sees each public group exactly once, no Link on the last page', async () => {

@@ -10,7 +10,7 @@ import { ForbiddenError, ParamError } from '../../platform/errors.ts';
 import { AccessLevel, ALL_ACCESS_LEVELS, Visibility, projectAccessLevels } from '../../platform/membership.ts';
 import {
   PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, assertCanCreateTopLevel, canCreateSubgroup, createGroup, deleteGroup,
-  memberOfSelfOrAncestor, readableGroups, transferGroup, updateGroup, type Group,
+  containsText, memberOfSelfOrAncestor, readableGroups, transferGroup, updateGroup, type Group,
 } from './groups.service.ts';
 import { groupDetail, groupEntity, projectSummary } from './groups.presenter.ts';
 import { canReadVisibility } from '../../http/access.ts';
@@ -57,10 +57,6 @@ type ListInput = {
   page?: number; per_page?: number;
 };
 
-function escapeLike(s: string): string {
-  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
 /** The group list query shared by GET /groups and GET /groups/:id/subgroups. */
 function listQuery(req: ApiRequest<any>, i: ListInput, parent: Group | null) {
   const actor = req.actor;
@@ -92,7 +88,7 @@ function listQuery(req: ApiRequest<any>, i: ListInput, parent: Group | null) {
     const s = i.search.toLowerCase();
     // Terms shorter than three characters match whole names only, as the reference's fuzzy search.
     q = s.length >= 3
-      ? q.where((eb) => eb.or([eb(eb.fn('lower', ['name']), 'like', `%${escapeLike(s)}%`), eb(eb.fn('lower', ['path']), 'like', `%${escapeLike(s)}%`)]))
+      ? q.where((eb) => eb.or([containsText('namespaces.name', s), containsText('namespaces.path', s)]))
       : q.where((eb) => eb.or([eb(eb.fn('lower', ['name']), '=', s), eb(eb.fn('lower', ['path']), '=', s)]));
   }
   if (i.skip_groups?.length) q = q.where('id', 'not in', i.skip_groups);

@@ -11,6 +11,7 @@ import {
   addMember, allMembers, directMembersQuery, findDirectMember, removeMember, updateMember, type MemberRow, type MemberSource,
 } from './members.service.ts';
 import { memberEntity } from './members.presenter.ts';
+import { containsText } from '../groups/groups.service.ts';
 
 export type SourceKind = 'groups' | 'projects';
 
@@ -48,9 +49,8 @@ function userIds(raw: string[] | undefined): number[] | undefined {
 }
 
 async function matchingUserIds(req: ApiRequest<any>, query: string): Promise<number[]> {
-  const term = `%${query.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   const rows = await req.server.db.selectFrom('users').select('id')
-    .where((eb) => eb.or([eb(eb.fn('lower', ['username']), 'like', term), eb(eb.fn('lower', ['name']), 'like', term)])).execute();
+    .where((eb) => eb.or([containsText('users.username', query), containsText('users.name', query)])).execute();
   return rows.map((r) => r.id);
 }
 

@@ -5,7 +5,7 @@ import { parseIdOrPath } from '../../http/params.ts';
 import { canReadVisibility } from '../../http/access.ts';
 import { NotFoundError } from '../../platform/errors.ts';
 import { AccessLevel, groupAccessLevels, type NamespaceRow } from '../../platform/membership.ts';
-import { canCreateProjectIn, memberOfSelfOrAncestor } from '../groups/groups.service.ts';
+import { canCreateProjectIn, containsText, memberOfSelfOrAncestor } from '../groups/groups.service.ts';
 import { namespaceEntity } from './namespaces.presenter.ts';
 
 /** Distinct users holding a membership in the group or any group below it. */
@@ -50,8 +50,8 @@ export const namespaceRoutes: RouteDef<any>[] = [
         ]));
       }
       if (req.input.search) {
-        const term = `%${String(req.input.search).toLowerCase().replace(/[\\%_]/g, (c: string) => `\\${c}`)}%`;
-        q = q.where((eb) => eb.or([eb(eb.fn('lower', ['name']), 'like', term), eb(eb.fn('lower', ['path']), 'like', term)]));
+        const term = String(req.input.search);
+        q = q.where((eb) => eb.or([containsText('namespaces.name', term), containsText('namespaces.path', term)]));
       }
       if (req.input.top_level_only) q = q.where('parent_id', 'is', null);
       let rows = await q.orderBy('id', 'asc').execute();
