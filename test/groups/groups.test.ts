@@ -35,7 +35,8 @@ test('POST /groups creates a group whose creator is its Owner, entity in referen
   assert.equal(r.body.full_path, 'alpha-team');
   assert.equal(r.body.parent_id, null);
   assert.equal(r.body.created_at, '2026-06-01T12:00:00.000Z');
-  assert.deepEqual(r.body.projects, []);
+  // The create answer is the detail entity without the project lists.
+  assert.deepEqual(Object.keys(r.body).slice(-3), ['marked_for_deletion_on', 'shared_with_groups', 'prevent_sharing_groups_outside_hierarchy']);
   const m = await t.app.db.selectFrom('members').selectAll().where('source_type', '=', 'Namespace').where('source_id', '=', r.body.id).execute();
   assert.deepEqual(m.map((x) => [x.user_id, x.access_level]), [[owner.user.id, 50]]);
   const ns = await t.app.db.selectFrom('namespaces').selectAll().where('id', '=', r.body.id).executeTakeFirstOrThrow();
@@ -311,11 +312,32 @@ test('POST /groups/:id/transfer moves a subtree and rewrites its paths', async (
   const pr = await t.app.db.selectFrom('projects').select('full_path').where('id', '=', p.id).executeTakeFirstOrThrow();
   assert.equal(pr.full_path, 'tr-b/c/g/proj');
   r = await call(t.app, 'POST', `/groups/${b.id}/transfer`, { token: u.token, body: { group_id: grand.id } });
-  assert.deepEqual([r.status, r.body], [400, { message: '400 Bad request - Transfer failed: Cannot transfer group to one of its subgroup.' }]);
+  assert.deepEqual([r.status, r.body], [400, { message: 'Transfer failed: Cannot transfer group to one of its subgroup.' }]);
+  r = await call(t.app, 'POST', `/groups/${child.id}/transfer`, { token: u.token, body: { group_id: b.id } });
+  assert.deepEqual([r.status, r.body], [400, { message: 'Transfer failed: Group is already associated to the parent group.' }]);
+  r = await call(t.app, 'POST', `/groups/${child.id}/transfer`, { token: u.token, body: { group_id: priv.id } });
+  assert.deepEqual([r.status, r.body], [404, { message: '404 Group Not Found' }]);
+  await addMemberRow(t.app, 'Namespace', priv.id, u.user.id, 30);
+  r = await call(t.app, 'POST', `/groups/${child.id}/transfer`, { token: u.token, body: { group_id: priv.id } });
+  assert.deepEqual([r.status, r.body], [400, { message: "Transfer failed: You don't have enough permissions." }]);
+  await t.app.db.deleteFrom('members').where('source_id', '=', priv.id).where('user_id', '=', u.user.id).execute();
+  r = await call(t.app, 'POST', `/groups/${child.id}/transfer`, { token: stranger.token });
+  assert.equal(r.status, 404);
   r = await call(t.app, 'POST', `/groups/${child.id}/transfer`, { token: u.token });
   assert.equal(r.status, 201);
   assert.equal(r.body.full_path, 'c');
   assert.equal(r.body.parent_id, null);
+  r = await call(t.app, 'POST', `/groups/${child.id}/transfer`, { token: u.token });
+  assert.deepEqual([r.status, r.body], [400, { message: 'Transfer failed: Group is already a root group.' }]);
+  // Moving under a less visible parent lowers the subtree to the parent's visibility.
+  const open = await mkGroup(t.app, u.token, { name: 'Open', path: 'tr-open', visibility: 'public' });
+  const openKid = await mkGroup(t.app, u.token, { name: 'OpenKid', path: 'kid', parent_id: open.id, visibility: 'internal' });
+  const openProject = await mkProject(t.app, { id: openKid.id, full_path: openKid.full_path }, 'pp', 20);
+  r = await call(t.app, 'POST', `/groups/${open.id}/transfer`, { token: u.token, body: { group_id: a.id } });
+  assert.deepEqual([r.status, r.body.visibility, r.body.full_path], [201, 'private', 'tr-a/tr-open']);
+  const vis = await t.app.db.selectFrom('namespaces').select('visibility_level').where('id', '=', openKid.id).executeTakeFirstOrThrow();
+  const pvis = await t.app.db.selectFrom('projects').select(['visibility_level', 'full_path']).where('id', '=', openProject.id).executeTakeFirstOrThrow();
+  assert.deepEqual([vis.visibility_level, pvis.visibility_level, pvis.full_path], [0, 0, 'tr-a/tr-open/kid/pp']);
 });
 
 test('GET /groups/:id/subgroups lists readable direct children', async () => {
@@ -335,8 +357,12 @@ test('GET /groups/:id/subgroups lists readable direct children', async () => {
   assert.deepEqual(await ids(stranger.token), [a.id, b.id]);
   assert.deepEqual(await ids(u.token), [a.id, b.id, c.id]);
   assert.deepEqual(await ids(admin.token), [a.id, b.id, c.id]);
-  const r = await call(t.app, 'GET', `/groups/${priv.id}/subgroups`, { token: stranger.token });
+  let r = await call(t.app, 'GET', `/groups/${priv.id}/subgroups`, { token: stranger.token });
   assert.deepEqual([r.status, r.body], [404, { message: '404 Group Not Found' }]);
+  r = await call(t.app, 'GET', `/groups/${top.id}/descendant_groups`, { token: stranger.token });
+  assert.deepEqual(r.body.map((g: any) => g.name), ['sg-a', 'sg-b', 'sg-deep']);
+  r = await call(t.app, 'GET', `/groups/${top.id}/descendant_groups?search=deep`);
+  assert.deepEqual(r.body.map((g: any) => g.full_path), ['sg/a/deep']);
 });
 
 test('DELETE /groups/:id: Owner only, 202, removes subgroups and memberships; refused while projects remain', async () => {

@@ -10,7 +10,7 @@ import { ForbiddenError, ParamError } from '../../platform/errors.ts';
 import { AccessLevel, ALL_ACCESS_LEVELS, Visibility, projectAccessLevels } from '../../platform/membership.ts';
 import {
   PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, assertCanCreateTopLevel, canCreateSubgroup, createGroup, deleteGroup,
-  containsText, memberOfSelfOrAncestor, readableGroups, transferGroup, updateGroup, type Group,
+  containsText, memberOfSelfOrAncestor, readableGroups, transferFailure, transferGroup, updateGroup, type Group,
 } from './groups.service.ts';
 import { groupDetail, groupEntity, projectSummary } from './groups.presenter.ts';
 import { canReadVisibility } from '../../http/access.ts';
@@ -40,7 +40,7 @@ const ListParams = {
   all_available: Opt(Bool()),
   search: Opt(Str()),
   owned: Opt(Bool({ default: false })),
-  order_by: Opt(Enum(['name', 'path', 'id'] as const, { default: 'name' })),
+  order_by: Opt(Enum(['name', 'path', 'id', 'similarity'] as const, { default: 'name' })),
   sort: Opt(Enum(['asc', 'desc'] as const, { default: 'asc' })),
   statistics: Opt(Bool({ default: false })),
   min_access_level: Opt(IntEnum(ALL_ACCESS_LEVELS)),
@@ -52,17 +52,18 @@ const ListParams = {
 };
 
 type ListInput = {
-  skip_groups?: number[]; all_available?: boolean; search?: string; owned?: boolean; order_by?: 'name' | 'path' | 'id';
+  skip_groups?: number[]; all_available?: boolean; search?: string; owned?: boolean; order_by?: 'name' | 'path' | 'id' | 'similarity';
   sort?: 'asc' | 'desc'; min_access_level?: number; top_level_only?: boolean; pagination?: string; cursor?: string;
   page?: number; per_page?: number;
 };
 
 /** The group list query shared by GET /groups and GET /groups/:id/subgroups. */
-function listQuery(req: ApiRequest<any>, i: ListInput, parent: Group | null) {
+function listQuery(req: ApiRequest<any>, i: ListInput, parent: Group | null, descendants = false) {
   const actor = req.actor;
   const now = req.server.clock.now();
   let q = req.server.db.selectFrom('namespaces').selectAll().where('kind', '=', 'group');
-  if (parent) q = q.where('parent_id', '=', parent.id);
+  if (parent && descendants) q = q.where('traversal', 'like', `${parent.traversal}%`).where('id', '!=', parent.id);
+  else if (parent) q = q.where('parent_id', '=', parent.id);
   if (i.owned || i.min_access_level !== undefined) {
     // These replace the visible set: only groups the user holds at that level.
     if (!actor.user) return q.where(({ lit }) => lit(false));
@@ -97,7 +98,8 @@ function listQuery(req: ApiRequest<any>, i: ListInput, parent: Group | null) {
 }
 
 function ordered<Q extends { orderBy: (...a: any[]) => Q }>(q: Q, i: ListInput): Q {
-  const by = i.order_by ?? 'name';
+  // Similarity ranking is approximated by name order.
+  const by = i.order_by === 'similarity' ? 'name' : i.order_by ?? 'name';
   let out = q.orderBy(by, i.sort ?? 'asc');
   // The reference breaks ties by id ascending whatever the direction.
   if (by !== 'id') out = out.orderBy('id', 'asc');
@@ -123,9 +125,9 @@ async function presentList(req: ApiRequest<any>, rows: Group[]) {
   return rows.map((g) => groupEntity(g, base));
 }
 
-async function listGroups(req: ApiRequest<any>, reply: FastifyReply, parent: Group | null) {
+async function listGroups(req: ApiRequest<any>, reply: FastifyReply, parent: Group | null, descendants = false) {
   const i = req.input as ListInput;
-  const q = listQuery(req, i, parent);
+  const q = listQuery(req, i, parent, descendants);
   // Anonymous group lists use the pagination strategies of the reference: keyset by name, and the offset cap.
   if (!req.actor.user && !parent) {
     const p = pageParams(i);
@@ -180,7 +182,7 @@ export const groupRoutes: RouteDef<any>[] = [
       }
       const { parent_id: _p, ...settings } = i;
       const g = await createGroup(req.server, req.actor.user!.id, parent, settings);
-      return groupDetail(g, req.server.config.externalUrl, { projects: [] });
+      return groupDetail(g, req.server.config.externalUrl);
     },
   },
   {
@@ -224,22 +226,29 @@ export const groupRoutes: RouteDef<any>[] = [
     },
   },
   {
+    method: 'GET', url: '/groups/:id/descendant_groups', summary: 'List every group below a group', tags: ['groups'], access: 'public',
+    input: Input({ id: Str(), ...ListParams }),
+    handler: async (req, reply) => {
+      const { group } = await findGroup(req.server.db, req.actor, req.input.id);
+      return listGroups(req, reply, group, true);
+    },
+  },
+  {
     method: 'POST', url: '/groups/:id/transfer', summary: 'Move a group under another group or to the top level', tags: ['groups'], access: 'authenticated',
     input: Input({ id: Str(), group_id: Opt(Int()) }),
-    handler: async (req, reply) => {
+    handler: async (req) => {
       const ctx = await findGroup(req.server.db, req.actor, req.input.id);
       requireGroupLevel(ctx, AccessLevel.OWNER);
       let target: Group | null = null;
       if (req.input.group_id !== undefined) {
         const t = await findGroup(req.server.db, req.actor, req.input.group_id);
-        if (!canCreateSubgroup(req.actor, t.group, t.level)) throw new ForbiddenError();
+        if (!canCreateSubgroup(req.actor, t.group, t.level)) throw transferFailure("You don't have enough permissions.");
         target = t.group;
-      } else {
-        assertCanCreateTopLevel(req.actor);
+      } else if (!req.actor.admin && !req.actor.user?.can_create_group) {
+        throw transferFailure("You don't have enough permissions.");
       }
       const g = await transferGroup(req.server, ctx.group, target);
-      reply.code(201);
-      return groupDetail(g, req.server.config.externalUrl, { projects: await groupProjects(req, g) });
+      return groupDetail(g, req.server.config.externalUrl);
     },
   },
 ];

@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB } from '../../platform/db/schema.ts';
-import { ValidationError, ForbiddenError, BadRequestError } from '../../platform/errors.ts';
+import { ValidationError, ForbiddenError, BadRequestError, RuleError } from '../../platform/errors.ts';
 import { AccessLevel, Visibility, visibilityName, type NamespaceRow, type VisibilityName } from '../../platform/membership.ts';
 import type { Actor } from '../../http/auth.ts';
 import { pathProblem } from '../users/users.service.ts';
@@ -178,21 +178,31 @@ export async function updateGroup(deps: ServiceDeps, group: Group, input: GroupS
   });
 }
 
-/** Moves a group under another group (or to the top level) with everything below it. */
+/** Why a transfer is refused, in the reference's words ("Transfer failed: ..."). */
+export function transferFailure(reason: string): RuleError {
+  return new RuleError('bad_request', `Transfer failed: ${reason}`);
+}
+
+/**
+ * Moves a group under another group (or to the top level) with everything below it. A group more
+ * visible than its new parent, and everything below it, takes the parent's visibility.
+ */
 export async function transferGroup(deps: ServiceDeps, group: Group, target: Group | null): Promise<Group> {
-  const fail = (reason: string) => new BadRequestError(`Transfer failed: ${reason}`);
   if ((target?.id ?? null) === group.parent_id) {
-    throw fail(target ? 'Group is already associated to the parent group.' : 'Group is already a root group.');
+    throw transferFailure(target ? 'Group is already associated to the parent group.' : 'Group is already a root group.');
   }
-  if (target && target.traversal.startsWith(group.traversal)) throw fail('Cannot transfer group to one of its subgroup.');
-  if (target && group.visibility_level > target.visibility_level) {
-    throw fail('The parent group has a visibility level lower than the group.');
-  }
+  if (target && target.traversal.startsWith(group.traversal)) throw transferFailure('Cannot transfer group to one of its subgroup.');
   const full = target ? `${target.full_path}/${group.path}` : group.path;
-  if (await routeTaken(deps.db, full, group.id)) throw fail('The parent group already has a subgroup or a project with the same path.');
+  if (await routeTaken(deps.db, full, group.id)) throw transferFailure('The parent group already has a subgroup or a project with the same path.');
   return deps.db.transaction().execute(async (trx) => {
     await trx.updateTable('namespaces').set({ parent_id: target?.id ?? null, updated_at: deps.clock.now() }).where('id', '=', group.id).execute();
     await refreshSubtree(trx, group.id);
+    if (target && group.visibility_level > target.visibility_level) {
+      const moved = await trx.selectFrom('namespaces').select('traversal').where('id', '=', group.id).executeTakeFirstOrThrow();
+      const ids = (await trx.selectFrom('namespaces').select('id').where('traversal', 'like', `${moved.traversal}%`).execute()).map((r) => r.id);
+      await trx.updateTable('namespaces').set({ visibility_level: target.visibility_level }).where('id', 'in', ids).where('visibility_level', '>', target.visibility_level).execute();
+      await trx.updateTable('projects').set({ visibility_level: target.visibility_level }).where('namespace_id', 'in', ids).where('visibility_level', '>', target.visibility_level).execute();
+    }
     return trx.selectFrom('namespaces').selectAll().where('id', '=', group.id).executeTakeFirstOrThrow();
   });
 }
