@@ -67,6 +67,14 @@ test('POST /groups validation: missing params, bad values, duplicate path, nothi
   assert.equal((await t.app.db.selectFrom('namespaces').select('id').execute()).length, before.length);
 });
 
+test('POST /groups: concurrent creations of one path give one group and one clean 400', async () => {
+  const rs = await Promise.all([1, 2, 3].map(() => call(t.app, 'POST', '/groups', { token: owner.token, body: { name: 'race', path: 'race' } })));
+  assert.deepEqual(rs.map((r) => r.status).sort(), [201, 400, 400]);
+  for (const r of rs.filter((x) => x.status === 400)) assert.deepEqual(r.body, { message: { path: ['has already been taken'] } });
+  const rows = await t.app.db.selectFrom('namespaces').select('id').where('full_path_lower', '=', 'race').execute();
+  assert.equal(rows.length, 1);
+});
+
 test('POST /groups access: anonymous 401, read_api 403, cannot-create-group 403, subgroups need Maintainer of the parent', async () => {
   let r = await call(t.app, 'POST', '/groups', { body: { name: 'n1', path: 'n1' } });
   assert.deepEqual([r.status, r.body], [401, { message: '401 Unauthorized' }]);
@@ -149,6 +157,9 @@ test('GET /groups visibility: anonymous public only, users their groups (all_ava
   assert.deepEqual(await ids(admin.token, '&all_available=false'), []);
   assert.deepEqual(await ids(u.token, '&top_level_only=true'), [pub.id, int.id, prv.id]);
   assert.deepEqual(await ids(u.token, `&skip_groups[]=${pub.id}&skip_groups[]=${int.id}`), [prv.id, sub.id]);
+  assert.deepEqual(await ids(u.token, `&skip_groups=${pub.id},${sub.id}`), [int.id, prv.id]);
+  const bad = await call(t.app, 'GET', '/groups?skip_groups=x', { token: u.token });
+  assert.deepEqual([bad.status, bad.body], [400, { error: 'skip_groups is invalid' }]);
   // Inherited membership reaches the subgroup; owned means a direct Owner membership.
   await addMemberRow(t.app, 'Namespace', prv.id, stranger.user.id, 20);
   assert.deepEqual(await ids(stranger.token), [prv.id, sub.id]);

@@ -17,3 +17,9 @@ export function timeType(dialect: DialectName) {
 export function dialectOf(db: Kysely<any>): DialectName {
   return (db as any).__dialect as DialectName;
 }
+
+/** Whether a failed statement broke a unique index (a concurrent insert of the same key). */
+export function isUniqueViolation(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

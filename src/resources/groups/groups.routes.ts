@@ -36,7 +36,7 @@ const SettingsParams = {
 };
 
 const ListParams = {
-  skip_groups: Opt(Type.Array(Type.Integer())),
+  skip_groups: Opt(Type.Array(Type.String())),
   all_available: Opt(Bool()),
   search: Opt(Str()),
   owned: Opt(Bool({ default: false })),
@@ -52,10 +52,22 @@ const ListParams = {
 };
 
 type ListInput = {
-  skip_groups?: number[]; all_available?: boolean; search?: string; owned?: boolean; order_by?: 'name' | 'path' | 'id' | 'similarity';
+  skip_groups?: string[]; all_available?: boolean; search?: string; owned?: boolean; order_by?: 'name' | 'path' | 'id' | 'similarity';
   sort?: 'asc' | 'desc'; min_access_level?: number; top_level_only?: boolean; pagination?: string; cursor?: string;
   page?: number; per_page?: number;
 };
+
+/** An integer list given as an array, a comma-separated string, or both. */
+function intList(raw: string[] | undefined, name: string): number[] {
+  const out: number[] = [];
+  for (const part of (raw ?? []).flatMap((v) => String(v).split(','))) {
+    const t = part.trim();
+    if (t === '') continue;
+    if (!/^\d+$/.test(t)) throw ParamError.of(name, 'invalid');
+    out.push(Number(t));
+  }
+  return out;
+}
 
 /** The group list query shared by GET /groups and GET /groups/:id/subgroups. */
 function listQuery(req: ApiRequest<any>, i: ListInput, parent: Group | null, descendants = false) {
@@ -92,7 +104,8 @@ function listQuery(req: ApiRequest<any>, i: ListInput, parent: Group | null, des
       ? q.where((eb) => eb.or([containsText('namespaces.name', s), containsText('namespaces.path', s)]))
       : q.where((eb) => eb.or([eb(eb.fn('lower', ['name']), '=', s), eb(eb.fn('lower', ['path']), '=', s)]));
   }
-  if (i.skip_groups?.length) q = q.where('id', 'not in', i.skip_groups);
+  const skip = intList(i.skip_groups, 'skip_groups');
+  if (skip.length) q = q.where('id', 'not in', skip);
   if (i.top_level_only) q = q.where('parent_id', 'is', null);
   return q;
 }

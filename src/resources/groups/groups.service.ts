@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB } from '../../platform/db/schema.ts';
+import { isUniqueViolation } from '../../platform/db/dialect.ts';
 import { ValidationError, ForbiddenError, BadRequestError, RuleError } from '../../platform/errors.ts';
 import { AccessLevel, Visibility, visibilityName, type NamespaceRow, type VisibilityName } from '../../platform/membership.ts';
 import type { Actor } from '../../http/auth.ts';
@@ -143,6 +144,10 @@ export async function createGroup(deps: ServiceDeps, creatorId: number, parent: 
       expires_at: null, created_by_id: creatorId, created_at: now, updated_at: now,
     }).execute();
     return trx.selectFrom('namespaces').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
+  }).catch((e) => {
+    // Another request took the path between the check above and this insert.
+    if (isUniqueViolation(e)) throw new ValidationError({ path: ['has already been taken'] });
+    throw e;
   });
 }
 

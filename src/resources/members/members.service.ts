@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { MembersTable } from '../../platform/db/schema.ts';
+import { isUniqueViolation } from '../../platform/db/dialect.ts';
 import { ConflictError, ForbiddenError, NotFoundError, RecordNotFoundError, ValidationError } from '../../platform/errors.ts';
 import { AccessLevel, ancestorIds, type NamespaceRow, type ProjectRow } from '../../platform/membership.ts';
 import type { Actor } from '../../http/auth.ts';
@@ -123,10 +124,15 @@ export async function addMember(deps: ServiceDeps, actor: Actor, source: MemberS
   const expiresAt = parseExpiry(deps, input.expiresAt) ?? null;
   await checkAgainstInherited(deps, source, input.userId, input.accessLevel);
   const now = deps.clock.now();
-  return deps.db.insertInto('members').values({
-    source_type: source.type, source_id: source.id, user_id: input.userId, access_level: input.accessLevel,
-    expires_at: expiresAt, created_by_id: actor.user?.id ?? null, created_at: now, updated_at: now,
-  }).returningAll().executeTakeFirstOrThrow();
+  try {
+    return await deps.db.insertInto('members').values({
+      source_type: source.type, source_id: source.id, user_id: input.userId, access_level: input.accessLevel,
+      expires_at: expiresAt, created_by_id: actor.user?.id ?? null, created_at: now, updated_at: now,
+    }).returningAll().executeTakeFirstOrThrow();
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new ConflictError('Member already exists');
+    throw e;
+  }
 }
 
 export async function updateMember(deps: ServiceDeps, source: MemberSource, member: MemberRow, input: { accessLevel: number; expiresAt?: string | null }): Promise<MemberRow> {
