@@ -134,3 +134,25 @@ test('project access token: Maintainer creates it; it reads its private project 
   r = await call(t.app, 'DELETE', `/projects/${project.id}/access_tokens/abc`, { token: maintainer.token });
   assert.deepEqual([r.status, r.body], [404, { message: '404 project Access Token Not Found' }]);
 });
+
+test('rotating a token revokes it and returns a new one for the same bot', async () => {
+  let r = await call(t.app, 'POST', `/groups/${group.id}/access_tokens`, { token: owner.token, body: { name: 'rot', scopes: ['read_api'], access_level: 30 } });
+  const first = r.body;
+  r = await call(t.app, 'POST', `/groups/${group.id}/access_tokens/${first.id}/rotate`, { token: maintainer.token });
+  assert.deepEqual([r.status, r.body], [401, { message: '401 Unauthorized' }]);
+  r = await call(t.app, 'POST', `/groups/${group.id}/access_tokens/999999/rotate`, { token: admin.token });
+  assert.deepEqual([r.status, r.body], [404, { message: '404 Not Found' }]);
+  r = await call(t.app, 'POST', `/groups/${group.id}/access_tokens/${first.id}/rotate`, { token: owner.token });
+  assert.equal(r.status, 200);
+  assert.deepEqual([r.body.name, r.body.scopes, r.body.access_level, r.body.user_id, r.body.expires_at], ['rot', ['read_api'], 30, first.user_id, '2026-06-08']);
+  assert.notEqual(r.body.id, first.id);
+  assert.notEqual(r.body.token, first.token);
+  let g = await call(t.app, 'GET', `/groups/${group.id}`, { token: first.token });
+  assert.deepEqual([g.status, g.body.error], [401, 'invalid_token']);
+  g = await call(t.app, 'GET', `/groups/${group.id}`, { token: r.body.token });
+  assert.equal(g.status, 200);
+  const m = await t.app.db.selectFrom('members').select(['access_level', 'expires_at']).where('user_id', '=', first.user_id).executeTakeFirstOrThrow();
+  assert.deepEqual(m, { access_level: 30, expires_at: null });
+  r = await call(t.app, 'POST', `/groups/${group.id}/access_tokens/${first.id}/rotate`, { token: owner.token });
+  assert.deepEqual([r.status, r.body], [400, { message: '400 Bad request - Token already revoked' }]);
+});

@@ -8,7 +8,7 @@ import { personalAccessToken } from '../access-tokens/access-tokens.presenter.ts
 import { findSource, type SourceKind } from './members.routes.ts';
 import type { MemberSource } from './members.service.ts';
 import {
-  BOT_SCOPES, canManageTokens, createResourceToken, revokeResourceToken, tokensQuery, type ResourceTokenRow,
+  BOT_SCOPES, canManageTokens, createResourceToken, revokeResourceToken, rotateResourceToken, tokensQuery, type ResourceTokenRow,
 } from './resource-access-tokens.service.ts';
 
 // The resource access token entity: the personal token fields, then the bot's role and its resource.
@@ -91,6 +91,22 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
         const row = await tokenOr404(req, source, label);
         await revokeResourceToken(req.server, req.actor, source, row);
         return undefined;
+      },
+    },
+    {
+      method: 'POST', url: `${base}/:token_id/rotate`, summary: `Rotate a ${label} access token`, tags, access: 'authenticated',
+      input: Input({ id: Str(), token_id: Str(), expires_at: Opt(DateOnly()) }),
+      handler: async (req, reply) => {
+        const source = await findSource(req, kind, req.input.id);
+        // Only administrators learn whether a token they cannot rotate exists.
+        const id = /^\d+$/.test(req.input.token_id) ? Number(req.input.token_id) : -1;
+        const row = canManageTokens(req.actor, source)
+          ? await tokensQuery(req.server, source).where('personal_access_tokens.id', '=', id).executeTakeFirst()
+          : undefined;
+        if (!row) throw req.actor.admin ? new NotFoundError() : new UnauthorizedError();
+        const { row: fresh, token } = await rotateResourceToken(req.server, row as ResourceTokenRow, req.input.expires_at ?? null);
+        // A rotation answers 200, not the 201 of a creation.
+        return reply.code(200).send(present(fresh, source, req.server.clock.now(), token));
       },
     },
   ];

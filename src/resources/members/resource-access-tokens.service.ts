@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import { BadRequestError } from '../../platform/errors.ts';
+import { DAY_MS } from '../access-tokens/access-tokens.service.ts';
 import { AccessLevel } from '../../platform/membership.ts';
 import type { Actor } from '../../http/auth.ts';
 import { createUser } from '../users/users.service.ts';
@@ -55,8 +56,9 @@ export async function createResourceToken(
     await deps.db.transaction().execute(async (trx) => {
       await trx.insertInto('resource_bots').values({ user_id: bot.id, source_type: source.type, source_id: source.id, access_level: input.accessLevel, created_at: now }).execute();
       await trx.insertInto('members').values({
+        // The token's own expiry ends the bot's access; the membership itself does not expire.
         source_type: source.type, source_id: source.id, user_id: bot.id, access_level: input.accessLevel,
-        expires_at: row.expires_at, created_by_id: actor.user?.id ?? null, created_at: now, updated_at: now,
+        expires_at: null, created_by_id: actor.user?.id ?? null, created_at: now, updated_at: now,
       }).execute();
     });
     return { row: { ...row, bot_access_level: input.accessLevel }, token };
@@ -81,4 +83,19 @@ export async function revokeResourceToken(deps: ServiceDeps, actor: Actor, sourc
     await trx.deleteFrom('members').where('user_id', '=', row.user_id).execute();
     await trx.updateTable('users').set({ state: 'blocked', updated_at: deps.clock.now() }).where('id', '=', row.user_id).execute();
   });
+}
+
+/**
+ * Replaces a token by a new one for the same bot (same name, scopes and role) and revokes the old one.
+ * Without an expiry date the new token lasts one week, as the reference does.
+ */
+export async function rotateResourceToken(deps: ServiceDeps, row: ResourceTokenRow, expiresAt: string | null): Promise<{ row: ResourceTokenRow; token: string }> {
+  if (row.revoked) throw new BadRequestError('Token already revoked');
+  const now = deps.clock.now();
+  const weekLater = new Date(now - (now % DAY_MS) + 7 * DAY_MS).toISOString().slice(0, 10);
+  const { row: fresh, token } = await createPersonalAccessToken(deps, { id: row.user_id }, {
+    name: row.name, scopes: row.scopes.split(' ').filter(Boolean), expiresAt: expiresAt ?? weekLater, description: row.description,
+  });
+  await revokeToken(deps, row);
+  return { row: { ...fresh, bot_access_level: row.bot_access_level }, token };
 }
