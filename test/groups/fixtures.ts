@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { call } from '../support/app.ts';
+import type { TestUser } from '../support/factories.ts';
+import { createUser } from '../../src/resources/users/users.service.ts';
+import { createPersonalAccessToken } from '../../src/resources/access-tokens/access-tokens.service.ts';
 
 /** Creates a group through the API as `token`; fails the test unless it answers 201. */
 export async function mkGroup(app: FastifyInstance, token: string, body: Record<string, unknown>): Promise<any> {
@@ -31,4 +34,17 @@ export async function addMemberRow(app: FastifyInstance, sourceType: 'Namespace'
 
 export async function userNamespace(app: FastifyInstance, userId: number): Promise<{ id: number; full_path: string }> {
   return app.db.selectFrom('namespaces').select(['id', 'full_path']).where('kind', '=', 'user').where('owner_id', '=', userId).executeTakeFirstOrThrow();
+}
+
+let seq = 0;
+
+/**
+ * A user with an `api` token, like the shared factory's but without a password: hashing one costs
+ * more than everything else these tests do, and no test here signs in with it.
+ */
+export async function quickUser(app: FastifyInstance, o: { admin?: boolean; username?: string } = {}): Promise<TestUser> {
+  const username = o.username ?? `g${process.pid}x${++seq}`;
+  const user = await createUser(app, { username, name: `User ${username}`, email: `${username}@example.com`, password: null, admin: o.admin });
+  const { token } = await createPersonalAccessToken(app, user, { name: 'test', scopes: ['api', 'read_user', ...(o.admin ? ['sudo'] : [])], expiresAt: null });
+  return { user, token };
 }

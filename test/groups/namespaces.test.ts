@@ -1,8 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeUser, type TestUser } from '../support/factories.ts';
-import { addMemberRow, mkGroup, userNamespace } from './fixtures.ts';
+import { type TestUser } from '../support/factories.ts';
+import { addMemberRow, mkGroup, userNamespace, quickUser as makeUser } from './fixtures.ts';
 
 let t: TestApp;
 let owner: TestUser, dev: TestUser, guest: TestUser, stranger: TestUser, admin: TestUser;

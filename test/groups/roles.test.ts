@@ -1,8 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeUser, makeToken, type TestUser } from '../support/factories.ts';
-import { addMemberRow, mkGroup, mkProject } from './fixtures.ts';
+import { makeToken, type TestUser } from '../support/factories.ts';
+import { addMemberRow, mkGroup, mkProject, quickUser as makeUser } from './fixtures.ts';
 
 // One table per endpoint: the status each caller gets on a private group (and a project in it).
 let t: TestApp;
