@@ -8,6 +8,10 @@ import { notificationSettingRoutes } from './notification-settings/notification-
 import { deployKeyRoutes } from './deploy-keys/deploy-keys.routes.ts';
 import { errorTrackingRoutes } from './error-tracking/error-tracking.routes.ts';
 import { featureFlagUserListRoutes } from './feature-flag-user-lists/feature-flag-user-lists.routes.ts';
+import { groupRoutes } from './groups/groups.routes.ts';
+import { namespaceRoutes } from './namespaces/namespaces.routes.ts';
+import { memberRoutes } from './members/members.routes.ts';
+import { resourceAccessTokenRoutes } from './members/resource-access-tokens.routes.ts';
 
 /** Every resource area, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
@@ -20,5 +24,9 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...deployKeyRoutes,
     ...errorTrackingRoutes,
     ...featureFlagUserListRoutes,
+    ...groupRoutes,
+    ...namespaceRoutes,
+    ...memberRoutes,
+    ...resourceAccessTokenRoutes,
   ]);
 }

@@ -48,6 +48,16 @@ export interface NamespacesTable {
   subgroup_creation_level: string;
   created_at: number;
   updated_at: number;
+  // Group settings (0002_groups); defaults apply to user namespaces too.
+  share_with_group_lock: Generated<number>;
+  require_two_factor_authentication: Generated<number>;
+  two_factor_grace_period: Generated<number>;
+  auto_devops_enabled: Generated<number | null>;
+  emails_enabled: Generated<number>;
+  mentions_disabled: Generated<number | null>;
+  lfs_enabled: Generated<number>;
+  default_branch_protection: Generated<number>;
+  default_branch: Generated<string | null>;
 }
 
 export interface MembersTable {
@@ -206,6 +216,14 @@ export interface FeatureFlagUserListIidsTable {
   last_iid: number;
 }
 
+export interface ResourceBotsTable {
+  user_id: number;
+  source_type: string; // Namespace | Project
+  source_id: number;
+  access_level: number;
+  created_at: number;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -222,4 +240,5 @@ export interface DB {
   error_tracking_client_keys: ErrorTrackingClientKeysTable;
   feature_flag_user_lists: FeatureFlagUserListsTable;
   feature_flag_user_list_iids: FeatureFlagUserListIidsTable;
+  resource_bots: ResourceBotsTable;
 }

@@ -3,6 +3,7 @@ import type { DialectName } from '../dialect.ts';
 import * as m0001 from './0001_core.ts';
 import * as m0006 from './0006_instance_settings.ts';
 import * as m0007 from './0007_project_settings.ts';
+import * as m0002 from './0002_groups.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -14,4 +15,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0001_core', up: m0001.up },
   { name: '0006_instance_settings', up: m0006.up },
   { name: '0007_project_settings', up: m0007.up },
+  { name: '0002_groups', up: m0002.up },
 ];
