@@ -2,11 +2,17 @@ import type { FastifyInstance } from 'fastify';
 import { registerRoutes } from '../http/route.ts';
 import { userRoutes } from './users/users.routes.ts';
 import { accessTokenRoutes } from './access-tokens/access-tokens.routes.ts';
+import { applicationRoutes } from './applications/applications.routes.ts';
+import { registerOAuth } from '../oauth/index.ts';
+import { registerWeb } from '../web/index.ts';
 
 /** Every resource area, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
   registerRoutes(app, [
     ...userRoutes,
     ...accessTokenRoutes,
+    ...applicationRoutes,
   ]);
+  registerOAuth(app);
+  registerWeb(app);
 }
