@@ -16,6 +16,8 @@ const RULES: Record<string, Rule> = {
   '/oauth/userinfo': { methods: ['GET', 'HEAD', 'POST'], preflight: true },
   '/oauth/token/info': { methods: ['GET', 'HEAD'], preflight: false },
   '/.well-known/oauth-authorization-server': { methods: ['GET', 'HEAD'], preflight: false },
+  // A browser page, not for cross-origin use.
+  '/oauth/authorize': { methods: [], preflight: false },
 };
 
 const SIMPLE_HEADERS = ['accept', 'accept-language', 'content-language', 'content-type'];
@@ -39,7 +41,7 @@ export function installOAuthCors(app: FastifyInstance): void {
   app.addHook('onRequest', async (req, reply) => {
     if (req.method === 'OPTIONS' || !req.headers.origin) return;
     const rule = ruleFor(req.url);
-    if (!rule) return;
+    if (!rule || rule.methods.length === 0) return;
     reply.headers(corsHeaders(rule)).header('vary', 'Origin');
   });
 
