@@ -12,6 +12,7 @@ import { oauthParams, present, type OAuthParams } from './params.ts';
 import { matchesRegistered, withParams } from './redirect-uri.ts';
 import { resolveScopes } from './scopes.ts';
 import { CODE_TTL_MS, newOpaqueToken } from './tokens.ts';
+import { doc } from './doc.ts';
 
 // The authorization endpoint: consent page (GET), approve (POST) and deny (DELETE, or POST with
 // _method=delete from the HTML form). Errors about the client or the redirect URI are shown on a page
@@ -94,7 +95,7 @@ function who(s: WebSession) {
 }
 
 export function registerAuthorize(app: FastifyInstance): void {
-  app.get('/oauth/authorize', async (req, reply) => {
+  app.get('/oauth/authorize', { schema: doc('Consent page of the authorization-code flow (HTML)') }, async (req, reply) => {
     // Signed-out visitors sign in first and come back here, before any parameter is looked at.
     const session = await currentSession(req);
     if (!session) return signInRedirect(req, reply);
@@ -109,6 +110,6 @@ export function registerAuthorize(app: FastifyInstance): void {
     });
   });
 
-  app.post('/oauth/authorize', async (req, reply) => decide(req, reply, oauthParams(req)._method?.toLowerCase() !== 'delete'));
-  app.delete('/oauth/authorize', async (req, reply) => decide(req, reply, false));
+  app.post('/oauth/authorize', { schema: doc('Approve an authorization request (or deny it with _method=delete)') }, async (req, reply) => decide(req, reply, oauthParams(req)._method?.toLowerCase() !== 'delete'));
+  app.delete('/oauth/authorize', { schema: doc('Deny an authorization request') }, async (req, reply) => decide(req, reply, false));
 }

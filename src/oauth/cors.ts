@@ -45,7 +45,7 @@ export function installOAuthCors(app: FastifyInstance): void {
     reply.headers(corsHeaders(rule)).header('vary', 'Origin');
   });
 
-  app.options('/oauth/*', async (req, reply) => {
+  app.options('/oauth/*', { schema: { hide: true } as object }, async (req, reply) => {
     const rule = ruleFor(req.url);
     if (!rule) return sendRendered(reply, routeNotFound);
     reply.header('vary', 'Origin');

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { ALL_SCOPES } from '../http/auth.ts';
+import { doc } from './doc.ts';
 
 /** RFC 8414 authorization server metadata. */
 export function registerMetadata(app: FastifyInstance): void {
-  app.get('/.well-known/oauth-authorization-server', async () => {
+  app.get('/.well-known/oauth-authorization-server', { schema: doc('Authorization server metadata (RFC 8414)') }, async () => {
     const base = app.config.externalUrl;
     return {
       issuer: base,

@@ -3,6 +3,7 @@ import { OAuthError } from '../platform/errors.ts';
 import { authenticateClient, readClientCredentials } from './client-auth.ts';
 import { oauthParams, present } from './params.ts';
 import { findByAccessToken, findByRefreshToken } from './tokens.ts';
+import { doc } from './doc.ts';
 
 /**
  * RFC 7009 revocation as the reference answers it: 200 `{}` for revoked and for unknown tokens, 403
@@ -10,7 +11,7 @@ import { findByAccessToken, findByRefreshToken } from './tokens.ts';
  * either ends both.
  */
 export function registerRevoke(app: FastifyInstance): void {
-  app.post('/oauth/revoke', async (req, reply) => {
+  app.post('/oauth/revoke', { schema: doc('Revoke an access or refresh token (RFC 7009)') }, async (req, reply) => {
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     const params = oauthParams(req);
     const credentials = readClientCredentials(req, params);

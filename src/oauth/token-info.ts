@@ -3,10 +3,11 @@ import { OAuthError } from '../platform/errors.ts';
 import { accessTokenFrom, oauthParams } from './params.ts';
 import { findByAccessToken, isAccessible } from './tokens.ts';
 import { splitScopes } from './scopes.ts';
+import { doc } from './doc.ts';
 
 /** GET /oauth/token/info: the token describes itself; `scopes` and `expires_in_seconds` are deprecated aliases. */
 export function registerTokenInfo(app: FastifyInstance): void {
-  app.get('/oauth/token/info', async (req, reply) => {
+  app.get('/oauth/token/info', { schema: doc('Describe the access token used for the request') }, async (req, reply) => {
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     const token = accessTokenFrom(req, oauthParams(req));
     const now = req.server.clock.now();

@@ -6,6 +6,7 @@ import { authorizationCodeGrant } from './grants/authorization-code.ts';
 import { refreshTokenGrant } from './grants/refresh-token.ts';
 import { passwordGrant } from './grants/password.ts';
 import type { Grant } from './grants/types.ts';
+import { doc } from './doc.ts';
 
 /** Grant types the token endpoint accepts; anything else is `unsupported_grant_type`. */
 const GRANTS: Record<string, Grant> = {
@@ -15,7 +16,7 @@ const GRANTS: Record<string, Grant> = {
 };
 
 export function registerToken(app: FastifyInstance): void {
-  app.post('/oauth/token', async (req, reply) => {
+  app.post('/oauth/token', { schema: doc('Token endpoint: authorization_code, refresh_token and password grants') }, async (req, reply) => {
     // Token responses are never cached (RFC 6749 §5.1).
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     const params = oauthParams(req);

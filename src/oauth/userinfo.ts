@@ -4,6 +4,7 @@ import { webUrl } from '../http/format.ts';
 import { accessTokenFrom, oauthParams } from './params.ts';
 import { findByAccessToken } from './tokens.ts';
 import { splitScopes } from './scopes.ts';
+import { doc } from './doc.ts';
 
 /** Any of these scopes lets a token read the user's claims. */
 export const USERINFO_SCOPES = ['openid', 'profile', 'read_user'];
@@ -42,11 +43,11 @@ async function userinfo(req: FastifyRequest) {
 }
 
 export function registerUserinfo(app: FastifyInstance): void {
-  app.get('/oauth/userinfo', async (req, reply) => {
+  app.get('/oauth/userinfo', { schema: doc('OpenID-style claims of the token owner') }, async (req, reply) => {
     reply.header('cache-control', 'no-store');
     return userinfo(req);
   });
-  app.post('/oauth/userinfo', async (req, reply) => {
+  app.post('/oauth/userinfo', { schema: doc('OpenID-style claims of the token owner') }, async (req, reply) => {
     reply.header('cache-control', 'no-store');
     return userinfo(req);
   });

@@ -7,6 +7,9 @@ import { applicationView, applicationsView, errorView, type AuthorizedApp } from
 import { currentSession, csrfValid, type WebSession } from './session.ts';
 import { formExpired, signInRedirect } from './sign-in.ts';
 
+/** Browser pages are not part of the API document. */
+const HIDDEN = { schema: { hide: true } as object };
+
 // /profile/applications: the signed-in user's own OAuth applications and the ones they authorized.
 
 const DEFAULT_FORM = { name: '', redirect_uri: '', confidential: true, scopes: [] as string[] };
@@ -62,13 +65,13 @@ async function guard(req: FastifyRequest, reply: FastifyReply, write: boolean): 
 }
 
 export function registerApplicationPages(app: FastifyInstance): void {
-  app.get('/profile/applications', async (req, reply) => {
+  app.get('/profile/applications', HIDDEN, async (req, reply) => {
     const s = await guard(req, reply, false);
     if (!s) return reply;
     return listPage(req, reply, s);
   });
 
-  app.post('/profile/applications', async (req, reply) => {
+  app.post('/profile/applications', HIDDEN, async (req, reply) => {
     const s = await guard(req, reply, true);
     if (!s) return reply;
     const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
@@ -89,7 +92,7 @@ export function registerApplicationPages(app: FastifyInstance): void {
     }
   });
 
-  app.get('/profile/applications/:id', async (req, reply) => {
+  app.get('/profile/applications/:id', HIDDEN, async (req, reply) => {
     const s = await guard(req, reply, false);
     if (!s) return reply;
     const a = await ownApp(req, s, (req.params as { id: string }).id);
@@ -97,7 +100,7 @@ export function registerApplicationPages(app: FastifyInstance): void {
     return sendPage(reply, { title: `Application: ${a.name}`, user: who(s), body: applicationView({ app: a, csrf: s.csrf }) });
   });
 
-  app.post('/profile/applications/:id/renew', async (req, reply) => {
+  app.post('/profile/applications/:id/renew', HIDDEN, async (req, reply) => {
     const s = await guard(req, reply, true);
     if (!s) return reply;
     const a = await ownApp(req, s, (req.params as { id: string }).id);
@@ -106,7 +109,7 @@ export function registerApplicationPages(app: FastifyInstance): void {
     return sendPage(reply, { title: `Application: ${a.name}`, user: who(s), body: applicationView({ app: a, csrf: s.csrf, secret }) });
   });
 
-  app.post('/profile/applications/:id/delete', async (req, reply) => {
+  app.post('/profile/applications/:id/delete', HIDDEN, async (req, reply) => {
     const s = await guard(req, reply, true);
     if (!s) return reply;
     const a = await ownApp(req, s, (req.params as { id: string }).id);
@@ -115,7 +118,7 @@ export function registerApplicationPages(app: FastifyInstance): void {
     return reply.redirect('/profile/applications', 302);
   });
 
-  app.post('/profile/applications/authorized/:id/revoke', async (req, reply) => {
+  app.post('/profile/applications/authorized/:id/revoke', HIDDEN, async (req, reply) => {
     const s = await guard(req, reply, true);
     if (!s) return reply;
     const id = (req.params as { id: string }).id;

@@ -5,6 +5,9 @@ import { signInView } from './views.ts';
 import { checkSignIn } from './sign-in.service.ts';
 import { currentSession, csrfValid, endSession, preSessionToken, preSessionValid, safeReturnTo, startSession } from './session.ts';
 
+/** Browser pages are not part of the API document. */
+const HIDDEN = { schema: { hide: true } as object };
+
 export function formExpired(reply: FastifyReply, user?: { username: string; csrf: string } | null): FastifyReply {
   return sendPage(reply, {
     title: 'The change you requested was rejected',
@@ -24,14 +27,14 @@ export function signInRedirect(req: FastifyRequest, reply: FastifyReply): Fastif
 }
 
 export function registerSignIn(app: FastifyInstance): void {
-  app.get('/users/sign_in', async (req, reply) => {
+  app.get('/users/sign_in', HIDDEN, async (req, reply) => {
     const p = oauthParams(req);
     const returnTo = safeReturnTo(p.return_to);
     if (await currentSession(req)) return reply.redirect(returnTo, 302);
     return sendPage(reply, { title: 'Sign in', body: signInView({ csrf: preSessionToken(req, reply), returnTo }) });
   });
 
-  app.post('/users/sign_in', async (req, reply) => {
+  app.post('/users/sign_in', HIDDEN, async (req, reply) => {
     const p = oauthParams(req);
     const returnTo = safeReturnTo(p.return_to);
     const login = (p.login ?? p.username ?? '').trim();
@@ -57,7 +60,7 @@ export function registerSignIn(app: FastifyInstance): void {
     return sendPage(reply, { title: 'Sign in', status: 401, body: signInView({ csrf, returnTo, login, error: 'Invalid login or password.' }) });
   });
 
-  app.post('/users/sign_out', async (req, reply) => {
+  app.post('/users/sign_out', HIDDEN, async (req, reply) => {
     const session = await currentSession(req);
     if (session) {
       if (!csrfValid(req, session, oauthParams(req).authenticity_token)) return formExpired(reply, { username: session.user.username, csrf: session.csrf });
