@@ -4,7 +4,6 @@ import { html, type Markup } from './html.ts';
 const STYLE = `
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f6f7f9;color:#1f1f24}
 header{background:#28264a;color:#fff;padding:.7rem 1.5rem;display:flex;justify-content:space-between;align-items:center}
-header a,header button{color:#fff}
 main{max-width:46rem;margin:2rem auto;background:#fff;border:1px solid #dcdcde;border-radius:6px;padding:1.5rem 2rem}
 h1{font-size:1.5rem;margin-top:0}
 label{display:block;font-weight:600;margin:.9rem 0 .3rem}
@@ -12,6 +11,8 @@ input[type=text],input[type=password],textarea{width:100%;box-sizing:border-box;
 fieldset{border:1px solid #dcdcde;border-radius:4px;margin-top:.9rem}
 fieldset label{font-weight:400;display:flex;gap:.5rem;margin:.3rem 0}
 button{font:inherit;padding:.5rem 1rem;border-radius:4px;border:1px solid #bfbfc3;background:#fff;cursor:pointer}
+header a{color:#fff}
+header button{background:transparent;border-color:#8f8fb8;color:#fff;padding:.25rem .75rem}
 button.primary{background:#1f75cb;border-color:#1f75cb;color:#fff}
 button.danger{background:#dd2b0e;border-color:#dd2b0e;color:#fff}
 .actions{display:flex;gap:.75rem;margin-top:1.25rem}
