@@ -63,6 +63,12 @@ export async function findByRefreshToken(db: Db, token: string): Promise<AccessT
   return db.selectFrom('oauth_access_tokens').selectAll().where('refresh_token_digest', '=', digest(token)).executeTakeFirst();
 }
 
+/** Tokens are only issued to users who may still use the service. */
+export async function userMayHoldTokens(db: Db, userId: number): Promise<boolean> {
+  const u = await db.selectFrom('users').select('state').where('id', '=', userId).executeTakeFirst();
+  return !!u && u.state !== 'blocked';
+}
+
 export function isAccessible(row: AccessTokenRow, now: number): boolean {
   return row.revoked_at === null && (row.expires_at === null || row.expires_at > now);
 }

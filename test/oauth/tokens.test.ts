@@ -108,6 +108,19 @@ test('refresh errors: missing, unknown, client checks, scope', async () => {
   assert.equal(narrow.body.scope, 'read_user');
 });
 
+test('a blocked user gets no new tokens from a refresh token or a code', async () => {
+  const v = await makeUser(t.app);
+  const vb = await signIn(t.app, v.user.username);
+  const { app: c, secret } = await makeApp(t.app);
+  const code1 = await getCode(t.app, vb, c);
+  const code2 = await getCode(t.app, vb, c);
+  const first = await tokenRequest(t.app, { grant_type: 'authorization_code', code: code1, redirect_uri: REDIRECT, client_id: c.uid, client_secret: secret });
+  await t.app.db.updateTable('users').set({ state: 'blocked' }).where('id', '=', v.user.id).execute();
+  err(await tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: c.uid, client_secret: secret }), 400, 'invalid_grant');
+  err(await tokenRequest(t.app, { grant_type: 'authorization_code', code: code2, redirect_uri: REDIRECT, client_id: c.uid, client_secret: secret }), 400, 'invalid_grant');
+  assert.equal((await call(t.app, 'GET', '/user', { query: { access_token: first.body.access_token } })).status, 403);
+});
+
 // --- password grant
 
 test('password grant without a client: bearer token, api scope, no refresh_token or created_at', async () => {

@@ -8,9 +8,14 @@ import { REDIRECT, cookieValue, formBody, getCode, signIn, tokenRequest, type Br
 
 let t: TestApp;
 let clock: ManualClock;
+// Password hashing is deliberately slow: two users serve the whole file.
+let u: TestUser;
+let other: TestUser;
 before(async () => {
   t = await buildTestApp();
   clock = t.clock as ManualClock;
+  u = await makeUser(t.app);
+  other = await makeUser(t.app);
 });
 after(async () => { await t.close(); });
 
@@ -50,7 +55,6 @@ test('the sign-in page: a form with a CSRF token in a strict, HttpOnly pre-sessi
 });
 
 test('signing in sets the session cookie; only its digest is stored; it authenticates the API', async () => {
-  const u = await makeUser(t.app);
   const r = await postSignIn(u.user.username, 'password123');
   assert.equal(r.statusCode, 302);
   assert.equal(r.headers.location, '/profile/applications');
@@ -58,8 +62,9 @@ test('signing in sets the session cookie; only its digest is stored; it authenti
   const session = set.find((c) => c.startsWith('_service_session='))!;
   assert.match(session, /^_service_session=[A-Za-z0-9_-]{43}; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/);
   const value = cookieValue(set, '_service_session')!;
-  const row = await t.app.db.selectFrom('sessions').selectAll().where('user_id', '=', u.user.id).executeTakeFirstOrThrow();
-  assert.equal(row.digest, digest(value));
+  const row = await t.app.db.selectFrom('sessions').selectAll().where('digest', '=', digest(value)).executeTakeFirstOrThrow();
+  assert.equal(row.user_id, u.user.id);
+  assert.equal(await t.app.db.selectFrom('sessions').select('id').where('digest', '=', value).executeTakeFirst(), undefined);
   assert.equal(row.expires_at - row.created_at, 7 * 24 * 3600 * 1000);
   const me = await call(t.app, 'GET', '/user', { headers: { cookie: `_service_session=${value}` } });
   assert.equal(me.status, 200);
@@ -81,7 +86,6 @@ test('the session cookie is Secure when the external URL is https', async () => 
 });
 
 test('sign-in refusals: bad CSRF token, bad password, blocked account', async () => {
-  const u = await makeUser(t.app);
   const noCsrf = await postSignIn(u.user.username, 'password123', { token: null });
   assert.equal(noCsrf.statusCode, 422);
   assert.equal(cookieValue(noCsrf.headers['set-cookie'], '_service_session'), undefined);
@@ -98,7 +102,6 @@ test('sign-in refusals: bad CSRF token, bad password, blocked account', async ()
 });
 
 test('repeated failures slow sign-in down, then lock it for this login and address', async () => {
-  const u = await makeUser(t.app);
   const ip = '10.1.1.1';
   for (let i = 0; i < 3; i++) assert.equal((await postSignIn(u.user.username, 'wrong-one', { ip })).statusCode, 401);
   const slowed = await postSignIn(u.user.username, 'password123', { ip });
@@ -124,7 +127,6 @@ test('repeated failures slow sign-in down, then lock it for this login and addre
 });
 
 test('only local paths are returned to after sign-in', async () => {
-  const u = await makeUser(t.app);
   for (const bad of ['//evil.example/x', 'https://evil.example/', '/\\evil.example']) {
     const r = await postSignIn(u.user.username, 'password123', { returnTo: bad });
     assert.equal(r.headers.location, '/profile/applications', bad);
@@ -142,7 +144,6 @@ test('API calls with the session cookie: reads always, writes only with X-CSRF-T
 });
 
 test('sessions expire after seven days', async () => {
-  const u = await makeUser(t.app);
   const b = await signIn(t.app, u.user.username);
   clock.advance(7 * 24 * 3600 * 1000 - 1000);
   assert.equal((await t.app.inject({ method: 'GET', url: '/profile/applications', headers: { cookie: b.cookie } })).statusCode, 200);
@@ -154,7 +155,6 @@ test('sessions expire after seven days', async () => {
 });
 
 test('sign-out needs the CSRF token, then ends the session', async () => {
-  const u = await makeUser(t.app);
   const b = await signIn(t.app, u.user.username);
   assert.equal((await post('/users/sign_out', b, {}, false)).statusCode, 422);
   assert.equal((await call(t.app, 'GET', '/user', { headers: { cookie: b.cookie } })).status, 200);
@@ -163,13 +163,12 @@ test('sign-out needs the CSRF token, then ends the session', async () => {
   assert.equal(r.headers.location, '/users/sign_in');
   assert.match(String(r.headers['set-cookie']), /^_service_session=; Max-Age=0; Path=\/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Lax$/);
   assert.equal((await call(t.app, 'GET', '/user', { headers: { cookie: b.cookie } })).status, 401);
-  assert.equal(await t.app.db.selectFrom('sessions').select('id').where('user_id', '=', u.user.id).executeTakeFirst(), undefined);
+  assert.equal(await t.app.db.selectFrom('sessions').select('id').where('digest', '=', digest(cookieValue([b.cookie], '_service_session')!)).executeTakeFirst(), undefined);
 });
 
 // --- /profile/applications
 
 test('register an application: the ID and the secret are shown once; the secret is stored as a digest', async () => {
-  const u = await makeUser(t.app);
   const b = await signIn(t.app, u.user.username);
   const r = await post('/profile/applications', b, { name: 'My tool', redirect_uri: `${REDIRECT}\nhttp://127.0.0.1:7000/cb`, confidential: '1', 'scopes[]': ['api', 'read_user'] });
   assert.equal(r.statusCode, 201);
@@ -192,9 +191,9 @@ test('register an application: the ID and the secret are shown once; the secret 
 });
 
 test('registration errors re-render the form and create nothing', async () => {
-  const u = await makeUser(t.app);
   const b = await signIn(t.app, u.user.username);
   const count = async () => (await t.app.db.selectFrom('oauth_applications').select('id').where('owner_id', '=', u.user.id).execute()).length;
+  const before = await count();
   const bad = await post('/profile/applications', b, { name: '', redirect_uri: 'javascript:alert(1)', 'scopes[]': ['api'] });
   assert.equal(bad.statusCode, 422);
   assert.match(bad.body, /<li>Name can&#39;t be blank<\/li>/);
@@ -209,13 +208,12 @@ test('registration errors re-render the form and create nothing', async () => {
   assert.equal(badScope.statusCode, 422);
   const forged = await post('/profile/applications', b, { name: 'x', redirect_uri: REDIRECT, 'scopes[]': ['api'] }, false);
   assert.equal(forged.statusCode, 422);
-  assert.equal(await count(), 0);
+  assert.equal(await count(), before);
   const signedOut = await t.app.inject({ method: 'GET', url: '/profile/applications' });
   assert.equal(signedOut.statusCode, 302);
 });
 
 test('renew the secret: the new one works, the old one stops at once', async () => {
-  const u = await makeUser(t.app);
   const b = await signIn(t.app, u.user.username);
   const created = await post('/profile/applications', b, { name: 'Renew me', redirect_uri: REDIRECT, confidential: '1', 'scopes[]': ['api'] });
   const oldSecret = /id="secret">([^<]+)</.exec(created.body)![1];
@@ -230,11 +228,10 @@ test('renew the secret: the new one works, the old one stops at once', async () 
 });
 
 test('other users cannot see, renew or delete an application', async () => {
-  const owner = await makeUser(t.app);
-  const ob = await signIn(t.app, owner.user.username);
+  const ob = await signIn(t.app, u.user.username);
   await post('/profile/applications', ob, { name: 'Mine', redirect_uri: REDIRECT, 'scopes[]': ['api'] });
-  const app = await t.app.db.selectFrom('oauth_applications').selectAll().where('owner_id', '=', owner.user.id).executeTakeFirstOrThrow();
-  const intruder = await signIn(t.app, (await makeUser(t.app)).user.username);
+  const app = await t.app.db.selectFrom('oauth_applications').selectAll().where('owner_id', '=', u.user.id).where('name', '=', 'Mine').executeTakeFirstOrThrow();
+  const intruder = await signIn(t.app, other.user.username);
   assert.equal((await t.app.inject({ method: 'GET', url: `/profile/applications/${app.id}`, headers: { cookie: intruder.cookie } })).statusCode, 404);
   assert.equal((await post(`/profile/applications/${app.id}/renew`, intruder)).statusCode, 404);
   assert.equal((await post(`/profile/applications/${app.id}/delete`, intruder)).statusCode, 404);
@@ -244,7 +241,6 @@ test('other users cannot see, renew or delete an application', async () => {
 });
 
 test('delete an application: its codes and tokens go with it', async () => {
-  const u = await makeUser(t.app);
   const b = await signIn(t.app, u.user.username);
   const created = await post('/profile/applications', b, { name: 'Doomed', redirect_uri: REDIRECT, confidential: '1', 'scopes[]': ['api'] });
   const secret = /id="secret">([^<]+)</.exec(created.body)![1];
@@ -260,13 +256,11 @@ test('delete an application: its codes and tokens go with it', async () => {
 });
 
 test('authorized applications are listed and can be revoked', async () => {
-  const owner = await makeUser(t.app);
-  const ob = await signIn(t.app, owner.user.username);
+  const ob = await signIn(t.app, u.user.username);
   const created = await post('/profile/applications', ob, { name: 'Third party', redirect_uri: REDIRECT, confidential: '1', 'scopes[]': ['api'] });
   const secret = /id="secret">([^<]+)</.exec(created.body)![1];
-  const app = await t.app.db.selectFrom('oauth_applications').selectAll().where('owner_id', '=', owner.user.id).executeTakeFirstOrThrow();
-  const user = await makeUser(t.app);
-  const b = await signIn(t.app, user.user.username);
+  const app = await t.app.db.selectFrom('oauth_applications').selectAll().where('owner_id', '=', u.user.id).where('name', '=', 'Third party').executeTakeFirstOrThrow();
+  const b = await signIn(t.app, other.user.username);
   const code = await getCode(t.app, b, app);
   const tok = await tokenRequest(t.app, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: app.uid, client_secret: secret });
   const list = await t.app.inject({ method: 'GET', url: '/profile/applications', headers: { cookie: b.cookie } });

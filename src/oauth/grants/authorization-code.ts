@@ -3,7 +3,7 @@ import { verifierMatches } from '../../platform/crypto/pkce.ts';
 import { OAuthError } from '../../platform/errors.ts';
 import { authenticateClient } from '../client-auth.ts';
 import { present } from '../params.ts';
-import { issueToken, revokeGrantTokens, tokenResponse } from '../tokens.ts';
+import { issueToken, revokeGrantTokens, tokenResponse, userMayHoldTokens } from '../tokens.ts';
 import { splitScopes } from '../scopes.ts';
 import type { Grant } from './types.ts';
 
@@ -31,6 +31,7 @@ export const authorizationCodeGrant: Grant = async (deps, { params, credentials 
   }
   if (grant.expires_at <= now) throw new OAuthError('invalid_grant');
   if (grant.redirect_uri !== redirectUri) throw new OAuthError('invalid_grant');
+  if (!(await userMayHoldTokens(deps.db, grant.user_id))) throw new OAuthError('invalid_grant');
   if (verifier !== undefined) {
     // A verifier for a code issued without a challenge is a downgrade attempt (RFC 9700 §2.1.1).
     if (!grant.code_challenge || !verifierMatches(verifier, grant.code_challenge)) throw new OAuthError('invalid_grant');

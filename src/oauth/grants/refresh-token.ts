@@ -1,7 +1,7 @@
 import { OAuthError } from '../../platform/errors.ts';
 import { authenticateClient } from '../client-auth.ts';
 import { present } from '../params.ts';
-import { findByRefreshToken, issueToken, revokeFamily, tokenResponse } from '../tokens.ts';
+import { findByRefreshToken, issueToken, revokeFamily, tokenResponse, userMayHoldTokens } from '../tokens.ts';
 import { resolveScopes, splitScopes } from '../scopes.ts';
 import type { Grant } from './types.ts';
 
@@ -24,6 +24,7 @@ export const refreshTokenGrant: Grant = async (deps, { params, credentials }) =>
   const client = credentials.present ? await authenticateClient(deps, credentials) : null;
   if (credentials.present && !client) throw new OAuthError('invalid_client');
   if (row.application_id !== null && (!client || client.id !== row.application_id)) throw new OAuthError('invalid_grant');
+  if (!(await userMayHoldTokens(deps.db, row.user_id))) throw new OAuthError('invalid_grant');
 
   const original = splitScopes(row.scopes);
   const requested = present(params.scope) ?? present(params.scopes);
