@@ -9,6 +9,8 @@ import { redirectUriProblem, splitRedirectUris } from './redirect-uri.ts';
 
 export type Application = Selectable<OAuthApplicationsTable>;
 
+export const MAX_ID = 2 ** 31 - 1;
+
 export interface NewApplication {
   name: string;
   redirectUri: string;
@@ -81,6 +83,8 @@ export async function findByUid(deps: ServiceDeps, uid: string): Promise<Applica
 
 /** An application of this owner (or any, for `ownerId` undefined); anything else is 404. */
 export async function getApplicationOr404(deps: ServiceDeps, id: number, ownerId?: number): Promise<Application> {
+  // Ids are 32-bit: a larger number cannot name an application (and would overflow the column type).
+  if (!Number.isSafeInteger(id) || id < 1 || id > MAX_ID) throw new NotFoundError('Application');
   let q = deps.db.selectFrom('oauth_applications').selectAll().where('id', '=', id);
   if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
   const app = await q.executeTakeFirst();

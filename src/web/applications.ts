@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { oauthParams } from '../oauth/params.ts';
-import { createApplication, deleteApplication, renewSecret, type Application } from '../oauth/applications.ts';
+import { MAX_ID, createApplication, deleteApplication, renewSecret, type Application } from '../oauth/applications.ts';
 import { ValidationError } from '../platform/errors.ts';
 import { sendPage } from './page.ts';
 import { applicationView, applicationsView, errorView, type AuthorizedApp } from './views.ts';
@@ -41,7 +41,7 @@ async function listPage(req: FastifyRequest, reply: FastifyReply, s: WebSession,
 }
 
 async function ownApp(req: FastifyRequest, s: WebSession, idParam: string): Promise<Application | undefined> {
-  if (!/^\d{1,10}$/.test(idParam)) return undefined;
+  if (!/^\d{1,10}$/.test(idParam) || Number(idParam) > MAX_ID) return undefined;
   return req.server.db.selectFrom('oauth_applications').selectAll().where('id', '=', Number(idParam)).where('owner_id', '=', s.user.id).executeTakeFirst();
 }
 
@@ -122,7 +122,7 @@ export function registerApplicationPages(app: FastifyInstance): void {
     const s = await guard(req, reply, true);
     if (!s) return reply;
     const id = (req.params as { id: string }).id;
-    if (!/^\d{1,10}$/.test(id)) return notFound(reply, s);
+    if (!/^\d{1,10}$/.test(id) || Number(id) > MAX_ID) return notFound(reply, s);
     const now = req.server.clock.now();
     await req.server.db.updateTable('oauth_access_tokens').set({ revoked_at: now })
       .where('user_id', '=', s.user.id).where('application_id', '=', Number(id)).where('revoked_at', 'is', null).execute();

@@ -236,6 +236,8 @@ test('other users cannot see, renew or delete an application', async () => {
   assert.equal((await post(`/profile/applications/${app.id}/renew`, intruder)).statusCode, 404);
   assert.equal((await post(`/profile/applications/${app.id}/delete`, intruder)).statusCode, 404);
   assert.equal((await t.app.inject({ method: 'GET', url: '/profile/applications/abc', headers: { cookie: intruder.cookie } })).statusCode, 404);
+  assert.equal((await t.app.inject({ method: 'GET', url: '/profile/applications/9999999999', headers: { cookie: intruder.cookie } })).statusCode, 404);
+  assert.equal((await post('/profile/applications/authorized/9999999999/revoke', intruder)).statusCode, 404);
   const after = await t.app.db.selectFrom('oauth_applications').selectAll().where('id', '=', app.id).executeTakeFirstOrThrow();
   assert.equal(after.secret_digest, app.secret_digest);
 });

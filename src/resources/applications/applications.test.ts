@@ -88,6 +88,7 @@ test('DELETE /applications/:id removes the client with its tokens; unknown ids a
   assert.equal(again.status, 404);
   assert.deepEqual(again.body, { message: '404 Application Not Found' });
   assert.deepEqual((await call(t.app, 'DELETE', '/applications/abc', { token: admin.token })).body, { error: 'id is invalid' });
+  assert.deepEqual((await call(t.app, 'DELETE', '/applications/99999999999', { token: admin.token })).body, { message: '404 Application Not Found' });
 });
 
 test('POST /applications/:id/renew-secret replaces the secret', async () => {
