@@ -375,6 +375,18 @@ test('OAuth tokens authenticate the API with their scopes', async () => {
   assert.equal((await call(t.app, 'GET', '/user', { headers: { authorization: 'Bearer nonsense' } })).status, 401);
 });
 
+test('an administrator\'s OAuth token with the sudo scope can act as another user', async () => {
+  const admin = await makeUser(t.app, { admin: true });
+  const withSudo = await passwordToken('api sudo', admin.user.username);
+  const r = await call(t.app, 'GET', '/user', { headers: { authorization: `Bearer ${withSudo}`, sudo: u.user.username } });
+  assert.equal(r.status, 200);
+  assert.equal(r.body.id, u.user.id);
+  const without = await passwordToken('api', admin.user.username);
+  const refused = await call(t.app, 'GET', '/user', { headers: { authorization: `Bearer ${without}`, sudo: u.user.username } });
+  assert.equal(refused.status, 403);
+  assert.equal(refused.body.scope, 'sudo');
+});
+
 // --- CORS
 
 async function preflight(url: string, method: string, headers?: string) {
