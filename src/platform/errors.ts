@@ -113,7 +113,7 @@ export type OAuthSurface = 'token' | 'revoke' | 'info' | 'userinfo' | 'authorize
 export class OAuthError extends DomainError {
   constructor(
     readonly code: OAuthErrorCode,
-    readonly opts: { missing?: string; reason?: string; surface?: OAuthSurface; scopes?: string[] } = {},
+    readonly opts: { missing?: string; reason?: string; surface?: OAuthSurface } = {},
   ) {
     super(code);
   }
