@@ -72,6 +72,8 @@ export function installConventions(app: FastifyInstance): void {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
     const type = String(reply.getHeader('content-type') ?? '');
     if (!type.startsWith('application/json')) return payload;
+    // Responses that carry secrets (OAuth tokens) must not be cached or revalidated.
+    if (String(reply.getHeader('cache-control') ?? '').includes('no-store')) return payload;
     const tag = `W/"${createHash('sha1').update(payload).digest('base64url')}"`;
     reply.header('etag', tag);
     reply.header('cache-control', 'max-age=0, private, must-revalidate');

@@ -98,3 +98,27 @@ export class InsufficientScopeError extends DomainError {
     super('insufficient scope');
   }
 }
+
+export type OAuthErrorCode =
+  | 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type'
+  | 'invalid_scope' | 'unsupported_response_type' | 'unsupported_response_mode' | 'access_denied'
+  | 'invalid_redirect_uri' | 'invalid_token' | 'insufficient_scope';
+
+/** Which OAuth endpoint answers: each has its own status and header conventions. */
+export type OAuthSurface = 'token' | 'revoke' | 'info' | 'userinfo' | 'authorize';
+
+/**
+ * An OAuth 2.0 protocol error. `missing` names an absent parameter; `reason` picks a more precise
+ * description (e.g. 'multiple_auth', 'challenge_method', 'expired', 'revoked').
+ */
+export class OAuthError extends DomainError {
+  constructor(
+    readonly code: OAuthErrorCode,
+    readonly opts: { missing?: string; reason?: string; surface?: OAuthSurface } = {},
+  ) {
+    super(code);
+  }
+  on(surface: OAuthSurface): OAuthError {
+    return new OAuthError(this.code, { ...this.opts, surface });
+  }
+}

@@ -12,6 +12,9 @@ import { groupRoutes } from './groups/groups.routes.ts';
 import { namespaceRoutes } from './namespaces/namespaces.routes.ts';
 import { memberRoutes } from './members/members.routes.ts';
 import { resourceAccessTokenRoutes } from './members/resource-access-tokens.routes.ts';
+import { applicationRoutes } from './applications/applications.routes.ts';
+import { registerOAuth } from '../oauth/index.ts';
+import { registerWeb } from '../web/index.ts';
 
 /** Every resource area, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
@@ -28,5 +31,8 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...namespaceRoutes,
     ...memberRoutes,
     ...resourceAccessTokenRoutes,
+    ...applicationRoutes,
   ]);
+  registerOAuth(app);
+  registerWeb(app);
 }

@@ -224,6 +224,53 @@ export interface ResourceBotsTable {
   created_at: number;
 }
 
+export interface OAuthApplicationsTable {
+  id: Generated<number>;
+  owner_id: number | null; // null for applications registered through the admin API
+  name: string;
+  uid: string;
+  secret_digest: string;
+  redirect_uri: string; // one URI per line
+  scopes: string; // space separated
+  confidential: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OAuthGrantsTable {
+  id: Generated<number>;
+  application_id: number;
+  user_id: number;
+  code_digest: string;
+  redirect_uri: string;
+  scopes: string;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  expires_at: number;
+  created_at: number;
+  revoked_at: number | null; // set when the code is redeemed
+}
+
+export interface OAuthAccessTokensTable {
+  id: Generated<number>;
+  application_id: number | null;
+  user_id: number;
+  grant_id: number | null;
+  token_digest: string;
+  refresh_token_digest: string | null;
+  scopes: string;
+  expires_at: number | null;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface SignInThrottlesTable {
+  id: Generated<number>;
+  key: string;
+  failures: number;
+  last_failure_at: number;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -241,4 +288,8 @@ export interface DB {
   feature_flag_user_lists: FeatureFlagUserListsTable;
   feature_flag_user_list_iids: FeatureFlagUserListIidsTable;
   resource_bots: ResourceBotsTable;
+  oauth_applications: OAuthApplicationsTable;
+  oauth_grants: OAuthGrantsTable;
+  oauth_access_tokens: OAuthAccessTokensTable;
+  sign_in_throttles: SignInThrottlesTable;
 }

@@ -4,6 +4,7 @@ import * as m0001 from './0001_core.ts';
 import * as m0006 from './0006_instance_settings.ts';
 import * as m0007 from './0007_project_settings.ts';
 import * as m0002 from './0002_groups.ts';
+import * as m0005 from './0005_oauth.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -16,4 +17,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0006_instance_settings', up: m0006.up },
   { name: '0007_project_settings', up: m0007.up },
   { name: '0002_groups', up: m0002.up },
+  { name: '0005_oauth', up: m0005.up },
 ];
