@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import type { Config } from './config/index.ts';
 import type { Database } from './platform/db/index.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
+import { configurePasswordHashing } from './platform/crypto/passwords.ts';
 import { createAuthenticator, type Authenticator } from './http/auth.ts';
 import { installErrorHandler } from './http/errors.ts';
 import { genReqId, installBodyParsers, installConventions, parseQuery } from './http/plumbing.ts';
@@ -32,6 +33,7 @@ declare module 'fastify' {
 /** Builds the whole application in a fixed order; tests use it with inject, main with a listener. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
+  configurePasswordHashing(deps.config.passwordHashCost);
   const app = Fastify({
     logger: deps.logger ?? false,
     genReqId,

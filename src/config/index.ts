@@ -19,6 +19,8 @@ export interface Config {
   logLevel: string;
   impersonationEnabled: boolean;
   adminMode: boolean;
+  /** log2 of the scrypt cost for new password hashes. */
+  passwordHashCost: number;
   maxQueryStringBytes: number;
   rateLimit: {
     authenticatedPerPeriod: number;
@@ -88,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel,
     impersonationEnabled: toBool('impersonation_enabled', pick('BELLOWS_IMPERSONATION_ENABLED', 'impersonation_enabled', overrides.impersonationEnabled ?? true)),
     adminMode: toBool('admin_mode', pick('BELLOWS_ADMIN_MODE', 'admin_mode', overrides.adminMode ?? false)),
+    passwordHashCost: toInt('BELLOWS_PASSWORD_HASH_COST', pick('BELLOWS_PASSWORD_HASH_COST', 'password_hash_cost', overrides.passwordHashCost ?? 15), 10, 20),
     maxQueryStringBytes: toInt('BELLOWS_MAX_QUERY_STRING_BYTES', pick('BELLOWS_MAX_QUERY_STRING_BYTES', 'max_query_string_bytes', overrides.maxQueryStringBytes ?? 8192), 256, 1 << 20),
     rateLimit: {
       authenticatedPerPeriod: toInt('BELLOWS_RATE_LIMIT_AUTHENTICATED', pick('BELLOWS_RATE_LIMIT_AUTHENTICATED', 'rate_limit_authenticated', overrides.rateLimit?.authenticatedPerPeriod ?? 0), 0, 1e9),

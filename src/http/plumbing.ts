@@ -60,8 +60,10 @@ export function installConventions(app: FastifyInstance): void {
     if (limited) return sendRendered(reply, tooManyRequests(limited));
   });
 
-  // JSON answers say exactly `application/json`, as the reference does: python-gitlab parses a body only then.
-  app.addHook('onSend', async (_req, reply, payload) => {
+  // API JSON answers say exactly `application/json`, as the reference's API does: python-gitlab parses a body only then.
+  // (The OAuth endpoints keep the charset, as the reference's token endpoint sends it.)
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (!req.url.startsWith(API_PREFIX)) return payload;
     const type = reply.getHeader('content-type');
     if (typeof type === 'string' && type.startsWith('application/json;')) reply.header('content-type', 'application/json');
     return payload;

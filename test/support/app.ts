@@ -43,7 +43,7 @@ export async function buildTestApp(opts: { env?: Record<string, string>; clock?:
       await c.end();
     };
   }
-  const config = loadConfig({ BELLOWS_DATA_DIR: dataDir, ...(opts.env ?? {}) } as NodeJS.ProcessEnv, {
+  const config = loadConfig({ BELLOWS_DATA_DIR: dataDir, BELLOWS_PASSWORD_HASH_COST: process.env.BELLOWS_PASSWORD_HASH_COST ?? '10', ...(opts.env ?? {}) } as NodeJS.ProcessEnv, {
     externalUrl: 'http://bellows.test',
     ...opts.config,
     databaseUrl,
