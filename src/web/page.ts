@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { html, type Markup } from './html.ts';
+import { html, raw, type Markup } from './html.ts';
 
 const STYLE = `
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f6f7f9;color:#1f1f24}
@@ -22,6 +22,7 @@ button.danger{background:#dd2b0e;border-color:#dd2b0e;color:#fff}
 code,.secret{font-family:ui-monospace,Menlo,monospace;word-break:break-all;background:#f0f0f2;padding:.1rem .3rem;border-radius:3px}
 table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.4rem;border-bottom:1px solid #ececef;vertical-align:top}
 ul.scopes li{margin:.4rem 0}
+.broadcast-message{background:#28264a;color:#fff;padding:.6rem 1.5rem;text-align:center}
 `;
 
 export interface PageOptions {
@@ -37,6 +38,7 @@ export interface PageOptions {
  * leak the code or state through the referrer, or be cached.
  */
 export function sendPage(reply: FastifyReply, o: PageOptions): FastifyReply {
+  const banners = (reply.request as { broadcastBanners?: string }).broadcastBanners ?? '';
   const doc = html`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -48,6 +50,7 @@ ${o.user ? html`<meta name="csrf-token" content="${o.user.csrf}">` : ''}
 </head>
 <body>
 <header><strong>Bellows</strong>${o.user ? html`<span>${o.user.username} · <form class="inline" method="post" action="/users/sign_out"><input type="hidden" name="authenticity_token" value="${o.user.csrf}"><button type="submit">Sign out</button></form></span>` : ''}</header>
+${raw(banners)}
 <main>
 ${o.body}
 </main>
