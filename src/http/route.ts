@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import type { Static, TObject } from '@sinclair/typebox';
 import { Type } from '@sinclair/typebox';
 import { compileInput } from './params.ts';
+import { fitsIntColumn, MAX_INT_COLUMN } from '../platform/db/dialect.ts';
+import { RecordNotFoundError } from '../platform/errors.ts';
 import { requireAdmin, requireUser, type Actor } from './auth.ts';
 
 export type AccessRule = 'public' | 'authenticated' | 'admin';
@@ -35,6 +37,19 @@ export function mergedParams(req: FastifyRequest): Record<string, unknown> {
   return { ...(req.query as Record<string, unknown>), ...body, ...(req.params as Record<string, unknown>) };
 }
 
+/**
+ * Integers beyond the database's integer columns: a path id that large names nothing (404); a filter
+ * value is clamped, which selects the same rows, instead of reaching PostgreSQL as an out-of-range value.
+ */
+function boundIntegers(input: Record<string, unknown>, pathParams: string[]): Record<string, unknown> {
+  for (const [k, v] of Object.entries(input)) {
+    if (typeof v !== 'number' || !Number.isInteger(v) || fitsIntColumn(v)) continue;
+    if (pathParams.includes(k)) throw new RecordNotFoundError();
+    input[k] = v > 0 ? MAX_INT_COLUMN : -MAX_INT_COLUMN - 1;
+  }
+  return input;
+}
+
 /** Registers API routes with their parameter schema, access rule and token scopes. */
 export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): void {
   for (const def of defs) {
@@ -66,7 +81,7 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
         req.server.auth.checkScopes(actor, accepted);
         if (def.access === 'authenticated') requireUser(actor);
         if (def.access === 'admin') requireAdmin(actor);
-        req.input = validate(params);
+        req.input = boundIntegers(validate(params), pathParams);
         const result = await def.handler(req, reply);
         if (reply.sent) return reply;
         if (result === undefined) {
