@@ -34,9 +34,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
   const app = Fastify({
     logger: deps.logger ?? false,
+    // Requests are logged once, on response, by the conventions (without query strings).
+    disableRequestLogging: true,
+    requestIdLogLabel: 'request_id',
     genReqId,
     trustProxy: false,
     bodyLimit: 10 * 1024 * 1024,
+    // Room for a request line above the configured query-string limit, so that the 414 is ours.
+    http: { maxHeaderSize: Math.max(16 * 1024, deps.config.maxQueryStringBytes + 8 * 1024) },
     routerOptions: {
       ignoreTrailingSlash: true,
       ignoreDuplicateSlashes: true,

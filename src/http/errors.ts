@@ -26,6 +26,10 @@ const PARAM_TEXT: Record<ParamProblem, string> = {
   not_allowed: 'has a value not allowed',
   missing: 'is missing',
   empty: 'is empty',
+  at_least_one: 'are missing, at least one parameter must be provided',
+  mutually_exclusive: 'are mutually exclusive',
+  exactly_one: 'are missing, exactly one parameter must be provided',
+  all_or_none: 'provide all or none of parameters',
 };
 
 const RULE_STATUS: Record<RuleKind, number> = {

@@ -7,7 +7,7 @@ const Ajv = (AjvModule as any).default ?? AjvModule;
 // One validator for the merged parameters of a request (path, query, body): the v4 API accepts the
 // same parameter from any of them. Coercion follows the spec: booleans only from true/false,
 // integers from decimal strings, a scalar where an array is declared becomes a one-element array.
-const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: false, strict: false, removeAdditional: false });
+const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: true, strict: false, removeAdditional: false });
 ajv.addFormat('date-time', { type: 'string', validate: (s: string) => parseDateTime(s) !== null });
 ajv.addFormat('date', { type: 'string', validate: (s: string) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s)) });
 
@@ -16,12 +16,20 @@ export type InputValidator = (merged: Record<string, unknown>) => Record<string,
 export function compileInput(schema: TObject): InputValidator {
   const validate: ValidateFunction = ajv.compile(schema);
   const props = (schema.properties ?? {}) as Record<string, TSchema>;
-  const nonString = Object.entries(props).filter(([, s]) => !acceptsString(s)).map(([k]) => k);
+  const order = Object.keys(props);
+  const nonString = order.filter((k) => !acceptsString(props[k]));
+  const booleans = order.filter((k) => isBoolean(props[k]));
   return (merged) => {
     const input: Record<string, unknown> = { ...merged };
-    // An empty value for a non-string parameter means "not given" (`?id_after=` is ignored).
-    for (const k of nonString) if (input[k] === '') delete input[k];
-    if (!validate(input)) throw toParamError(validate.errors ?? []);
+    // An empty value (or JSON null) for a non-string parameter means "not given" (`?id_after=` is ignored).
+    for (const k of nonString) if (input[k] === '' || input[k] === null) delete input[k];
+    // Booleans are `true` / `false` only (spec); the validator alone would also take 1, 0 and null.
+    const strict: Array<{ param: string; problem: ParamProblem }> = [];
+    for (const k of booleans) {
+      const v = input[k];
+      if (v !== undefined && v !== true && v !== false && v !== 'true' && v !== 'false') strict.push({ param: k, problem: 'invalid' });
+    }
+    if (!validate(input) || strict.length) throw toParamError(validate.errors ?? [], strict, order);
     return input;
   };
 }
@@ -32,20 +40,58 @@ function acceptsString(s: TSchema): boolean {
   return false;
 }
 
-function toParamError(errors: ErrorObject[]): Error {
-  const e = errors[0];
-  if (!e) return ParamError.of('params', 'invalid');
-  const base = pathToName(e.instancePath);
-  if (e.keyword === 'required') {
-    const missing = (e.params as { missingProperty: string }).missingProperty;
-    return base ? ParamError.of(`${base}[${missing}]`, 'missing') : new MissingParamError(missing);
+function isBoolean(s: TSchema): boolean {
+  return s.type === 'boolean';
+}
+
+const RANK: Record<ParamProblem, number> = { missing: 0, invalid: 1, value: 2, not_allowed: 3, empty: 4, at_least_one: 5, mutually_exclusive: 6, exactly_one: 7, all_or_none: 8 };
+
+/**
+ * The reference reports every parameter problem at once, in declaration order, joined with ", ".
+ * A missing required root parameter wins and is reported alone, in the spec's rule-2 wording.
+ */
+function toParamError(errors: ErrorObject[], extra: Array<{ param: string; problem: ParamProblem }>, order: string[]): Error {
+  const missing = errors.filter((e) => e.keyword === 'required' && e.instancePath === '')
+    .map((e) => (e.params as { missingProperty: string }).missingProperty)
+    .sort((a, b) => order.indexOf(a) - order.indexOf(b));
+  if (missing.length) return new MissingParamError(missing[0]);
+
+  // One problem per parameter: group the validator's errors by the value they are about.
+  const byParam = new Map<string, ParamProblem>();
+  const note = (param: string, problem: ParamProblem) => {
+    const had = byParam.get(param);
+    if (had === undefined || RANK[problem] < RANK[had]) byParam.set(param, problem);
+  };
+  for (const x of extra) note(x.param, x.problem);
+  const enumPaths = new Set(errors.filter((e) => e.keyword === 'anyOf' && isEnumLike(e)).map((e) => e.instancePath));
+  for (const e of errors) {
+    const base = pathToName(e.instancePath);
+    if (e.keyword === 'required') {
+      note(`${base}[${(e.params as { missingProperty: string }).missingProperty}]`, 'missing');
+      continue;
+    }
+    if (enumPaths.has(e.instancePath)) {
+      note(base || 'params', 'value');
+      continue;
+    }
+    let problem: ParamProblem = 'invalid';
+    if (e.keyword === 'enum' || e.keyword === 'const') problem = 'value';
+    else if (e.keyword === 'not') problem = 'not_allowed';
+    else if (e.keyword === 'minLength' && (e.params as any).limit === 1) problem = 'empty';
+    else if (e.keyword === 'minimum' || e.keyword === 'maximum') problem = 'value';
+    note(base || 'params', problem);
   }
-  let problem: ParamProblem = 'invalid';
-  if (e.keyword === 'enum' || e.keyword === 'const' || (e.keyword === 'anyOf' && isEnumLike(e))) problem = 'value';
-  else if (e.keyword === 'not') problem = 'not_allowed';
-  else if (e.keyword === 'minLength' && (e.params as any).limit === 1) problem = 'empty';
-  else if (e.keyword === 'minimum' || e.keyword === 'maximum') problem = 'value';
-  return ParamError.of(base || 'params', problem);
+  // Declaration order, nested names after their root parameter.
+  const rootOf = (name: string) => name.split('[')[0];
+  const problems = [...byParam.entries()]
+    .map(([param, problem]) => ({ param, problem }))
+    .sort((a, b) => {
+      const ia = order.indexOf(rootOf(a.param));
+      const ib = order.indexOf(rootOf(b.param));
+      return (ia < 0 ? order.length : ia) - (ib < 0 ? order.length : ib) || (a.param < b.param ? -1 : a.param > b.param ? 1 : 0);
+    });
+  if (problems.length === 0) return ParamError.of('params', 'invalid');
+  return new ParamError(problems);
 }
 
 function isEnumLike(e: ErrorObject): boolean {

@@ -60,6 +60,24 @@ export function installConventions(app: FastifyInstance): void {
     if (limited) return sendRendered(reply, tooManyRequests(limited));
   });
 
+  // One structured line per request, the useful subset of the reference's API log. The path is
+  // logged without its query string: tokens may travel there (private_token, access_token).
+  app.addHook('onResponse', async (req, reply) => {
+    const actor = (req as { actor?: { user: { id: number; username: string } | null; token: { kind: string; id: number } | null } }).actor;
+    req.log.info({
+      method: req.method,
+      path: req.url.split('?')[0],
+      route: req.routeOptions?.url ?? null,
+      status: reply.statusCode,
+      duration_s: Math.round(reply.elapsedTime) / 1000,
+      remote_ip: req.ip,
+      user_id: actor?.user?.id ?? null,
+      username: actor?.user?.username ?? null,
+      token_type: actor?.token?.kind ?? null,
+      token_id: actor?.token?.id ?? null,
+    }, 'request completed');
+  });
+
   // Weak ETag on JSON GET responses; a matching If-None-Match answers 304 with no body.
   app.addHook('onSend', async (req, reply, payload) => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
