@@ -109,10 +109,10 @@ export function tooManyRequests(headers: Record<string, string>): RenderedError 
 export const accepted: RenderedError = { status: 202, body: { message: '202 Accepted' } };
 
 /** Framework-level failures (body parsing, content types, limits) in the reference's words. */
-function renderFrameworkError(err: any): RenderedError {
+function renderFrameworkError(err: any, req: FastifyRequest): RenderedError {
   switch (err?.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, body: { error: `The provided content-type '${String(err.contentType ?? '').split(';')[0]}' is not supported.` } };
+      return { status: 415, body: { error: `The provided content-type '${String(req.headers['content-type'] ?? '').split(';')[0].trim()}' is not supported.` } };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return msg(413, '413 Request Entity Too Large');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -141,7 +141,7 @@ export function installErrorHandler(app: FastifyInstance): void {
       const style = (req.routeOptions?.config as any)?.errorStyle ?? 'grape';
       return sendRendered(reply, renderDomainError(err, style));
     }
-    const rendered = renderFrameworkError(err);
+    const rendered = renderFrameworkError(err, req);
     if (rendered.status >= 500) req.log.error({ err }, 'request failed');
     return sendRendered(reply, rendered);
   });

@@ -7,7 +7,7 @@ const Ajv = (AjvModule as any).default ?? AjvModule;
 // One validator for the merged parameters of a request (path, query, body): the v4 API accepts the
 // same parameter from any of them. Coercion follows the spec: booleans only from true/false,
 // integers from decimal strings, a scalar where an array is declared becomes a one-element array.
-const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: true, strict: false, removeAdditional: false });
+const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: true, verbose: true, strict: false, removeAdditional: false });
 ajv.addFormat('date-time', { type: 'string', validate: (s: string) => parseDateTime(s) !== null });
 ajv.addFormat('date', { type: 'string', validate: (s: string) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s)) });
 
@@ -19,12 +19,18 @@ export function compileInput(schema: TObject): InputValidator {
   const order = Object.keys(props);
   const nonString = order.filter((k) => !acceptsString(props[k]));
   const booleans = order.filter((k) => isBoolean(props[k]));
+  const scalars = order.filter((k) => isScalar(props[k]));
   return (merged) => {
     const input: Record<string, unknown> = { ...merged };
     // An empty value (or JSON null) for a non-string parameter means "not given" (`?id_after=` is ignored).
     for (const k of nonString) if (input[k] === '' || input[k] === null) delete input[k];
     // Booleans are `true` / `false` only (spec); the validator alone would also take 1, 0 and null.
     const strict: Array<{ param: string; problem: ParamProblem }> = [];
+    // A scalar parameter given an array or a hash (`name[]=v`) is a type error, not its first element.
+    for (const k of scalars) {
+      const v = input[k];
+      if (v !== null && typeof v === 'object') strict.push({ param: k, problem: 'invalid' });
+    }
     for (const k of booleans) {
       const v = input[k];
       if (v !== undefined && v !== true && v !== false && v !== 'true' && v !== 'false') strict.push({ param: k, problem: 'invalid' });
@@ -37,6 +43,14 @@ export function compileInput(schema: TObject): InputValidator {
 function acceptsString(s: TSchema): boolean {
   if (s.type === 'string') return true;
   if (Array.isArray(s.anyOf)) return s.anyOf.some((x: TSchema) => acceptsString(x));
+  return false;
+}
+
+const SCALAR = new Set(['string', 'integer', 'number', 'boolean']);
+
+function isScalar(s: TSchema): boolean {
+  if (typeof s.type === 'string') return SCALAR.has(s.type);
+  if (Array.isArray(s.anyOf)) return s.anyOf.every((x: TSchema) => isScalar(x));
   return false;
 }
 
