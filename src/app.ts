@@ -5,7 +5,7 @@ import type { Config } from './config/index.ts';
 import type { Database } from './platform/db/index.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import { createAuthenticator, type Authenticator } from './http/auth.ts';
-import { installErrorHandler } from './http/errors.ts';
+import { badRequest, installErrorHandler, sendRendered } from './http/errors.ts';
 import { genReqId, installBodyParsers, installConventions, parseQuery } from './http/plumbing.ts';
 import { createRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { registerHealth } from './http/health.ts';
@@ -41,6 +41,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: 10 * 1024 * 1024,
     // Room for a request line above the configured query-string limit, so that the 414 is ours.
     http: { maxHeaderSize: Math.max(16 * 1024, deps.config.maxQueryStringBytes + 8 * 1024) },
+    // A path with broken percent-encoding never reaches a route.
+    frameworkErrors: (err, _req, reply) => sendRendered(reply, badRequest),
     routerOptions: {
       ignoreTrailingSlash: true,
       ignoreDuplicateSlashes: true,

@@ -99,6 +99,8 @@ export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock
 
   async function findUserByIdOrUsername(value: string) {
     const q = db.selectFrom('users').selectAll();
+    // Values no user can have (a NUL, an id beyond 32 bits) would only make the database complain.
+    if (value.includes('\u0000') || (/^\d+$/.test(value) && Number(value) > 2_147_483_647)) return undefined;
     if (/^\d+$/.test(value)) return q.where('id', '=', Number(value)).executeTakeFirst();
     return q.where((eb) => eb(eb.fn('lower', ['username']), '=', value.toLowerCase())).executeTakeFirst();
   }

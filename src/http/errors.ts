@@ -79,6 +79,8 @@ function msg(status: number, message: string): RenderedError {
   return { status, body: { message } };
 }
 
+export const badRequest: RenderedError = { status: 400, body: { error: '400 Bad Request' } };
+
 export const routeNotFound: RenderedError = { status: 404, body: { error: '404 Not Found' } };
 
 export function methodNotAllowed(allow: string[]): RenderedError {
@@ -123,7 +125,7 @@ function renderFrameworkError(err: any, req: FastifyRequest): RenderedError {
     default:
       break;
   }
-  if (err?.statusCode === 400 && err?.code?.startsWith?.('FST_')) return { status: 400, body: { error: '400 Bad Request' } };
+  if (err?.statusCode === 400 && err?.code?.startsWith?.('FST_')) return badRequest;
   return msg(500, '500 Internal Server Error');
 }
 

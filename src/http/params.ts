@@ -20,6 +20,7 @@ export function compileInput(schema: TObject): InputValidator {
   const nonString = order.filter((k) => !acceptsString(props[k]));
   const booleans = order.filter((k) => isBoolean(props[k]));
   const scalars = order.filter((k) => isScalar(props[k]));
+  const integers = order.filter((k) => props[k].type === 'integer');
   return (merged) => {
     const input: Record<string, unknown> = { ...merged };
     // An empty value (or JSON null) for a non-string parameter means "not given" (`?id_after=` is ignored).
@@ -35,7 +36,15 @@ export function compileInput(schema: TObject): InputValidator {
       const v = input[k];
       if (v !== undefined && v !== true && v !== false && v !== 'true' && v !== 'false') strict.push({ param: k, problem: 'invalid' });
     }
-    if (!validate(input) || strict.length) throw toParamError(validate.errors ?? [], strict, order);
+    // A NUL character cannot be stored (PostgreSQL refuses it); no parameter may carry one.
+    for (const k of order) if (hasNul(input[k])) strict.push({ param: k, problem: 'invalid' });
+    const valid = validate(input);
+    // Integers beyond 32 bits are no id, page or count this API knows; the database would refuse them.
+    for (const k of integers) {
+      const v = input[k];
+      if (typeof v === 'number' && (v > INT_MAX || v < -INT_MAX - 1)) strict.push({ param: k, problem: 'invalid' });
+    }
+    if (!valid || strict.length) throw toParamError(validate.errors ?? [], strict, order);
     return input;
   };
 }
@@ -44,6 +53,14 @@ function acceptsString(s: TSchema): boolean {
   if (s.type === 'string') return true;
   if (Array.isArray(s.anyOf)) return s.anyOf.some((x: TSchema) => acceptsString(x));
   return false;
+}
+
+const INT_MAX = 2_147_483_647;
+
+function hasNul(v: unknown, depth = 0): boolean {
+  if (typeof v === 'string') return v.includes('\u0000');
+  if (depth > 8 || v === null || typeof v !== 'object') return false;
+  return Object.entries(v).some(([k, x]) => k.includes('\u0000') || hasNul(x, depth + 1));
 }
 
 const SCALAR = new Set(['string', 'integer', 'number', 'boolean']);

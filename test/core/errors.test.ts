@@ -164,6 +164,37 @@ describe('parameters', () => {
   });
 });
 
+describe('hostile input is a 4xx, never a 500', () => {
+  test('broken encoding, NUL characters, integers beyond 32 bits, hashes for scalars', async () => {
+    const cases: Array<[string, number, unknown]> = [
+      ['/api/v4/users/%E0%A4%A', 400, { error: '400 Bad Request' }],
+      ['/api/v4/users/99999999999999999999', 400, { error: 'id is invalid' }],
+      ['/api/v4/users/2147483648', 400, { error: 'id is invalid' }],
+      ['/api/v4/users?page=99999999999999999999', 400, { error: 'page is invalid' }],
+      ['/api/v4/users?search=a%00b', 400, { error: 'search is invalid' }],
+      ['/api/v4/users/%00', 400, { error: 'id is invalid' }],
+      ['/api/v4/users?page[a]=1', 400, { error: 'page is invalid' }],
+      ['/api/v4/users?sudo=99999999999999999999', 404, { message: "404 User with ID or username '99999999999999999999' Not Found" }],
+      ['/api/v4/users?sudo=a%00', 404, { message: "404 User with ID or username 'a\u0000' Not Found" }],
+    ];
+    for (const [url, status, body] of cases) {
+      const r = await call(t.app, 'GET', url, { token: admin.token });
+      assert.deepEqual([r.status, r.body], [status, body], url);
+    }
+    const r = await call(t.app, 'GET', '/users?username=%FF%FE', { token: admin.token });
+    assert.deepEqual([r.status, r.body], [200, []]);
+    const nul = await call(t.app, 'PUT', `/users/${bob.user.id}`, { token: admin.token, body: { bio: 'x\u0000y' } });
+    assert.deepEqual([nul.status, nul.body], [400, { error: 'bio is invalid' }]);
+  });
+
+  test('a JSON body that is not an object carries no parameters', async () => {
+    for (const payload of ['[1,2]', '"text"', '42', 'null']) {
+      const r = await t.app.inject({ method: 'POST', url: '/api/v4/users', headers: { 'private-token': admin.token, 'content-type': 'application/json' }, payload });
+      assert.deepEqual([r.statusCode, JSON.parse(r.body)], [400, { message: '400 (Bad request) "email" not given' }], payload);
+    }
+  });
+});
+
 describe('conflicts and preconditions', () => {
   test('409 for an email or username that another user has', async () => {
     let r = await call(t.app, 'POST', '/users', { token: admin.token, body: { email: 'BOB@example.com', name: 'B2', username: 'bob2', password: 'password123' } });

@@ -183,6 +183,8 @@ export async function deleteUser(deps: ServiceDeps, user: User): Promise<void> {
 
 export async function findUser(deps: ServiceDeps, idOrUsername: string | number): Promise<User | undefined> {
   const q = deps.db.selectFrom('users').selectAll();
+  const raw = String(idOrUsername);
+  if (raw.includes('\u0000') || (/^\d+$/.test(raw) && Number(raw) > 2_147_483_647)) return undefined;
   if (typeof idOrUsername === 'number' || /^\d+$/.test(idOrUsername)) return q.where('id', '=', Number(idOrUsername)).executeTakeFirst();
   return q.where((eb) => eb(eb.fn('lower', ['username']), '=', idOrUsername.toLowerCase())).executeTakeFirst();
 }
