@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeUser, type TestUser } from '../support/factories.ts';
+import { makeToken, makeUser, type TestUser } from '../support/factories.ts';
 import type { ManualClock } from '../../src/platform/clock.ts';
 
 // Every error rule of the v4 conventions, each with its exact status, body and headers.
@@ -253,19 +253,27 @@ describe('limits', () => {
         ['ratelimit-name', 'ratelimit-limit', 'ratelimit-observed', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-resettime', 'retry-after'].map((h) => anon.headers[h]),
         ['throttle_unauthenticated_api', '1', '2', '0', String(reset), 'Mon, 01 Jun 2026 12:01:00 GMT', '50'],
       );
-      // Authenticated callers have their own limit, per credential, whatever form it takes.
+      // Authenticated callers have their own limit, per user, whatever token or form they use.
+      const second = await makeToken(rl.app, u.user, ['api']);
       assert.equal((await call(rl.app, 'GET', '/user', { token: u.token })).status, 200);
-      assert.equal((await call(rl.app, 'GET', `/user?private_token=${u.token}`)).status, 200);
-      const over = await call(rl.app, 'GET', '/user', { token: u.token });
+      assert.equal((await call(rl.app, 'GET', `/user?private_token=${second}`)).status, 200);
+      const over = await call(rl.app, 'GET', '/user', { headers: { authorization: `Bearer ${u.token}` } });
       assert.equal(over.status, 429);
+      assert.equal(over.text, 'Retry later\n');
       assert.equal(over.headers['ratelimit-name'], 'throttle_authenticated_api');
       assert.equal(over.headers['ratelimit-limit'], '2');
       assert.equal(over.headers['ratelimit-observed'], '3');
-      assert.equal((await call(rl.app, 'GET', '/user', { token: v.token })).status, 200);
+      assert.equal(over.headers['retry-after'], '50');
+      assert.equal((await call(rl.app, 'GET', '/user', { token: v.token })).status, 200, 'another user is not affected');
+      // A token that authenticates nobody counts against the address, which is already over its limit.
+      const bogus = await call(rl.app, 'GET', '/user', { token: 'glpat-bogus' });
+      assert.equal(bogus.status, 429);
+      assert.equal(bogus.headers['ratelimit-name'], 'throttle_unauthenticated_api');
       // The window resets at the period boundary.
       clock.set(Date.parse('2026-06-01T12:01:00Z'));
       assert.equal((await call(rl.app, 'GET', '/user', { token: u.token })).status, 200);
       assert.equal((await call(rl.app, 'GET', `/users?username=${u.user.username}`)).status, 200);
+      assert.equal((await call(rl.app, 'GET', '/user', { token: 'glpat-bogus' })).status, 429, 'the second address request of the new window');
     } finally {
       await rl.close();
     }
