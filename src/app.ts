@@ -38,6 +38,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId,
     trustProxy: false,
+    // The conventions answer requests that arrive while stopping (see http/plumbing.ts).
+    return503OnClosing: false,
     bodyLimit: 10 * 1024 * 1024,
     // Room for a request line above the configured query-string limit, so that the 414 is ours.
     http: { maxHeaderSize: Math.max(16 * 1024, deps.config.maxQueryStringBytes + 8 * 1024) },

@@ -108,6 +108,8 @@ export function tooManyRequests(headers: Record<string, string>): RenderedError 
   return { status: 429, body: 'Retry later\n', headers, contentType: 'text/plain; charset=utf-8' };
 }
 
+export const serviceUnavailable: RenderedError = { status: 503, body: { message: '503 Service Unavailable' } };
+
 export const accepted: RenderedError = { status: 202, body: { message: '202 Accepted' } };
 
 /** Framework-level failures (body parsing, content types, limits) in the reference's words. */
