@@ -35,6 +35,14 @@ export function buildCli(): Command {
     console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
   });
 
+  const configCmd = program.command('config').description('inspect the configuration');
+  configCmd.command('check').description('validate the settings and print them (secrets hidden)').action(() => {
+    const c = loadConfig();
+    const hide = (v: string | null) => (v ? '(set)' : null);
+    const shown = { ...c, databaseUrl: c.databaseUrl ? c.databaseUrl.replace(/\/\/([^@/]*)@/, '//***@') : null, rootPassword: hide(c.rootPassword), rootToken: hide(c.rootToken) };
+    console.log(JSON.stringify(shown, null, 2));
+  });
+
   const user = program.command('user').description('manage users');
   user.command('create')
     .requiredOption('--username <username>')

@@ -132,9 +132,19 @@ describe('loadConfig', () => {
   });
 });
 
-test('the command line stops with exit code 78 and one line on stderr for an invalid setting', () => {
-  const r = runCli(['migrate'], { PATH: process.env.PATH ?? '', BELLOWS_DATA_DIR: join(dir, 'cli'), PORT: 'eighty' });
-  assert.equal(r.status, 78);
-  assert.equal(r.stderr, 'bellows: configuration error: PORT must be an integer between 0 and 65535, got "eighty"\n');
-  assert.equal(r.stdout, '');
+test('config check: exit code 78 and one line on stderr for an invalid setting; the settings without secrets otherwise', () => {
+  const env = { PATH: process.env.PATH ?? '', BELLOWS_DATA_DIR: join(dir, 'cli') };
+  const bad = runCli(['config', 'check'], { ...env, PORT: 'eighty' });
+  assert.equal(bad.status, 78);
+  assert.equal(bad.stderr, 'bellows: configuration error: PORT must be an integer between 0 and 65535, got "eighty"\n');
+  assert.equal(bad.stdout, '');
+  const good = runCli(['config', 'check'], { ...env, PORT: '9999', BELLOWS_ROOT_TOKEN: 'glpat-secret-value', DATABASE_URL: 'postgres://bellows:hunter2@db/bellows' });
+  assert.equal(good.status, 0, good.stderr);
+  const shown = JSON.parse(good.stdout);
+  assert.equal(shown.port, 9999);
+  assert.equal(shown.dataDir, join(dir, 'cli'));
+  assert.equal(shown.rootToken, '(set)');
+  assert.equal(shown.rootPassword, null);
+  assert.equal(shown.databaseUrl, 'postgres://***@db/bellows');
+  assert.ok(!good.stdout.includes('glpat-secret-value') && !good.stdout.includes('hunter2'));
 });
