@@ -54,7 +54,7 @@ test('migrate, user create and token create; the printed token authenticates aga
     assert.ok(await verifyPassword('sekret-pass', u.password_digest));
   });
 
-  const server = await startServer({ ...s.env, BELLOWS_ROOT_PASSWORD: 'root-password-1' });
+  const server = await startServer({ ...s.env, BELLOWS_ROOT_PASSWORD: 'root-password-1', BELLOWS_MAX_QUERY_STRING_BYTES: '32768' });
   try {
     const me = await fetch(`${server.url}/api/v4/user`, { headers: { 'private-token': token } });
     assert.equal(me.status, 200);
@@ -63,6 +63,12 @@ test('migrate, user create and token create; the printed token authenticates aga
     assert.equal(body.is_admin, true);
     const write = await fetch(`${server.url}/api/v4/users/${created.id}/block`, { method: 'POST', headers: { 'private-token': token } });
     assert.equal(write.status, 403, 'the scopes given on the command line hold');
+    // The HTTP server takes request lines longer than its default 16 KiB, so the configured limit decides.
+    const within = await fetch(`${server.url}/api/v4/user?unused=${'x'.repeat(20_000)}`, { headers: { 'private-token': token } });
+    assert.equal(within.status, 200);
+    const over = await fetch(`${server.url}/api/v4/users?search=${'x'.repeat(33_000)}`, { headers: { 'private-token': token } });
+    assert.equal(over.status, 414);
+    assert.deepEqual(await over.json(), { message: '414 Request-URI Too Large' });
   } finally {
     assert.equal(await server.stop(), 0);
   }
