@@ -91,6 +91,14 @@ export function installConventions(app: FastifyInstance): void {
     }, 'request completed');
   });
 
+  // JSON goes out as plain "application/json", as the reference sends it: some clients (python-gitlab 3)
+  // compare the header to that exact string before they parse the body.
+  app.addHook('onSend', async (_req, reply, payload) => {
+    const type = reply.getHeader('content-type');
+    if (typeof type === 'string' && type.startsWith('application/json;')) reply.header('content-type', 'application/json');
+    return payload;
+  });
+
   // Weak ETag on JSON GET responses; a matching If-None-Match answers 304 with no body.
   app.addHook('onSend', async (req, reply, payload) => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return payload;

@@ -22,8 +22,10 @@ describe('routing', () => {
       const r = await call(t.app, method, url, { token: admin.token });
       assert.equal(r.status, 404, `${method} ${url}`);
       assert.deepEqual(r.body, { error: '404 Not Found' });
-      assert.match(String(r.headers['content-type']), /^application\/json/);
+      assert.equal(r.headers['content-type'], 'application/json', 'exactly, as clients compare it');
     }
+    const ok = await call(t.app, 'GET', '/user', { token: bob.token });
+    assert.equal(ok.headers['content-type'], 'application/json');
   });
 
   test('a known path with another method answers 405 with Allow', async () => {
