@@ -47,6 +47,17 @@ describe('routing', () => {
     assert.equal(unknown.status, 404);
   });
 
+  test('CORS: API answers are readable from any origin, and a preflight is answered', async () => {
+    const r = await call(t.app, 'GET', '/user', { token: bob.token, headers: { origin: 'https://app.example' } });
+    assert.equal(r.headers['access-control-allow-origin'], '*');
+    assert.match(String(r.headers['access-control-expose-headers']), /Link, X-Total, X-Total-Pages/);
+    const pre = await call(t.app, 'OPTIONS', '/users', { headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'private-token' } });
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers['access-control-allow-origin'], '*');
+    assert.match(String(pre.headers['access-control-allow-headers']), /PRIVATE-TOKEN/);
+    assert.equal(pre.headers['access-control-allow-credentials'], undefined, 'never with cookies');
+  });
+
   test('repeated and trailing slashes are routed as if single', async () => {
     const r = await call(t.app, 'GET', `/api/v4//users//${bob.user.id}/`, { token: admin.token });
     assert.equal(r.status, 200);
