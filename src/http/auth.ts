@@ -168,7 +168,8 @@ export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock
       const sudoValue = sudoParam !== undefined && sudoParam !== '' ? String(sudoParam) : typeof sudoHeader === 'string' && sudoHeader !== '' ? sudoHeader : undefined;
       if (sudoValue !== undefined) {
         if (!actor.user) throw new UnauthorizedError();
-        if (!actor.user.admin) throw new ForbiddenError('Must be admin to use sudo');
+        // Administrator rights as they stand for this token (admin mode may withhold them).
+        if (!actor.admin) throw new ForbiddenError('Must be admin to use sudo');
         if (actor.via !== 'token') throw new ForbiddenError('Must be authenticated using an OAuth or personal access token to use sudo');
         if (!actor.token!.scopes.includes('sudo')) throw new InsufficientScopeError(['sudo']);
         const target = await findUserByIdOrUsername(sudoValue);

@@ -214,6 +214,12 @@ describe('scopes', () => {
       assert.equal(r.status, 200);
       r = await call(am.app, 'POST', '/users', { token: a.token, body: { email: 'n@example.com', name: 'N', username: 'n1', password: 'password123' } });
       assert.deepEqual([r.status, r.body], [403, { message: '403 Forbidden' }]);
+      const sudoNoMode = await makeToken(am.app, a.user, ['api', 'sudo']);
+      r = await call(am.app, 'GET', '/user', { token: sudoNoMode, headers: { sudo: String(a.user.id) } });
+      assert.deepEqual([r.status, r.body], [403, { message: '403 Forbidden - Must be admin to use sudo' }]);
+      const sudoWithMode = await makeToken(am.app, a.user, ['api', 'sudo', 'admin_mode']);
+      r = await call(am.app, 'GET', '/user', { token: sudoWithMode, headers: { sudo: String(a.user.id) } });
+      assert.equal(r.status, 200);
       const withScope = await makeToken(am.app, a.user, ['api', 'admin_mode']);
       r = await call(am.app, 'POST', '/users', { token: withScope, body: { email: 'n@example.com', name: 'N', username: 'n1', password: 'password123' } });
       assert.equal(r.status, 201);
