@@ -26,9 +26,10 @@ const PARAM_TEXT: Record<ParamProblem, string> = {
   not_allowed: 'has a value not allowed',
   missing: 'is missing',
   empty: 'is empty',
-  mutually_exclusive: 'are mutually exclusive',
-  // `param` names the group, e.g. "title, can_push".
   at_least_one: 'are missing, at least one parameter must be provided',
+  mutually_exclusive: 'are mutually exclusive',
+  exactly_one: 'are missing, exactly one parameter must be provided',
+  all_or_none: 'provide all or none of parameters',
 };
 
 const RULE_STATUS: Record<RuleKind, number> = {
@@ -142,6 +143,8 @@ function msg(status: number, message: string): RenderedError {
   return { status, body: { message } };
 }
 
+export const badRequest: RenderedError = { status: 400, body: { error: '400 Bad Request' } };
+
 export const routeNotFound: RenderedError = { status: 404, body: { error: '404 Not Found' } };
 
 export function methodNotAllowed(allow: string[]): RenderedError {
@@ -169,13 +172,15 @@ export function tooManyRequests(headers: Record<string, string>): RenderedError 
   return { status: 429, body: 'Retry later\n', headers, contentType: 'text/plain; charset=utf-8' };
 }
 
+export const serviceUnavailable: RenderedError = { status: 503, body: { message: '503 Service Unavailable' } };
+
 export const accepted: RenderedError = { status: 202, body: { message: '202 Accepted' } };
 
 /** Framework-level failures (body parsing, content types, limits) in the reference's words. */
-function renderFrameworkError(err: any): RenderedError {
+function renderFrameworkError(err: any, req: FastifyRequest): RenderedError {
   switch (err?.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, body: { error: `The provided content-type '${String(err.contentType ?? '').split(';')[0]}' is not supported.` } };
+      return { status: 415, body: { error: `The provided content-type '${String(req.headers['content-type'] ?? '').split(';')[0].trim()}' is not supported.` } };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return msg(413, '413 Request Entity Too Large');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -186,7 +191,7 @@ function renderFrameworkError(err: any): RenderedError {
     default:
       break;
   }
-  if (err?.statusCode === 400 && err?.code?.startsWith?.('FST_')) return { status: 400, body: { error: '400 Bad Request' } };
+  if (err?.statusCode === 400 && err?.code?.startsWith?.('FST_')) return badRequest;
   return msg(500, '500 Internal Server Error');
 }
 
@@ -204,7 +209,7 @@ export function installErrorHandler(app: FastifyInstance): void {
       const style = (req.routeOptions?.config as any)?.errorStyle ?? 'grape';
       return sendRendered(reply, renderDomainError(err, style));
     }
-    const rendered = renderFrameworkError(err);
+    const rendered = renderFrameworkError(err, req);
     if (rendered.status >= 500) req.log.error({ err }, 'request failed');
     return sendRendered(reply, rendered);
   });

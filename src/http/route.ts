@@ -2,9 +2,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import type { Static, TObject } from '@sinclair/typebox';
 import { Type } from '@sinclair/typebox';
 import { compileInput } from './params.ts';
-import { fitsIntColumn, MAX_INT_COLUMN } from '../platform/db/dialect.ts';
+import { fitsIntColumn } from '../platform/db/dialect.ts';
 import { RecordNotFoundError } from '../platform/errors.ts';
 import { requireAdmin, requireUser, type Actor } from './auth.ts';
+import { sendRendered, tooManyRequests } from './errors.ts';
+import { hasCredential } from './rate-limit.ts';
+import { InvalidTokenError, UnauthorizedError } from '../platform/errors.ts';
 
 export type AccessRule = 'public' | 'authenticated' | 'admin';
 
@@ -37,17 +40,12 @@ export function mergedParams(req: FastifyRequest): Record<string, unknown> {
   return { ...(req.query as Record<string, unknown>), ...body, ...(req.params as Record<string, unknown>) };
 }
 
-/**
- * Integers beyond the database's integer columns: a path id that large names nothing (404); a filter
- * value is clamped, which selects the same rows, instead of reaching PostgreSQL as an out-of-range value.
- */
-function boundIntegers(input: Record<string, unknown>, pathParams: string[]): Record<string, unknown> {
-  for (const [k, v] of Object.entries(input)) {
-    if (typeof v !== 'number' || !Number.isInteger(v) || fitsIntColumn(v)) continue;
-    if (pathParams.includes(k)) throw new RecordNotFoundError();
-    input[k] = v > 0 ? MAX_INT_COLUMN : -MAX_INT_COLUMN - 1;
+/** A numeric path id beyond the database's integer columns names nothing: 404, before validation calls it invalid. */
+function assertPathIdsInRange(params: Record<string, unknown>, pathParams: string[]): void {
+  for (const k of pathParams) {
+    const v = params[k];
+    if (typeof v === 'string' && /^\d+$/.test(v) && !fitsIntColumn(Number(v))) throw new RecordNotFoundError();
   }
-  return input;
 }
 
 /** Registers API routes with their parameter schema, access rule and token scopes. */
@@ -76,12 +74,25 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
       handler: async (request, reply) => {
         const req = request as unknown as ApiRequest<any>;
         const params = mergedParams(req);
-        const actor = await req.server.auth.authenticate(req, params);
+        const limiter = req.server.rateLimiter;
+        let actor: Actor;
+        try {
+          actor = await req.server.auth.authenticate(req, params);
+        } catch (e) {
+          // A credential that authenticates nobody counts against the address, like no credential.
+          const limited = (e instanceof UnauthorizedError || e instanceof InvalidTokenError) && hasCredential(req) ? limiter.hitAddress(req) : null;
+          if (limited) return sendRendered(reply, tooManyRequests(limited));
+          throw e;
+        }
         req.actor = actor;
+        // Per user: the token's owner when acting through sudo.
+        const limited = actor.user ? limiter.hitUser(actor.token?.userId ?? actor.user.id) : hasCredential(req) ? limiter.hitAddress(req) : null;
+        if (limited) return sendRendered(reply, tooManyRequests(limited));
         req.server.auth.checkScopes(actor, accepted);
         if (def.access === 'authenticated') requireUser(actor);
         if (def.access === 'admin') requireAdmin(actor);
-        req.input = boundIntegers(validate(params), pathParams);
+        assertPathIdsInRange(params, pathParams);
+        req.input = validate(params);
         const result = await def.handler(req, reply);
         if (reply.sent) return reply;
         if (result === undefined) {

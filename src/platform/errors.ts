@@ -30,8 +30,12 @@ export class MissingParamError extends DomainError {
   }
 }
 
-// `mutually_exclusive` and `at_least_one` name their parameters joined in `param`, e.g. "key, user".
-export type ParamProblem = 'invalid' | 'value' | 'not_allowed' | 'missing' | 'empty' | 'mutually_exclusive' | 'at_least_one';
+/**
+ * The last four name several parameters at once (`param` is then "a, b, c"), as the reference's
+ * `at_least_one_of`, `mutually_exclusive`, `exactly_one_of` and `all_or_none_of` rules.
+ */
+export type ParamProblem = 'invalid' | 'value' | 'not_allowed' | 'missing' | 'empty'
+  | 'at_least_one' | 'mutually_exclusive' | 'exactly_one' | 'all_or_none';
 
 /** Declared-parameter type or value problems, reported as the reference's "<param> is invalid" family. */
 export class ParamError extends DomainError {
@@ -40,6 +44,10 @@ export class ParamError extends DomainError {
   }
   static of(param: string, problem: ParamProblem) {
     return new ParamError([{ param, problem }]);
+  }
+  /** A rule over several parameters, e.g. `ParamError.group(['password', 'reset_password'], 'at_least_one')`. */
+  static group(params: string[], problem: ParamProblem) {
+    return new ParamError([{ param: params.join(', '), problem }]);
   }
 }
 
