@@ -14,7 +14,7 @@ ajv.addFormat('date', { type: 'string', validate: (s: string) => /^\d{4}-\d{2}-\
 
 export type InputValidator = (merged: Record<string, unknown>) => Record<string, unknown>;
 
-export function compileInput(schema: TObject): InputValidator {
+export function compileInput(schema: TObject, pathParams: string[] = []): InputValidator {
   const validate: ValidateFunction = ajv.compile(schema);
   const props = (schema.properties ?? {}) as Record<string, TSchema>;
   const order = Object.keys(props);
@@ -43,7 +43,10 @@ export function compileInput(schema: TObject): InputValidator {
     // Integers beyond 32 bits are no id, page or count this API knows; the database would refuse them.
     for (const k of integers) {
       const v = input[k];
-      if (typeof v === 'number' && (v > INT_MAX || v < -INT_MAX - 1)) strict.push({ param: k, problem: 'invalid' });
+      if (typeof v !== 'number' || (v <= INT_MAX && v >= -INT_MAX - 1)) continue;
+      // A path id that large names no record: look up 0 (ids start at 1), so the area answers its own 404.
+      if (pathParams.includes(k)) input[k] = 0;
+      else strict.push({ param: k, problem: 'invalid' });
     }
     if (!valid || strict.length) throw toParamError(validate.errors ?? [], strict, order);
     return input;

