@@ -30,7 +30,7 @@ export class MissingParamError extends DomainError {
   }
 }
 
-export type ParamProblem = 'invalid' | 'value' | 'not_allowed' | 'missing' | 'empty';
+export type ParamProblem = 'invalid' | 'value' | 'not_allowed' | 'missing' | 'empty' | 'at_least_one';
 
 /** Declared-parameter type or value problems, reported as the reference's "<param> is invalid" family. */
 export class ParamError extends DomainError {
@@ -95,5 +95,12 @@ export class InvalidTokenError extends DomainError {
 export class InsufficientScopeError extends DomainError {
   constructor(readonly scopes: string[]) {
     super('insufficient scope');
+  }
+}
+
+/** A project was reached through an old path (a redirect route); the answer points at its id. */
+export class ProjectMovedError extends DomainError {
+  constructor(readonly projectId: number) {
+    super('project moved');
   }
 }

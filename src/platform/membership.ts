@@ -63,7 +63,11 @@ export interface ProjectAccess {
   effective: number;
 }
 
-/** Access of one user to many projects, in a constant number of queries. */
+/**
+ * Access of one user to many projects, in a constant number of queries: direct memberships, the
+ * project's group hierarchy, the personal namespace's owner, and groups the project is shared with
+ * (a share grants the lower of the link's level and the user's level in that group).
+ */
 export async function projectAccessLevels(
   db: Db,
   userId: number,
@@ -73,22 +77,35 @@ export async function projectAccessLevels(
   const out = new Map<number, ProjectAccess>();
   if (projects.length === 0) return out;
   const nsIds = [...new Set(projects.map((p) => p.namespace_id))];
-  const [namespaces, direct] = await Promise.all([
+  const projectIds = projects.map((p) => p.id);
+  const [namespaces, direct, links] = await Promise.all([
     db.selectFrom('namespaces').select(['id', 'kind', 'owner_id', 'traversal']).where('id', 'in', nsIds).execute(),
     db.selectFrom('members').select(['source_id', 'access_level'])
       .where('source_type', '=', 'Project').where('user_id', '=', userId)
-      .where('source_id', 'in', projects.map((p) => p.id)).where(active(now)).execute(),
+      .where('source_id', 'in', projectIds).where(active(now)).execute(),
+    db.selectFrom('project_group_links as l').innerJoin('namespaces as g', 'g.id', 'l.group_id')
+      .select(['l.project_id', 'l.group_id', 'l.group_access', 'g.traversal'])
+      .where('l.project_id', 'in', projectIds)
+      .where((eb) => eb.or([eb('l.expires_at', 'is', null), eb('l.expires_at', '>', now)])).execute(),
   ]);
   const nsById = new Map(namespaces.map((n) => [n.id, n]));
-  const groupLevels = await groupAccessLevels(db, userId, namespaces.filter((n) => n.kind === 'group'), now);
+  const groups = new Map<number, Pick<NamespaceRow, 'id' | 'traversal'>>();
+  for (const n of namespaces) if (n.kind === 'group') groups.set(n.id, n);
+  for (const l of links) groups.set(l.group_id, { id: l.group_id, traversal: l.traversal });
+  const groupLevels = await groupAccessLevels(db, userId, [...groups.values()], now);
   const directById = new Map(direct.map((r) => [r.source_id, r.access_level]));
+  const sharedById = new Map<number, number>();
+  for (const l of links) {
+    const level = Math.min(l.group_access, groupLevels.get(l.group_id) ?? 0);
+    if (level > (sharedById.get(l.project_id) ?? 0)) sharedById.set(l.project_id, level);
+  }
   for (const p of projects) {
     const ns = nsById.get(p.namespace_id);
     const projectLevel = directById.get(p.id) ?? null;
     const groupLevel = ns?.kind === 'group' ? groupLevels.get(ns.id) ?? null : null;
     const ownerLevel = ns?.kind === 'user' && ns.owner_id === userId ? AccessLevel.OWNER : 0;
-    out.set(p.id, { project: projectLevel, group: groupLevel, effective: Math.max(projectLevel ?? 0, groupLevel ?? 0, ownerLevel) });
+    const shared = sharedById.get(p.id) ?? 0;
+    out.set(p.id, { project: projectLevel, group: groupLevel, effective: Math.max(projectLevel ?? 0, groupLevel ?? 0, ownerLevel, shared) });
   }
   return out;
 }
-

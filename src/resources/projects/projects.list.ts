@@ -1,0 +1,250 @@
+import { sql, type Expression, type SqlBool } from 'kysely';
+import type { ServiceDeps } from '../../platform/deps.ts';
+import type { Actor } from '../../http/auth.ts';
+import { parseDateTime } from '../../http/params.ts';
+import { AccessLevel, ancestorIds } from '../../platform/membership.ts';
+import { BadRequestError } from '../../platform/errors.ts';
+import { FEATURE_LEVEL } from './projects.service.ts';
+
+// The project listing: the visibility base set of the caller, every filter of GET /projects, and the
+// order with its id tie-breaker, as one SQL query (the authorisation sets are computed first, in at
+// most three small queries, and inlined as id lists).
+
+export const ORDER_BY = ['id', 'name', 'path', 'created_at', 'updated_at', 'last_activity_at', 'similarity', 'star_count', 'repository_size', 'storage_size', 'packages_size', 'wiki_size'] as const;
+export const USER_ORDER_BY = ['id', 'name', 'path', 'created_at', 'updated_at', 'last_activity_at', 'similarity', 'star_count'] as const;
+const ADMIN_ORDERS = new Set(['repository_size', 'storage_size', 'packages_size', 'wiki_size']);
+
+export interface ListInput {
+  archived?: boolean;
+  id_after?: number;
+  id_before?: number;
+  imported?: boolean;
+  last_activity_after?: string;
+  last_activity_before?: string;
+  membership?: boolean;
+  min_access_level?: number;
+  order_by?: string;
+  owned?: boolean;
+  repository_checksum_failed?: boolean;
+  wiki_checksum_failed?: boolean;
+  repository_storage?: string;
+  search_namespaces?: boolean;
+  search?: string;
+  simple?: boolean;
+  sort?: 'asc' | 'desc';
+  starred?: boolean;
+  statistics?: boolean;
+  topic?: string | string[];
+  topic_id?: number;
+  visibility?: 'public' | 'internal' | 'private';
+  with_custom_attributes?: boolean;
+  with_issues_enabled?: boolean;
+  with_merge_requests_enabled?: boolean;
+  with_programming_language?: string;
+  updated_before?: string;
+  updated_after?: string;
+  custom_attributes?: Record<string, unknown>;
+  include_pending_delete?: boolean;
+  pagination?: string;
+}
+
+/** The groups a user reaches through memberships (each with its effective level) and their personal namespace. */
+export interface Authorization {
+  userId: number;
+  personalNs: number[];
+  groupLevels: Map<number, number>;
+}
+
+export async function loadAuthorization(deps: ServiceDeps, userId: number): Promise<Authorization> {
+  const now = deps.clock.now();
+  const [personal, memberships] = await Promise.all([
+    deps.db.selectFrom('namespaces').select('id').where('kind', '=', 'user').where('owner_id', '=', userId).execute(),
+    deps.db.selectFrom('members as m').innerJoin('namespaces as n', 'n.id', 'm.source_id')
+      .select(['n.id', 'n.traversal', 'm.access_level'])
+      .where('m.source_type', '=', 'Namespace').where('m.user_id', '=', userId)
+      .where((eb) => eb.or([eb('m.expires_at', 'is', null), eb('m.expires_at', '>', now)])).execute(),
+  ]);
+  const groupLevels = new Map<number, number>();
+  if (memberships.length) {
+    const direct = new Map(memberships.map((m) => [m.id, m.access_level]));
+    // Descendants of every group the user belongs to: traversal paths with the group's path as prefix
+    // ("/1/4/" .. "/1/40" is exactly the "/1/4/..." range, since '0' follows '/').
+    const rows = await deps.db.selectFrom('namespaces').select(['id', 'traversal']).where('kind', '=', 'group')
+      .where((eb) => eb.or(memberships.map((m) => eb.and([eb('traversal', '>=', m.traversal), eb('traversal', '<', `${m.traversal.slice(0, -1)}0`)]))))
+      .execute();
+    for (const g of rows) {
+      let best = 0;
+      for (const a of ancestorIds(g)) best = Math.max(best, direct.get(a) ?? 0);
+      if (best > 0) groupLevels.set(g.id, best);
+    }
+  }
+  return { userId, personalNs: personal.map((p) => p.id), groupLevels };
+}
+
+function groupsAtLeast(a: Authorization, level: number): number[] {
+  return [...a.groupLevels.entries()].filter(([, l]) => l >= level).map(([id]) => id);
+}
+
+/** Projects the user is authorised for at `level` or higher, as one boolean expression. */
+export function authorizedExpr(eb: any, a: Authorization, level: number, now: number): Expression<SqlBool> {
+  const groups = groupsAtLeast(a, level);
+  const parts: Expression<SqlBool>[] = [
+    eb('projects.id', 'in', eb.selectFrom('members').select('source_id')
+      .where('source_type', '=', 'Project').where('user_id', '=', a.userId).where('access_level', '>=', level)
+      .where((e: any) => e.or([e('expires_at', 'is', null), e('expires_at', '>', now)]))),
+  ];
+  if (a.personalNs.length) parts.push(eb('projects.namespace_id', 'in', a.personalNs));
+  if (groups.length) {
+    parts.push(eb('projects.namespace_id', 'in', groups));
+    parts.push(eb('projects.id', 'in', eb.selectFrom('project_group_links').select('project_id')
+      .where('group_id', 'in', groups).where('group_access', '>=', level)
+      .where((e: any) => e.or([e('expires_at', 'is', null), e('expires_at', '>', now)]))));
+  }
+  return eb.or(parts);
+}
+
+/** What any caller may see: public, internal for signed-in non-external users, authorised, everything for admins. */
+export function visibleExpr(eb: any, actor: Actor, a: Authorization | null, now: number): Expression<SqlBool> | null {
+  if (actor.admin) return null;
+  if (!actor.user || !a) return eb('projects.visibility_level', '=', 20);
+  const open = eb('projects.visibility_level', '>=', actor.user.external ? 20 : 10);
+  return eb.or([open, authorizedExpr(eb, a, AccessLevel.GUEST, now)]);
+}
+
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** The reference's search terms: words or "quoted phrases"; terms under 3 characters drop out when a longer one exists. */
+export function searchTerms(q: string): { terms: string[]; exact: boolean } {
+  const terms: string[] = [];
+  const re = /"([^"]+)"|(\S+)/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(q))) terms.push((m[1] ?? m[2]).toLowerCase());
+  const long = terms.filter((t) => t.length >= 3);
+  if (long.length) return { terms: long, exact: false };
+  return { terms: [q.toLowerCase()], exact: true };
+}
+
+function searchExpr(eb: any, q: string, columns: any[]): Expression<SqlBool> {
+  const { terms, exact } = searchTerms(q);
+  if (exact) return eb.or(columns.map((c) => eb(sql`lower(${c})`, '=', terms[0])));
+  return eb.or(columns.map((c) => eb.and(terms.map((t) => sql<SqlBool>`lower(${c}) like ${`%${likeEscape(t)}%`} escape '\\'`))));
+}
+
+export interface ListScope {
+  /** GET /users/:user_id/projects: only that personal namespace; owned/membership do not apply. */
+  namespaceId?: number;
+  /** GET /projects/:id/forks */
+  forkedFrom?: number;
+}
+
+export interface BuiltList {
+  query: any;
+  empty: boolean;
+  orderBy: string;
+  sort: 'asc' | 'desc';
+}
+
+/**
+ * The listing query with every filter and the order. `empty` says the answer is known to be empty
+ * (for example an unknown topic) so no query needs to run.
+ */
+export async function buildListQuery(deps: ServiceDeps, actor: Actor, i: ListInput, scope: ListScope = {}): Promise<BuiltList> {
+  const db = deps.db;
+  const now = deps.clock.now();
+  if ((i.updated_before || i.updated_after) && i.order_by !== 'updated_at') {
+    throw new BadRequestError('`updated_at` filter and `updated_at` sorting must be paired');
+  }
+  const sort = i.sort === 'asc' ? 'asc' : 'desc';
+  let orderBy = i.order_by ?? 'created_at';
+  if (ADMIN_ORDERS.has(orderBy) && !actor.admin) orderBy = 'created_at';
+  const similarity = orderBy === 'similarity' && !!i.search && !!actor.user;
+  if (orderBy === 'similarity' && !similarity) orderBy = 'created_at';
+
+  const auth = actor.user ? await loadAuthorization(deps, actor.user.id) : null;
+  let empty = false;
+  let q: any = db.selectFrom('projects').selectAll('projects');
+  if (!(actor.admin && i.include_pending_delete)) q = q.where('projects.pending_delete', '=', 0);
+
+  // The visibility base set.
+  const restrict = !scope.namespaceId && (i.owned || i.membership || i.min_access_level !== undefined);
+  if (!actor.user) {
+    if (restrict || (scope.namespaceId && i.min_access_level !== undefined)) empty = true;
+    q = q.where('projects.visibility_level', '=', 20);
+  } else if (!scope.namespaceId && i.owned) {
+    const owned = [...auth!.personalNs, ...groupsAtLeast(auth!, AccessLevel.OWNER)];
+    if (owned.length === 0) empty = true;
+    else q = q.where('projects.namespace_id', 'in', owned);
+  } else if (i.min_access_level !== undefined) {
+    q = q.where((eb: any) => authorizedExpr(eb, auth!, i.min_access_level!, now));
+  } else if ((!scope.namespaceId && i.membership) || similarity) {
+    q = q.where((eb: any) => authorizedExpr(eb, auth!, AccessLevel.GUEST, now));
+  } else if (!actor.admin) {
+    q = q.where((eb: any) => visibleExpr(eb, actor, auth, now)!);
+  }
+  if (scope.namespaceId !== undefined) q = q.where('projects.namespace_id', '=', scope.namespaceId);
+  if (scope.forkedFrom !== undefined) q = q.where('projects.forked_from_project_id', '=', scope.forkedFrom);
+
+  // Filters (all AND-ed).
+  if (i.archived !== undefined) q = q.where('projects.archived', '=', i.archived ? 1 : 0);
+  if (i.visibility) q = q.where('projects.visibility_level', '=', { private: 0, internal: 10, public: 20 }[i.visibility]);
+  if (i.id_after !== undefined) q = q.where('projects.id', '>', i.id_after);
+  if (i.id_before !== undefined) q = q.where('projects.id', '<', i.id_before);
+  if (i.last_activity_after) q = q.where('projects.last_activity_at', '>', parseDateTime(i.last_activity_after)!);
+  if (i.last_activity_before) q = q.where('projects.last_activity_at', '<', parseDateTime(i.last_activity_before)!);
+  if (i.updated_after) q = q.where('projects.updated_at', '>=', parseDateTime(i.updated_after)!);
+  if (i.updated_before) q = q.where('projects.updated_at', '<=', parseDateTime(i.updated_before)!);
+  if (i.starred && actor.user) {
+    q = q.where('projects.id', 'in', db.selectFrom('users_star_projects').select('project_id').where('user_id', '=', actor.user.id));
+  }
+  if (i.imported && actor.user) q = q.where('projects.creator_id', '=', actor.user.id).where('projects.import_type', 'is not', null);
+  if (i.repository_checksum_failed || i.wiki_checksum_failed) empty = true; // no checksum has ever failed
+  if (i.repository_storage !== undefined && actor.admin) q = q.where('projects.repository_storage', '=', i.repository_storage);
+  for (const [flag, col] of [[i.with_issues_enabled, 'issues_access_level'], [i.with_merge_requests_enabled, 'merge_requests_access_level']] as const) {
+    if (!flag) continue;
+    // The feature must be available to the caller: enabled, or members-only and the caller a member.
+    if (actor.admin) q = q.where(`projects.${col}`, '>=', FEATURE_LEVEL.private);
+    else if (!auth) q = q.where(`projects.${col}`, '>=', FEATURE_LEVEL.enabled);
+    else q = q.where((eb: any) => eb.or([
+      eb(`projects.${col}`, '>=', FEATURE_LEVEL.enabled),
+      eb.and([eb(`projects.${col}`, '=', FEATURE_LEVEL.private), authorizedExpr(eb, auth, AccessLevel.GUEST, now)]),
+    ]));
+  }
+  if (i.with_programming_language) {
+    q = q.where('projects.id', 'in', db.selectFrom('project_languages').select('project_id').where('name_lower', '=', i.with_programming_language.toLowerCase()));
+  }
+  const topicNames = [...new Set((Array.isArray(i.topic) ? i.topic : i.topic ? [i.topic] : []).flatMap((t) => String(t).split(',')).map((t) => t.trim().toLowerCase()).filter(Boolean))];
+  if (topicNames.length) {
+    const found = await db.selectFrom('topics').select(['id', 'name_lower']).where('name_lower', 'in', topicNames).execute();
+    if (found.length < topicNames.length) empty = true;
+    for (const t of found) q = q.where('projects.id', 'in', db.selectFrom('project_topics').select('project_id').where('topic_id', '=', t.id));
+  }
+  if (i.topic_id !== undefined) q = q.where('projects.id', 'in', db.selectFrom('project_topics').select('project_id').where('topic_id', '=', i.topic_id));
+  if (actor.admin && i.custom_attributes && typeof i.custom_attributes === 'object') {
+    for (const [k, v] of Object.entries(i.custom_attributes)) {
+      q = q.where('projects.id', 'in', db.selectFrom('project_custom_attributes').select('project_id').where('key', '=', k).where('value', '=', String(v)));
+    }
+  }
+  if (i.search) {
+    if (i.search_namespaces) {
+      q = q.innerJoin('namespaces as sns', 'sns.id', 'projects.namespace_id');
+      q = q.where((eb: any) => searchExpr(eb, i.search!, [sql.ref('projects.full_path'), sql`(sns.full_name || ' / ' || projects.name)`, sql.ref('projects.description')]));
+    } else {
+      q = q.where((eb: any) => searchExpr(eb, i.search!, [sql.ref('projects.path'), sql.ref('projects.name'), sql.ref('projects.description')]));
+    }
+  }
+
+  // Order: created_at is the id order; every other column gets an id tie-breaker in the same direction.
+  if (similarity) {
+    const s = i.search!.toLowerCase();
+    const pattern = `${likeEscape(s)}%`;
+    q = q.orderBy(sql`case when lower(projects.path) = ${s} or lower(projects.name) = ${s} then 0 when lower(projects.path) like ${pattern} escape '\\' or lower(projects.name) like ${pattern} escape '\\' then 1 else 2 end`, 'asc').orderBy('projects.id', 'desc');
+  } else if (orderBy === 'id' || orderBy === 'created_at') {
+    q = q.orderBy('projects.id', sort);
+  } else if (ADMIN_ORDERS.has(orderBy)) {
+    q = q.leftJoin('project_statistics as ps', 'ps.project_id', 'projects.id')
+      .orderBy(sql`coalesce(${sql.ref(`ps.${orderBy}`)}, 0)`, sort).orderBy('projects.id', sort);
+  } else {
+    q = q.orderBy(`projects.${orderBy}`, sort).orderBy('projects.id', sort);
+  }
+  return { query: q, empty, orderBy, sort };
+}

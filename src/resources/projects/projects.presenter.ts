@@ -1,0 +1,314 @@
+import type { Selectable } from 'kysely';
+import type { ServiceDeps } from '../../platform/deps.ts';
+import type { DB } from '../../platform/db/schema.ts';
+import type { Actor } from '../../http/auth.ts';
+import { iso, isoDate, webUrl } from '../../http/format.ts';
+import { AccessLevel, projectAccessLevels, visibilityName, type ProjectAccess } from '../../platform/membership.ts';
+import { userBasic } from '../users/users.presenter.ts';
+import { FEATURE_LEVEL, featureAvailable, featureLevelName, settingsOf, type Namespace, type Project } from './projects.service.ts';
+
+// Project entities in the reference's field order. Everything a page needs is loaded in one batch
+// (a constant number of queries whatever the page size), then each row is rendered from memory.
+
+type NsRow = Pick<Namespace, 'id' | 'name' | 'path' | 'kind' | 'full_path' | 'full_name' | 'parent_id' | 'owner_id'>;
+type Stats = Selectable<DB['project_statistics']>;
+
+export interface PresentOptions {
+  full: boolean;
+  statistics?: boolean;
+  customAttributes?: boolean;
+}
+
+export interface Presentation {
+  base: string;
+  actor: Actor;
+  opts: PresentOptions;
+  namespaces: Map<number, NsRow>;
+  topics: Map<number, string[]>;
+  access: Map<number, ProjectAccess>;
+  owners: Map<number, Selectable<DB['users']>>;
+  shared: Map<number, Array<{ group_id: number; group_name: string; group_full_path: string; group_access_level: number; expires_at: string | null }>>;
+  forkedFrom: Map<number, Project>;
+  stats: Map<number, Stats>;
+  custom: Map<number, Array<{ key: string; value: string }>>;
+}
+
+const NO_ACCESS: ProjectAccess = { project: null, group: null, effective: 0 };
+
+/** Loads what the rows' entities need in a constant number of queries. */
+export async function loadPresentation(deps: ServiceDeps, actor: Actor, rows: Project[], opts: PresentOptions): Promise<Presentation> {
+  const db = deps.db;
+  const ids = rows.map((r) => r.id);
+  const forkIds = [...new Set(rows.map((r) => r.forked_from_project_id).filter((x): x is number => x !== null))];
+  const pres: Presentation = {
+    base: deps.config.externalUrl, actor, opts, namespaces: new Map(), topics: new Map(), access: new Map(), owners: new Map(),
+    shared: new Map(), forkedFrom: new Map(), stats: new Map(), custom: new Map(),
+  };
+  if (rows.length === 0) return pres;
+  const now = deps.clock.now();
+  const needAccess = !!actor.user && (opts.full || opts.statistics || rows.some((r) => r.repository_access_level < FEATURE_LEVEL.enabled));
+  const forkRows = opts.full && forkIds.length ? await db.selectFrom('projects').selectAll().where('id', 'in', forkIds).where('pending_delete', '=', 0).execute() : [];
+  const nsIds = [...new Set([...rows, ...forkRows].map((r) => r.namespace_id))];
+  const allIds = [...ids, ...forkRows.map((r) => r.id)];
+  const [namespaces, topics, access, shared, stats, custom] = await Promise.all([
+    db.selectFrom('namespaces').select(['id', 'name', 'path', 'kind', 'full_path', 'full_name', 'parent_id', 'owner_id']).where('id', 'in', nsIds).execute(),
+    db.selectFrom('project_topics').innerJoin('topics', 'topics.id', 'project_topics.topic_id')
+      .select(['project_topics.project_id', 'topics.name']).where('project_topics.project_id', 'in', allIds).execute(),
+    needAccess ? projectAccessLevels(db, actor.user!.id, [...rows, ...forkRows], now) : Promise.resolve(new Map<number, ProjectAccess>()),
+    opts.full
+      ? db.selectFrom('project_group_links as l').innerJoin('namespaces as g', 'g.id', 'l.group_id')
+        .select(['l.project_id', 'l.group_id', 'l.group_access', 'l.expires_at', 'g.name', 'g.full_path'])
+        .where('l.project_id', 'in', ids).orderBy('l.id').execute()
+      : Promise.resolve([]),
+    opts.statistics ? db.selectFrom('project_statistics').selectAll().where('project_id', 'in', ids).execute() : Promise.resolve([]),
+    opts.customAttributes ? db.selectFrom('project_custom_attributes').select(['project_id', 'key', 'value']).where('project_id', 'in', ids).orderBy('key').execute() : Promise.resolve([]),
+  ]);
+  for (const n of namespaces) pres.namespaces.set(n.id, n);
+  for (const t of topics) {
+    const list = pres.topics.get(t.project_id) ?? [];
+    list.push(t.name);
+    pres.topics.set(t.project_id, list);
+  }
+  for (const list of pres.topics.values()) list.sort();
+  pres.access = access;
+  for (const s of shared) {
+    const list = pres.shared.get(s.project_id) ?? [];
+    list.push({ group_id: s.group_id, group_name: s.name, group_full_path: s.full_path, group_access_level: s.group_access, expires_at: isoDate(s.expires_at) });
+    pres.shared.set(s.project_id, list);
+  }
+  for (const s of stats) pres.stats.set(s.project_id, s);
+  for (const c of custom) {
+    const list = pres.custom.get(c.project_id) ?? [];
+    list.push({ key: c.key, value: c.value });
+    pres.custom.set(c.project_id, list);
+  }
+  const ownerIds = opts.full ? [...new Set(namespaces.filter((n) => n.kind === 'user' && n.owner_id !== null).map((n) => n.owner_id!))] : [];
+  if (ownerIds.length) for (const u of await db.selectFrom('users').selectAll().where('id', 'in', ownerIds).execute()) pres.owners.set(u.id, u);
+  // A fork's source is shown only when the caller can read it.
+  for (const f of forkRows) {
+    const level = access.get(f.id)?.effective ?? 0;
+    if (actor.admin || f.visibility_level >= 20 || (f.visibility_level >= 10 && actor.user && !actor.user.external) || level >= AccessLevel.GUEST) pres.forkedFrom.set(f.id, f);
+  }
+  return pres;
+}
+
+function levelOf(pres: Presentation, p: Project): number {
+  if (pres.actor.admin) return AccessLevel.OWNER;
+  return pres.access.get(p.id)?.effective ?? 0;
+}
+
+function namespaceEntity(ns: NsRow | undefined, base: string) {
+  if (!ns) return null;
+  return {
+    id: ns.id, name: ns.name, path: ns.path, kind: ns.kind, full_path: ns.full_path, parent_id: ns.parent_id, avatar_url: null,
+    web_url: ns.kind === 'user' ? webUrl(base, ns.full_path) : webUrl(base, 'groups', ns.full_path),
+  };
+}
+
+function sshUrl(base: string, fullPath: string): string {
+  return `git@${new URL(base).hostname}:${fullPath}.git`;
+}
+
+/** The simple form (BasicProjectDetails as the spec lists it). */
+export function simpleProject(p: Project, pres: Presentation): Record<string, unknown> {
+  const base = pres.base;
+  const ns = pres.namespaces.get(p.namespace_id);
+  const topics = pres.topics.get(p.id) ?? [];
+  const readCode = featureAvailable(p.repository_access_level, levelOf(pres, p), pres.actor.admin);
+  const out: Record<string, unknown> = {
+    id: p.id,
+    description: p.description,
+    name: p.name,
+    name_with_namespace: ns ? `${ns.full_name} / ${p.name}` : p.name,
+    path: p.path,
+    path_with_namespace: p.full_path,
+    created_at: iso(p.created_at),
+  };
+  if (readCode) out.default_branch = p.default_branch ?? 'main';
+  out.tag_list = topics;
+  out.topics = topics;
+  out.ssh_url_to_repo = sshUrl(base, p.full_path);
+  out.http_url_to_repo = `${webUrl(base, p.full_path)}.git`;
+  out.web_url = webUrl(base, p.full_path);
+  out.avatar_url = null;
+  out.star_count = p.star_count;
+  out.last_activity_at = iso(p.last_activity_at);
+  out.namespace = namespaceEntity(ns, base);
+  if (pres.opts.customAttributes) out.custom_attributes = pres.custom.get(p.id) ?? [];
+  return out;
+}
+
+function statisticsEntity(s: Stats | undefined) {
+  return {
+    commit_count: s?.commit_count ?? 0,
+    storage_size: s?.storage_size ?? 0,
+    repository_size: s?.repository_size ?? 0,
+    wiki_size: s?.wiki_size ?? 0,
+    lfs_objects_size: s?.lfs_objects_size ?? 0,
+    job_artifacts_size: s?.job_artifacts_size ?? 0,
+    pipeline_artifacts_size: s?.pipeline_artifacts_size ?? 0,
+    packages_size: s?.packages_size ?? 0,
+    snippets_size: s?.snippets_size ?? 0,
+    uploads_size: s?.uploads_size ?? 0,
+  };
+}
+
+const access = (level: number | null) => (level === null ? null : { access_level: level, notification_level: 3 });
+
+/** The full form (ProjectWithAccess): the simple fields, then details that depend on the caller's role. */
+export function fullProject(p: Project, pres: Presentation): Record<string, unknown> {
+  const base = pres.base;
+  const admin = pres.actor.admin;
+  const level = levelOf(pres, p);
+  const acc = pres.access.get(p.id) ?? NO_ACCESS;
+  const s = settingsOf(p);
+  const ns = pres.namespaces.get(p.namespace_id);
+  const readCode = featureAvailable(p.repository_access_level, level, admin);
+  const issues = featureAvailable(p.issues_access_level, level, admin);
+  const mrs = featureAvailable(p.merge_requests_access_level, level, admin);
+  const maintainer = admin || level >= AccessLevel.MAINTAINER;
+  const web = webUrl(base, p.full_path);
+  const api = webUrl(base, 'api/v4/projects', String(p.id));
+  const topics = pres.topics.get(p.id) ?? [];
+  const level2 = (name: string) => (s as any)[`${name}_access_level`] as string;
+
+  const out: Record<string, unknown> = {
+    id: p.id,
+    description: p.description,
+    name: p.name,
+    name_with_namespace: ns ? `${ns.full_name} / ${p.name}` : p.name,
+    path: p.path,
+    path_with_namespace: p.full_path,
+    created_at: iso(p.created_at),
+  };
+  if (readCode) out.default_branch = p.default_branch ?? 'main';
+  out.tag_list = topics;
+  out.topics = topics;
+  out.ssh_url_to_repo = sshUrl(base, p.full_path);
+  out.http_url_to_repo = `${web}.git`;
+  out.web_url = web;
+  if (readCode) {
+    out.readme_url = p.readme_path ? `${web}/-/blob/${p.default_branch ?? 'main'}/${p.readme_path}` : null;
+    out.forks_count = p.forks_count;
+  }
+  out.avatar_url = null;
+  out.star_count = p.star_count;
+  out.last_activity_at = iso(p.last_activity_at);
+  out.namespace = namespaceEntity(ns, base);
+  if (pres.opts.customAttributes) out.custom_attributes = pres.custom.get(p.id) ?? [];
+  if (admin) out.repository_storage = p.repository_storage;
+  const source = p.forked_from_project_id !== null ? pres.forkedFrom.get(p.forked_from_project_id) : undefined;
+  if (source) out.forked_from_project = simpleProject(source, pres);
+  if (level2('container_registry') !== 'disabled') out.container_registry_image_prefix = `${new URL(base).host}/${p.full_path_lower}`;
+  out._links = {
+    self: api,
+    ...(issues ? { issues: `${api}/issues` } : {}),
+    ...(mrs ? { merge_requests: `${api}/merge_requests` } : {}),
+    repo_branches: `${api}/repository/branches`,
+    labels: `${api}/labels`,
+    events: `${api}/events`,
+    members: `${api}/members`,
+    cluster_agents: `${api}/cluster_agents`,
+  };
+  out.packages_enabled = s.packages_enabled;
+  out.empty_repo = !!p.empty_repo;
+  out.archived = !!p.archived;
+  out.visibility = visibilityName(p.visibility_level);
+  if (ns?.kind === 'user' && ns.owner_id !== null && pres.owners.has(ns.owner_id)) out.owner = userBasic(pres.owners.get(ns.owner_id)!, base);
+  out.resolve_outdated_diff_discussions = s.resolve_outdated_diff_discussions;
+  out.container_expiration_policy = {
+    cadence: '1d', enabled: s.container_expiration_policy_enabled, keep_n: 10, older_than: '90d', name_regex: '.*',
+    name_regex_keep: null, next_run_at: iso(p.created_at + 86_400_000),
+  };
+  out.issues_enabled = p.issues_access_level > 0;
+  out.merge_requests_enabled = p.merge_requests_access_level > 0;
+  out.wiki_enabled = level2('wiki') !== 'disabled';
+  out.jobs_enabled = level2('builds') !== 'disabled';
+  out.snippets_enabled = level2('snippets') !== 'disabled';
+  out.container_registry_enabled = level2('container_registry') !== 'disabled';
+  out.service_desk_enabled = s.service_desk_enabled;
+  out.can_create_merge_request_in = mrs && (admin || level >= AccessLevel.DEVELOPER);
+  out.issues_access_level = featureLevelName(p.issues_access_level);
+  out.repository_access_level = featureLevelName(p.repository_access_level);
+  out.merge_requests_access_level = featureLevelName(p.merge_requests_access_level);
+  out.forking_access_level = featureLevelName(p.forking_access_level);
+  out.wiki_access_level = level2('wiki');
+  out.builds_access_level = level2('builds');
+  out.snippets_access_level = level2('snippets');
+  out.pages_access_level = level2('pages');
+  out.analytics_access_level = level2('analytics');
+  out.container_registry_access_level = level2('container_registry');
+  out.security_and_compliance_access_level = level2('security_and_compliance');
+  out.requirements_access_level = level2('requirements');
+  out.emails_disabled = s.emails_disabled;
+  out.emails_enabled = !s.emails_disabled;
+  out.shared_runners_enabled = s.shared_runners_enabled;
+  out.lfs_enabled = s.lfs_enabled;
+  out.creator_id = p.creator_id;
+  if (p.forked_from_project_id !== null) out.mr_default_target_self = s.mr_default_target_self;
+  if (maintainer) {
+    out.import_url = p.import_url;
+    out.import_type = p.import_type;
+  }
+  out.import_status = p.import_status;
+  if (admin) out.import_error = p.import_error;
+  if (issues) out.open_issues_count = 0;
+  out.description_html = descriptionHtml(p.description);
+  out.updated_at = iso(p.updated_at);
+  if (maintainer) {
+    out.ci_default_git_depth = s.ci_default_git_depth;
+    out.ci_forward_deployment_enabled = s.ci_forward_deployment_enabled;
+    out.ci_forward_deployment_rollback_allowed = s.ci_forward_deployment_rollback_allowed;
+    out.ci_job_token_scope_enabled = s.ci_job_token_scope_enabled;
+    out.ci_separated_caches = s.ci_separated_caches;
+    out.ci_allow_fork_pipelines_to_run_in_parent_project = s.ci_allow_fork_pipelines_to_run_in_parent_project;
+    out.keep_latest_artifact = s.keep_latest_artifact;
+    out.restrict_user_defined_variables = s.restrict_user_defined_variables;
+    out.runners_token = p.runners_token;
+    out.runner_token_expiration_interval = s.runner_token_expiration_interval;
+    out.group_runners_enabled = s.group_runners_enabled;
+    out.auto_cancel_pending_pipelines = s.auto_cancel_pending_pipelines;
+    out.build_timeout = s.build_timeout;
+    out.auto_devops_enabled = s.auto_devops_enabled;
+    out.auto_devops_deploy_strategy = s.auto_devops_deploy_strategy;
+  }
+  if (readCode) out.ci_config_path = s.ci_config_path;
+  out.public_jobs = s.public_jobs;
+  out.shared_with_groups = pres.shared.get(p.id) ?? [];
+  out.only_allow_merge_if_pipeline_succeeds = s.only_allow_merge_if_pipeline_succeeds;
+  out.allow_merge_on_skipped_pipeline = s.allow_merge_on_skipped_pipeline;
+  out.request_access_enabled = s.request_access_enabled;
+  out.only_allow_merge_if_all_discussions_are_resolved = s.only_allow_merge_if_all_discussions_are_resolved;
+  out.remove_source_branch_after_merge = s.remove_source_branch_after_merge;
+  out.printing_merge_request_link_enabled = s.printing_merge_request_link_enabled;
+  out.merge_method = s.merge_method;
+  out.squash_option = s.squash_option;
+  out.enforce_auth_checks_on_uploads = s.enforce_auth_checks_on_uploads;
+  out.suggestion_commit_message = s.suggestion_commit_message;
+  out.merge_commit_template = s.merge_commit_template;
+  out.squash_commit_template = s.squash_commit_template;
+  out.issue_branch_template = s.issue_branch_template;
+  if (pres.opts.statistics && (admin || level >= AccessLevel.REPORTER)) out.statistics = statisticsEntity(pres.stats.get(p.id));
+  out.autoclose_referenced_issues = s.autoclose_referenced_issues;
+  out.external_authorization_classification_label = s.external_authorization_classification_label;
+  out.requirements_enabled = level2('requirements') !== 'disabled';
+  out.security_and_compliance_enabled = level2('security_and_compliance') !== 'disabled';
+  out.compliance_frameworks = [];
+  out.marked_for_deletion_at = isoDate(p.marked_for_deletion_at);
+  out.marked_for_deletion_on = isoDate(p.marked_for_deletion_at);
+  out.permissions = { project_access: access(acc.project), group_access: access(acc.group) };
+  return out;
+}
+
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** The description as HTML: escaped text in paragraphs (no markup is rendered, so nothing unsafe passes). */
+export function descriptionHtml(d: string | null): string {
+  if (!d) return '';
+  const esc = d.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+  return esc.split(/\n{2,}/).map((para) => `<p>${para.replace(/\n/g, '<br>')}</p>`).join('\n');
+}
+
+export function presentOne(p: Project, pres: Presentation): Record<string, unknown> {
+  return pres.opts.full ? fullProject(p, pres) : simpleProject(p, pres);
+}
