@@ -373,12 +373,12 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
   if (Object.keys(errors).length) throw new ValidationError(errors);
 
   const now = deps.clock.now();
-  const shard = pickStorage(deps.config.storage);
+  const shard = pickStorage(deps.config);
   const project = await deps.db.transaction().execute(async (trx) => {
     const row = await trx.insertInto('projects').values({
       namespace_id: ns.id, name, path, full_path: fullPath, full_path_lower: fullPath.toLowerCase(),
       description: input.description ?? null, visibility_level: vis, creator_id: user.id, archived: 0,
-      default_branch: defaultBranch, repository_storage: shard.name, repository_read_only: 0, empty_repo: 1, pending_delete: 0,
+      default_branch: defaultBranch, repository_storage: shard, repository_read_only: 0, empty_repo: 1, pending_delete: 0,
       created_at: now, updated_at: now, last_activity_at: now, forked_from_project_id: null,
       import_url: input.import_url || null, import_type: input.import_url ? 'git' : null, import_status: input.import_url ? 'scheduled' : 'none',
       import_error: null, readme_path: null, marked_for_deletion_at: null, runners_token: newSecret('GR1348941', 15),
@@ -396,14 +396,14 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
     return row;
   });
 
-  const repo = repositoryPath(deps.config, shard.name, project.id);
+  const repo = repositoryPath(deps.config, shard, project.id);
   try {
     await initRepository(repo, defaultBranch);
     if (input.initialize_with_readme) {
       await commitReadme(repo, defaultBranch, `# ${name}\n\n${input.description ?? ''}\n`, { name: user.name, email: user.email }, now);
     }
   } catch (e) {
-    removeRepository(repo);
+    await removeRepository(repo).catch(() => {});
     await deps.db.deleteFrom('projects').where('id', '=', project.id).execute();
     throw e;
   }
@@ -485,7 +485,7 @@ export async function updateProject(deps: ServiceDeps, ctx: ProjectContext, inpu
 export async function deleteProject(deps: ServiceDeps, p: Project): Promise<void> {
   const now = deps.clock.now();
   await deps.db.updateTable('projects').set({ pending_delete: 1, marked_for_deletion_at: now, updated_at: now }).where('id', '=', p.id).execute();
-  removeRepository(projectRepositoryPath(deps, p));
+  await removeRepository(projectRepositoryPath(deps, p));
   await deps.db.transaction().execute(async (trx) => {
     const topicIds = (await trx.selectFrom('project_topics').select('topic_id').where('project_id', '=', p.id).execute()).map((r) => r.topic_id);
     if (topicIds.length) await trx.updateTable('topics').set((eb) => ({ total_projects_count: eb('total_projects_count', '-', 1) })).where('id', 'in', topicIds).execute();
@@ -595,13 +595,13 @@ export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectC
     throw new RuleError('conflict', conflict);
   }
   const now = deps.clock.now();
-  const shard = pickStorage(deps.config.storage);
+  const shard = pickStorage(deps.config);
   const settings = settingsOf(src);
   const fork = await deps.db.transaction().execute(async (trx) => {
     const row = await trx.insertInto('projects').values({
       namespace_id: ns.id, name, path, full_path: fullPath, full_path_lower: fullPath.toLowerCase(),
       description: input.description ?? src.description, visibility_level: vis, creator_id: user.id, archived: 0,
-      default_branch: src.default_branch, repository_storage: shard.name, repository_read_only: 0, empty_repo: src.empty_repo,
+      default_branch: src.default_branch, repository_storage: shard, repository_read_only: 0, empty_repo: src.empty_repo,
       pending_delete: 0, created_at: now, updated_at: now, last_activity_at: now, forked_from_project_id: src.id,
       issues_access_level: src.issues_access_level, merge_requests_access_level: src.merge_requests_access_level,
       repository_access_level: src.repository_access_level, forking_access_level: src.forking_access_level,
@@ -623,11 +623,11 @@ export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectC
     await trx.updateTable('projects').set((eb) => ({ forks_count: eb('forks_count', '+', 1) })).where('id', '=', src.id).execute();
     return row;
   });
-  const to = repositoryPath(deps.config, shard.name, fork.id);
+  const to = repositoryPath(deps.config, shard, fork.id);
   try {
     await copyRepository(projectRepositoryPath(deps, src), to, src.default_branch ?? 'main');
   } catch (e) {
-    removeRepository(to);
+    await removeRepository(to).catch(() => {});
     await deps.db.deleteFrom('projects').where('id', '=', fork.id).execute();
     await deps.db.updateTable('projects').set((eb) => ({ forks_count: eb('forks_count', '-', 1) })).where('id', '=', src.id).execute();
     throw e;
