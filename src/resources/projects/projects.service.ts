@@ -407,7 +407,7 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
     await deps.db.deleteFrom('projects').where('id', '=', project.id).execute();
     throw e;
   }
-  if (input.initialize_with_readme) await refreshRepositoryFacts(deps, project);
+  await refreshRepositoryFacts(deps, project);
   return reload(deps, project.id);
 }
 
