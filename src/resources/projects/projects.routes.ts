@@ -136,8 +136,9 @@ async function presentProjects(req: ApiRequest<any>, rows: Project[], o: { simpl
 }
 
 /** One page of a project listing: keyset by id when asked, otherwise offset with the 50,000 cap. */
-async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: ListScope = {}) {
-  const i = req.input as ListInput & { page?: number; per_page?: number };
+async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: ListScope = {}, only?: Record<string, unknown>) {
+  // Only the route's declared parameters filter (GET /users/:id/projects has fewer than GET /projects).
+  const i = (only ? Object.fromEntries(Object.entries(req.input).filter(([k]) => k in only)) : req.input) as ListInput & { page?: number; per_page?: number };
   const keyset = i.pagination === 'keyset';
   if (keyset && i.order_by !== 'id') return sendRendered(reply, keysetUnavailable);
   const p = pageParams(i);
@@ -374,7 +375,7 @@ export const projectRoutes: RouteDef<any>[] = [
         setOffsetHeaders(req, reply, pageParams(req.input), 0, false);
         return [];
       }
-      return listProjects(req, reply, { namespaceId: ns.id });
+      return listProjects(req, reply, { namespaceId: ns.id }, UserListParams);
     },
   },
 ];
