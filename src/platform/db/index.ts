@@ -37,7 +37,7 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
     handle.pragma('synchronous = NORMAL');
     handle.pragma('foreign_keys = ON');
     handle.pragma('busy_timeout = 5000');
-    db = new Kysely<DB>({ dialect: new SqliteDialect({ database: handle }) });
+    db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
   }
   (db as any).__dialect = dialect;
 
@@ -65,4 +65,29 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
       await db.destroy();
     },
   };
+}
+
+/**
+ * Reuses prepared statements by SQL text: the query builder produces the same text for the same query
+ * shape, and preparing is a large part of a small query's cost. A statement still being iterated is busy
+ * and cannot be reused, so such a caller gets a fresh one.
+ */
+function withStatementCache(handle: SQLite.Database): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = handle.prepare.bind(handle);
+  const cached = (text: string) => {
+    let stmt = cache.get(text);
+    if (stmt && !stmt.busy) return stmt;
+    stmt = prepare(text);
+    if (cache.size >= 2000) cache.clear();
+    cache.set(text, stmt);
+    return stmt;
+  };
+  return new Proxy(handle, {
+    get(target, prop) {
+      if (prop === 'prepare') return cached;
+      const v = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
 }

@@ -4,7 +4,9 @@ import type { Actor } from '../../http/auth.ts';
 import { parseDateTime } from '../../http/params.ts';
 import { AccessLevel, ancestorIds } from '../../platform/membership.ts';
 import { BadRequestError } from '../../platform/errors.ts';
-import { FEATURE_LEVEL } from './projects.service.ts';
+import { FEATURE_LEVEL, type Project } from './projects.service.ts';
+import { projectsGeneration } from './projects.events.ts';
+import type { ProjectAccess } from '../../platform/membership.ts';
 
 // The project listing: the visibility base set of the caller, every filter of GET /projects, and the
 // order with its id tie-breaker, as one SQL query (the authorisation sets are computed first, in at
@@ -139,6 +141,8 @@ export interface ListScope {
 
 export interface BuiltList {
   query: any;
+  /** The caller's authorisation (null when anonymous), reused to compute per-row access. */
+  auth: Authorization | null;
   empty: boolean;
   orderBy: string;
   sort: 'asc' | 'desc';
@@ -246,5 +250,61 @@ export async function buildListQuery(deps: ServiceDeps, actor: Actor, i: ListInp
   } else {
     q = q.orderBy(`projects.${orderBy}`, sort).orderBy('projects.id', sort);
   }
-  return { query: q, empty, orderBy, sort };
+  return { query: q, empty, orderBy, sort, auth };
+}
+
+/**
+ * The caller's access to a page of projects from the authorisation already loaded for the listing:
+ * only the page's direct memberships and group shares remain to be read (two queries, in parallel).
+ */
+export async function accessFromAuthorization(deps: ServiceDeps, a: Authorization, rows: Array<Pick<Project, 'id' | 'namespace_id'>>): Promise<Map<number, ProjectAccess>> {
+  const out = new Map<number, ProjectAccess>();
+  if (rows.length === 0) return out;
+  const now = deps.clock.now();
+  const pageIds = rows.map((r) => r.id);
+  const groups = [...a.groupLevels.keys()];
+  const [direct, links] = await Promise.all([
+    deps.db.selectFrom('members').select(['source_id', 'access_level'])
+      .where('source_type', '=', 'Project').where('user_id', '=', a.userId).where('source_id', 'in', pageIds)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)])).execute(),
+    groups.length
+      ? deps.db.selectFrom('project_group_links').select(['project_id', 'group_id', 'group_access'])
+        .where('project_id', 'in', pageIds).where('group_id', 'in', groups)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)])).execute()
+      : Promise.resolve([]),
+  ]);
+  const directById = new Map(direct.map((d) => [d.source_id, d.access_level]));
+  const shared = new Map<number, number>();
+  for (const l of links) {
+    const level = Math.min(l.group_access, a.groupLevels.get(l.group_id) ?? 0);
+    if (level > (shared.get(l.project_id) ?? 0)) shared.set(l.project_id, level);
+  }
+  const personal = new Set(a.personalNs);
+  for (const r of rows) {
+    const project = directById.get(r.id) ?? null;
+    const group = a.groupLevels.get(r.namespace_id) ?? null;
+    const owner = personal.has(r.namespace_id) ? AccessLevel.OWNER : 0;
+    out.set(r.id, { project, group, effective: Math.max(project ?? 0, group ?? 0, owner, shared.get(r.id) ?? 0) });
+  }
+  return out;
+}
+
+// Counting stops at 10,001, but for a large base set even that is the costliest part of a page. A count
+// that reached the cap is remembered for a minute (per caller and filters) and forgotten when a project
+// changes in this process; counts under the cap are always exact.
+const overCap = new Map<string, { at: number; gen: number }>();
+const COUNT_CACHE_MS = 60_000;
+
+export async function cappedCount(deps: ServiceDeps, key: string, query: any, limit: number): Promise<number | null> {
+  const hit = overCap.get(key);
+  if (hit && hit.gen === projectsGeneration() && Date.now() - hit.at < COUNT_CACHE_MS) return null;
+  const inner = query.clearSelect().clearOrderBy().select(sql<number>`1`.as('one')).limit(limit + 1);
+  const counted = await sql<{ n: number | string }>`select count(*) as n from (${inner}) as counted`.execute(deps.db);
+  const n = Number(counted.rows[0]?.n ?? 0);
+  if (n > limit) {
+    if (overCap.size >= 10_000) overCap.clear();
+    overCap.set(key, { at: Date.now(), gen: projectsGeneration() });
+    return null;
+  }
+  return n;
 }

@@ -15,6 +15,8 @@ type Stats = Selectable<DB['project_statistics']>;
 
 export interface PresentOptions {
   full: boolean;
+  /** The caller's access to the rows when already known (the single-project lookup, the listing). */
+  access?: Map<number, ProjectAccess> | Promise<Map<number, ProjectAccess>>;
   statistics?: boolean;
   customAttributes?: boolean;
 }
@@ -54,7 +56,9 @@ export async function loadPresentation(deps: ServiceDeps, actor: Actor, rows: Pr
     db.selectFrom('namespaces').select(['id', 'name', 'path', 'kind', 'full_path', 'full_name', 'parent_id', 'owner_id']).where('id', 'in', nsIds).execute(),
     db.selectFrom('project_topics').innerJoin('topics', 'topics.id', 'project_topics.topic_id')
       .select(['project_topics.project_id', 'topics.name']).where('project_topics.project_id', 'in', allIds).execute(),
-    needAccess ? projectAccessLevels(db, actor.user!.id, [...rows, ...forkRows], now) : Promise.resolve(new Map<number, ProjectAccess>()),
+    !needAccess ? Promise.resolve(new Map<number, ProjectAccess>())
+      : opts.access && forkRows.length === 0 ? opts.access
+        : projectAccessLevels(db, actor.user!.id, [...rows, ...forkRows], now),
     opts.full
       ? db.selectFrom('project_group_links as l').innerJoin('namespaces as g', 'g.id', 'l.group_id')
         .select(['l.project_id', 'l.group_id', 'l.group_access', 'l.expires_at', 'g.name', 'g.full_path'])

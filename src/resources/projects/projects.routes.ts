@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, DateOnly, DateTime, Enum, Input, Int, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
-import { pageParams, paginateQuery, setKeysetLink, setOffsetHeaders } from '../../http/pagination.ts';
-import { findProject, requireProjectLevel } from '../../http/access.ts';
+import { COUNT_LIMIT, pageParams, paginateQuery, setKeysetLink, setOffsetHeaders } from '../../http/pagination.ts';
+import { findProject, requireProjectLevel, type ProjectContext } from '../../http/access.ts';
 import { accepted, keysetUnavailable, offsetLimitExceeded, sendRendered } from '../../http/errors.ts';
 import { iso } from '../../http/format.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
@@ -16,8 +16,8 @@ import {
   COLUMN_FEATURES, SETTING_FEATURES, SETTING_PARAMS, createProject, deleteProject, forkProject, personalNamespace, reload,
   setArchived, setCustomAttribute, setStar, shareProject, transferProject, unshareProject, updateProject, type Project,
 } from './projects.service.ts';
-import { ORDER_BY, USER_ORDER_BY, buildListQuery, type ListInput, type ListScope } from './projects.list.ts';
-import { loadPresentation, presentOne } from './projects.presenter.ts';
+import { ORDER_BY, USER_ORDER_BY, accessFromAuthorization, buildListQuery, cappedCount, type ListInput, type ListScope } from './projects.list.ts';
+import { loadPresentation, presentOne, type PresentOptions } from './projects.presenter.ts';
 
 const OFFSET_LIMIT = 50_000;
 const Visibility = Enum(['private', 'internal', 'public'] as const);
@@ -127,13 +127,16 @@ function wantsFull(actor: Actor, simple: boolean | undefined): boolean {
   return !!actor.user && !simple;
 }
 
-async function presentProjects(req: ApiRequest<any>, rows: Project[], o: { simple?: boolean; statistics?: boolean; customAttributes?: boolean }) {
+async function presentProjects(req: ApiRequest<any>, rows: Project[], o: { simple?: boolean; statistics?: boolean; customAttributes?: boolean; access?: PresentOptions['access'] }) {
   const actor = req.actor;
   const pres = await loadPresentation(req.server, actor, rows, {
     full: wantsFull(actor, o.simple), statistics: !!o.statistics && !!actor.user && !o.simple, customAttributes: !!o.customAttributes && actor.admin,
+    access: o.access,
   });
   return rows.map((r) => presentOne(r, pres));
 }
+
+const NOT_FILTERS = new Set(['page', 'per_page', 'pagination', 'simple', 'statistics', 'with_custom_attributes', 'private_token', 'access_token', 'id']);
 
 /** One page of a project listing: keyset by id when asked, otherwise offset with the 50,000 cap. */
 async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: ListScope = {}, only?: Record<string, unknown>) {
@@ -144,25 +147,36 @@ async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: Li
   const p = pageParams(i);
   if (!keyset && p.page * p.perPage > OFFSET_LIMIT) return sendRendered(reply, offsetLimitExceeded('Project', OFFSET_LIMIT));
   const built = await buildListQuery(req.server, req.actor, i, scope);
-  let rows: Project[];
+  let rows: Project[] = [];
   if (keyset) {
-    rows = built.empty ? [] : await built.query.limit(p.perPage).execute();
+    if (!built.empty) rows = await built.query.limit(p.perPage).execute();
     const last = rows.at(-1);
     if (last) {
       const bound = built.sort === 'asc' ? { id_after: last.id, id_before: undefined } : { id_before: last.id, id_after: undefined };
       setKeysetLink(req, reply, rows.length, bound);
     }
   } else if (built.empty) {
-    rows = [];
     setOffsetHeaders(req, reply, p, 0, false);
   } else {
-    rows = await paginateQuery(req, reply, built.query, { params: p }) as Project[];
+    const actor = req.actor;
+    const filters = Object.entries(i).filter(([k, v]) => !NOT_FILTERS.has(k) && v !== undefined).sort(([a], [b]) => a.localeCompare(b));
+    const key = JSON.stringify([actor.user?.id ?? 0, actor.admin, scope, filters]);
+    const [total, page] = await Promise.all([
+      cappedCount(req.server, key, built.query, COUNT_LIMIT),
+      built.query.limit(p.perPage + 1).offset((p.page - 1) * p.perPage).execute() as Promise<Project[]>,
+    ]);
+    rows = page;
+    const hasNext = rows.length > p.perPage;
+    if (hasNext) rows.pop();
+    setOffsetHeaders(req, reply, p, total, hasNext);
   }
-  return presentProjects(req, rows, { simple: i.simple, statistics: i.statistics, customAttributes: i.with_custom_attributes });
+  const access = built.auth && !i.simple ? accessFromAuthorization(req.server, built.auth, rows) : undefined;
+  return presentProjects(req, rows, { simple: i.simple, statistics: i.statistics, customAttributes: i.with_custom_attributes, access });
 }
 
-async function presentSingle(req: ApiRequest<any>, p: Project, o: { statistics?: boolean; customAttributes?: boolean } = {}) {
-  return (await presentProjects(req, [p], { statistics: o.statistics, customAttributes: o.customAttributes }))[0];
+async function presentSingle(req: ApiRequest<any>, p: Project, o: { statistics?: boolean; customAttributes?: boolean; ctx?: ProjectContext } = {}) {
+  const access = o.ctx && req.actor.user ? new Map([[p.id, o.ctx.access]]) : undefined;
+  return (await presentProjects(req, [p], { statistics: o.statistics, customAttributes: o.customAttributes, access }))[0];
 }
 
 function atLeastOne(input: Record<string, unknown>, keys: string[]): void {
@@ -202,7 +216,7 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input({ ...idParam, statistics: Opt(Bool({ default: false })), license: Opt(Bool({ default: false })), with_custom_attributes: Opt(Bool({ default: false })) }),
     handler: async (req) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
-      return presentSingle(req, ctx.project, { statistics: req.input.statistics, customAttributes: req.input.with_custom_attributes });
+      return presentSingle(req, ctx.project, { statistics: req.input.statistics, customAttributes: req.input.with_custom_attributes, ctx });
     },
   },
   {
