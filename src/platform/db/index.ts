@@ -37,6 +37,8 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
     handle.pragma('synchronous = NORMAL');
     handle.pragma('foreign_keys = ON');
     handle.pragma('busy_timeout = 5000');
+    // 64 MB of page cache per connection instead of 2 MB: the hot index and table pages stay in memory.
+    handle.pragma('cache_size = -65536');
     db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
   }
   (db as any).__dialect = dialect;

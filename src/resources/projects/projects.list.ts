@@ -71,7 +71,9 @@ export async function loadAuthorization(deps: ServiceDeps, userId: number): Prom
     const direct = new Map(memberships.map((m) => [m.id, m.access_level]));
     // Descendants of every group the user belongs to: traversal paths with the group's path as prefix
     // ("/1/4/" .. "/1/40" is exactly the "/1/4/..." range, since '0' follows '/').
-    const rows = await deps.db.selectFrom('namespaces').select(['id', 'traversal']).where('kind', '=', 'group')
+    // (No filter on kind: ids are unique across namespaces, so only groups lie under a group's prefix,
+    // and the ranges alone let the index answer.)
+    const rows = await deps.db.selectFrom('namespaces').select(['id', 'traversal'])
       .where((eb) => eb.or(memberships.map((m) => eb.and([eb('traversal', '>=', m.traversal), eb('traversal', '<', `${m.traversal.slice(0, -1)}0`)]))))
       .execute();
     for (const g of rows) {
