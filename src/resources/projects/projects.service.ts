@@ -317,6 +317,16 @@ export function projectRepositoryPath(deps: ServiceDeps, project: Pick<Project, 
   return repositoryPath(deps.config, project.repository_storage, project.id);
 }
 
+/**
+ * The project's repository path, creating an empty repository first when there is none on disk (rows
+ * written without repositories, such as benchmark data, read as empty until their first write).
+ */
+export async function ensureProjectRepository(deps: ServiceDeps, project: Pick<Project, 'id' | 'repository_storage' | 'default_branch'>): Promise<string> {
+  const path = projectRepositoryPath(deps, project);
+  await initRepository(path, project.default_branch ?? 'main');
+  return path;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Create
 
