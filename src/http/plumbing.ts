@@ -1,3 +1,4 @@
+import * as nodeCrypto from 'node:crypto';
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
@@ -40,6 +41,12 @@ export function genReqId(req: { headers: Record<string, unknown> }): string {
   return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID().replace(/-/g, '').slice(0, 26).toUpperCase();
 }
 
+// One-shot hashing (Node 20.12+) skips the Hash object per response; the older API is the fallback.
+const oneShot = (nodeCrypto as any).hash as ((alg: string, data: string, enc: string) => string) | undefined;
+function etagDigest(payload: string): string {
+  return oneShot ? oneShot('sha1', payload, 'base64url') : createHash('sha1').update(payload).digest('base64url');
+}
+
 export function installConventions(app: FastifyInstance): void {
   const cfg = app.config;
 
@@ -65,7 +72,7 @@ export function installConventions(app: FastifyInstance): void {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
     const type = String(reply.getHeader('content-type') ?? '');
     if (!type.startsWith('application/json')) return payload;
-    const tag = `W/"${createHash('sha1').update(payload).digest('base64url')}"`;
+    const tag = `W/"${etagDigest(payload)}"`;
     reply.header('etag', tag);
     reply.header('cache-control', 'max-age=0, private, must-revalidate');
     const inm = req.headers['if-none-match'];
