@@ -80,9 +80,12 @@ function home(): string {
 }
 
 let invocations = 0;
-/** Number of git processes started by this process; tests use it to prove caching and batching. */
-export function gitInvocationCount(): number {
-  return invocations;
+const invocationsByRepo = new Map<string, number>();
+/**
+ * Number of git processes started (in total, or with the given gitDir); tests use it to prove caching and batching.
+ */
+export function gitInvocationCount(gitDir?: string): number {
+  return gitDir === undefined ? invocations : (invocationsByRepo.get(gitDir) ?? 0);
 }
 
 export function gitEnv(extra?: Record<string, string>, gitDir?: string): NodeJS.ProcessEnv {
@@ -104,6 +107,7 @@ export function gitEnv(extra?: Record<string, string>, gitDir?: string): NodeJS.
 
 function start(args: string[], opts: GitRunOptions, stdio: StdioOptions): ChildProcess {
   invocations++;
+  if (opts.gitDir) invocationsByRepo.set(opts.gitDir, (invocationsByRepo.get(opts.gitDir) ?? 0) + 1);
   return spawn(settings.binary, args, {
     cwd: opts.gitDir ?? opts.cwd ?? home(),
     env: gitEnv(opts.env, opts.gitDir),

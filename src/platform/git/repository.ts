@@ -17,7 +17,7 @@ import {
   toCommitInfo,
   type CommitInfo,
 } from './commit.ts';
-import { isSafeRevision, isValidBranchName, isValidRefName, isValidTagName, isFullSha, zeroShaLike } from './refs.ts';
+import { isSafeRevision, isValidBranchName, isValidRefName, isValidTagName, isFullSha, zeroShaLike, SHA1_ZERO } from './refs.ts';
 import {
   FileExistsError,
   FileNotFoundError,
@@ -275,7 +275,12 @@ export class Repository {
     await mkdir(repo.path).catch((e: NodeJS.ErrnoException) => {
       throw e.code === 'EEXIST' ? new RepositoryExistsError(repo.path) : e;
     });
-    await runGit(['init', '--bare', '--quiet', `--initial-branch=${defaultBranch}`, '--end-of-options', repo.path]);
+    try {
+      await runGit(['init', '--bare', '--quiet', `--initial-branch=${defaultBranch}`, '--end-of-options', repo.path]);
+    } catch (e) {
+      await rm(repo.path, { recursive: true, force: true });
+      throw e;
+    }
     invalidateRefCache(repo.path);
     return repo;
   }
@@ -654,7 +659,7 @@ export class Repository {
         const out = await this.git(['hash-object', '-w', '--no-filters', '--stdin-paths'], { input: files.join('\n') + '\n' });
         out.stdout.toString().trim().split('\n').forEach((id, i) => (blobs[i].id = id));
       }
-      const zero = zeroShaLike(parent ?? blobs[0]?.id ?? '0'.repeat(40));
+      const zero = zeroShaLike(parent ?? SHA1_ZERO); // removals only happen when there is a parent
       // Removals first so a file may take the place of a directory emptied in the same commit.
       const records = [
         ...changes.filter((c) => c.kind === 'remove').map((c) => `0 ${zero}\t${c.path}\0`),
@@ -677,81 +682,74 @@ export class Repository {
    * directory and the reverse, so every such conflict must be caught here.
    */
   private async planChanges(parent: string | null, actions: CommitAction[]): Promise<PlannedChange[]> {
-    const paths = new Set<string>();
-    const normalized = actions.map((a) => {
-      const p = filePath(a.file_path);
-      const prev = a.action === 'move' ? filePath(a.previous_path) : undefined;
-      for (const x of prev ? [p, prev] : [p]) {
-        paths.add(x);
-        for (const d of ancestors(x)) paths.add(d);
-      }
-      return { a, p, prev };
-    });
-
-    const original = new Map<string, { mode: string; type: string; id: string }>();
+    const steps = actions.map((a) => ({ a, path: filePath(a.file_path), prev: a.action === 'move' ? filePath(a.previous_path) : undefined }));
+    // Path -> entry as the actions go; null once removed. Starts from the parent's entries for the touched paths.
+    const state = new Map<string, Entry | null>();
     if (parent) {
-      // -t shows directories that ls-tree passes through; literal pathspecs come from the environment.
-      const { stdout } = await this.git(['ls-tree', '-z', '-t', '--full-tree', parent, '--', ...paths]);
+      const lookups = new Set(steps.flatMap(({ path, prev }) => [path, ...ancestors(path), ...(prev ? [prev, ...ancestors(prev)] : [])]));
+      // -t also lists the directories ls-tree walks through; the environment makes the paths literal.
+      const { stdout } = await this.git(['ls-tree', '-z', '-t', '--full-tree', parent, '--', ...lookups]);
       for (const rec of stdout.toString('utf8').split('\0')) {
         const m = /^(\d+) (\w+) ([0-9a-f]+)\t(.*)$/s.exec(rec);
-        if (m) original.set(m[4], { mode: m[1], type: m[2], id: m[3] });
+        if (m) state.set(m[4], { mode: m[1], type: m[2], id: m[3] });
       }
     }
-
-    const overlay = new Map<string, PlannedWrite | null>(); // null: removed in this commit
+    const touched = new Set<string>();
     const newDirs = new Set<string>();
-    const entry = (p: string) => (overlay.has(p) ? overlay.get(p) : original.get(p));
-    const isFile = (p: string) => {
-      const e = entry(p);
-      return !!e && ('kind' in e || e.type === 'blob');
-    };
-    const exists = (p: string) => !!entry(p) || newDirs.has(p);
-    const blocked = (p: string) => exists(p) || ancestors(p).some((d) => { const e = entry(d); return !!e && ('kind' in e || e.type !== 'tree'); });
-    const write = (p: string, w: Omit<PlannedWrite, 'kind' | 'path'>) => {
-      overlay.set(p, { kind: 'write', path: p, ...w });
+    const get = (p: string) => state.get(p) ?? null;
+    const isFile = (p: string) => get(p)?.type === 'blob';
+    const taken = (p: string) =>
+      get(p) !== null || newDirs.has(p) || ancestors(p).some((d) => (get(d)?.type ?? 'tree') !== 'tree');
+    const put = (p: string, e: Entry) => {
+      state.set(p, e);
+      touched.add(p);
       for (const d of ancestors(p)) newDirs.add(d);
     };
-    const modeOf = (p: string) => entry(p)!.mode;
-    const newMode = (executable: boolean | undefined, old?: string) =>
-      executable === undefined ? (old ?? MODE_FILE) : executable ? MODE_EXEC : MODE_FILE;
-    const bytes = (c: Buffer | string | undefined) => (c === undefined ? Buffer.alloc(0) : Buffer.from(c));
+    const drop = (p: string) => {
+      state.set(p, null);
+      touched.add(p);
+    };
+    const mode = (executable: boolean | undefined, old = MODE_FILE) =>
+      executable === undefined ? old : executable ? MODE_EXEC : MODE_FILE;
+    const blob = (content: Buffer | string | undefined): Entry => ({ mode: MODE_FILE, type: 'blob', content: Buffer.from(content ?? '') });
 
-    for (const { a, p, prev } of normalized) {
+    for (const { a, path, prev } of steps) {
+      const old = get(path);
       switch (a.action) {
         case 'create':
-          if (blocked(p)) throw new FileExistsError(p);
-          write(p, { mode: newMode(a.executable), content: bytes(a.content) });
+          if (taken(path)) throw new FileExistsError(path);
+          put(path, { ...blob(a.content), mode: mode(a.executable) });
           break;
         case 'update':
-          if (!isFile(p)) throw new FileNotFoundError(p);
-          write(p, { mode: newMode(a.executable, modeOf(p)), content: bytes(a.content) });
+          if (!isFile(path)) throw new FileNotFoundError(path);
+          put(path, { ...blob(a.content), mode: mode(a.executable, old!.mode) });
           break;
         case 'delete':
-          if (!isFile(p)) throw new FileNotFoundError(p);
-          overlay.set(p, null);
+          if (!isFile(path)) throw new FileNotFoundError(path);
+          drop(path);
           break;
         case 'move': {
           if (!isFile(prev!)) throw new FileNotFoundError(prev!);
-          const from = entry(prev!)!;
-          overlay.set(prev!, null);
-          if (blocked(p)) throw new FileExistsError(p);
-          const kept = 'kind' in from ? { id: from.id, content: from.content } : { id: from.id };
-          write(p, a.content === undefined ? { mode: newMode(a.executable, from.mode), ...kept } : { mode: newMode(a.executable, from.mode), content: bytes(a.content) });
+          const from = get(prev!)!;
+          drop(prev!);
+          if (taken(path)) throw new FileExistsError(path);
+          const body = a.content === undefined ? from : blob(a.content);
+          put(path, { ...body, mode: mode(a.executable, from.mode) });
           break;
         }
         case 'chmod':
-          if (!isFile(p)) throw new FileNotFoundError(p);
-          if (typeof a.executable !== 'boolean') throw new InvalidInputError('executable', p);
-          {
-            const e = entry(p)!;
-            write(p, { mode: newMode(a.executable), ...('kind' in e ? { id: e.id, content: e.content } : { id: e.id }) });
-          }
+          if (!isFile(path)) throw new FileNotFoundError(path);
+          if (typeof a.executable !== 'boolean') throw new InvalidInputError('executable', path);
+          put(path, { ...old!, mode: mode(a.executable) });
           break;
         default:
           throw new InvalidInputError('action', String((a as { action: unknown }).action));
       }
     }
-    return [...overlay].map(([path, w]) => w ?? { kind: 'remove', path });
+    return [...touched].map((path): PlannedChange => {
+      const e = get(path);
+      return e ? { kind: 'write', path, mode: e.mode, id: e.id, content: e.content } : { kind: 'remove', path };
+    });
   }
 
   // ----- trees and blobs ---------------------------------------------------------------------------------------
@@ -925,6 +923,14 @@ export class Repository {
     }
     return sum.toString('hex');
   }
+}
+
+/** A tree entry while planning a commit: from the parent (id known) or new (content to hash). */
+interface Entry {
+  mode: string;
+  type: string;
+  id?: string;
+  content?: Buffer;
 }
 
 interface PlannedWrite {

@@ -93,7 +93,8 @@ export async function advertiseRefs(
       for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value as Buffer;
     })(),
   );
-  body.on('close', () => child.exitCode === null && child.kill('SIGKILL'));
+  // A client that goes away mid-advertisement must not leave git blocked on a full pipe.
+  body.on('close', () => child.exitCode === null && !child.stdout!.readableEnded && child.kill('SIGKILL'));
   return body;
 }
 
