@@ -104,6 +104,13 @@ export async function loadPresentation(deps: ServiceDeps, actor: Actor, rows: Pr
   return pres;
 }
 
+/** Code is readable when the repository feature is available and, in a private project, from Reporter up. */
+function canReadCode(p: Project, level: number, admin: boolean): boolean {
+  if (admin) return true;
+  if (!featureAvailable(p.repository_access_level, level, admin)) return false;
+  return p.visibility_level >= 10 || level >= AccessLevel.REPORTER;
+}
+
 function levelOf(pres: Presentation, p: Project): number {
   if (pres.actor.admin) return AccessLevel.OWNER;
   return pres.access.get(p.id)?.effective ?? 0;
@@ -126,7 +133,7 @@ export function simpleProject(p: Project, pres: Presentation): Record<string, un
   const base = pres.base;
   const ns = pres.namespaces.get(p.namespace_id);
   const topics = pres.topics.get(p.id) ?? [];
-  const readCode = featureAvailable(p.repository_access_level, levelOf(pres, p), pres.actor.admin);
+  const readCode = canReadCode(p, levelOf(pres, p), pres.actor.admin);
   const out: Record<string, unknown> = {
     id: p.id,
     description: p.description,
@@ -175,7 +182,7 @@ export function fullProject(p: Project, pres: Presentation): Record<string, unkn
   const acc = pres.access.get(p.id) ?? NO_ACCESS;
   const s = settingsOf(p);
   const ns = pres.namespaces.get(p.namespace_id);
-  const readCode = featureAvailable(p.repository_access_level, level, admin);
+  const readCode = canReadCode(p, level, admin);
   const issues = featureAvailable(p.issues_access_level, level, admin);
   const mrs = featureAvailable(p.merge_requests_access_level, level, admin);
   const maintainer = admin || level >= AccessLevel.MAINTAINER;

@@ -578,9 +578,9 @@ export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectC
   projectsChanged();
   const src = ctx.project;
   const user = actor.user!;
-  if (!featureAvailable(src.forking_access_level, ctx.level, actor.admin) || !featureAvailable(src.repository_access_level, ctx.level, actor.admin)) {
-    throw new ForbiddenError();
-  }
+  // Forking needs the forking feature and the code (a Guest of a private project cannot read it).
+  const readCode = featureAvailable(src.repository_access_level, ctx.level, actor.admin) && (actor.admin || src.visibility_level >= 10 || ctx.level >= AccessLevel.REPORTER);
+  if (!featureAvailable(src.forking_access_level, ctx.level, actor.admin) || !readCode) throw new ForbiddenError();
   const target = input.namespace_id ?? input.namespace_path ?? input.namespace;
   let ns: Namespace | undefined;
   if (target !== undefined && target !== '') {

@@ -182,6 +182,8 @@ describe('read', () => {
     await addMember(t.app, 'Project', priv.id, guest.user.id, 10);
     r = await call(t.app, 'GET', `/projects/${priv.id}?statistics=true`, { token: guest.token });
     assert.equal('statistics' in r.body, false);
+    // A Guest of a private project cannot read its code: no default branch, README or forks count.
+    assert.deepEqual(['default_branch', 'readme_url', 'forks_count', 'ci_config_path'].map((k) => k in r.body), [false, false, false, false]);
     // Administrators see everything, with the storage and import error.
     r = await call(t.app, 'GET', `/projects/${priv.id}?with_custom_attributes=true`, { token: admin.token });
     assert.equal(r.status, 200);
