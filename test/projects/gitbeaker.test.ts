@@ -50,7 +50,7 @@ test('@gitbeaker/rest: create, show, list with pagination, star, fork, edit, del
   const starred = await b.Projects.star(created.id);
   assert.equal(starred.star_count, 1);
   const fork = await b.Projects.fork(created.id);
-  assert.equal(fork.forked_from_project?.id, created.id);
+  assert.equal((fork as any).forked_from_project?.id, created.id);
   const forks = await a.Projects.allForks(created.id);
   assert.deepEqual(forks.map((f: any) => f.id), [fork.id]);
   const edited = await a.Projects.edit(created.id, { description: 'edited by a client' });
