@@ -11,6 +11,15 @@ import {
 
 export type UserRow = Selectable<UsersTable>;
 
+let writes = 0;
+/**
+ * Counts state-changing API requests in this process. Short-lived caches of access data (kept at most
+ * config.authCacheMs, like credentials) compare it to drop what a write may have changed.
+ */
+export function writeGeneration(): number {
+  return writes;
+}
+
 export const ALL_SCOPES = [
   'api', 'read_api', 'read_user', 'read_repository', 'write_repository', 'sudo', 'admin_mode',
   'openid', 'profile', 'email',
@@ -142,7 +151,10 @@ export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock
       // A state-changing request may revoke tokens or block users: forget every cached credential first.
       // (Nor is anything cached during one: the request itself may be the revocation.)
       const safeMethod = req.method === 'GET' || req.method === 'HEAD';
-      if (!safeMethod) tokenCache.clear();
+      if (!safeMethod) {
+        tokenCache.clear();
+        writes++;
+      }
       const cacheKey = oauthValue || privateValue ? digest(`${oauthValue ?? ''}\0${privateValue ?? ''}`) : null;
       const hit = cacheKey ? tokenCache.get(cacheKey) : undefined;
       const fresh = hit && Date.now() - hit.at < config.authCacheMs ? hit : undefined;

@@ -101,3 +101,24 @@ test('above 10,000 matches the totals and the last link are omitted; the next pa
   r = await call(t.app, 'GET', '/projects?simple=true&search=bulk 1000');
   assert.equal(r.headers['x-total'], '11');
 });
+
+test('the listing reuses a caller\'s group memberships briefly and drops them on any write', async () => {
+  const c = await buildTestApp({ config: { authCacheMs: 60_000 } });
+  try {
+    const o = await makeUser(c.app);
+    const m = await makeUser(c.app);
+    const g = await makeGroup(c.app, { visibility: 0 });
+    const p = await createProject(c.app, o.token, { name: 'cached-auth', namespace_id: g.id }).catch(async () => {
+      await addMember(c.app, 'Namespace', g.id, o.user.id, 50);
+      return createProject(c.app, o.token, { name: 'cached-auth', namespace_id: g.id });
+    });
+    const list = async () => (await call(c.app, 'GET', '/projects?membership=true', { token: m.token })).body.map((x: any) => x.id);
+    assert.deepEqual(await list(), []);
+    await addMember(c.app, 'Namespace', g.id, m.user.id, 30);
+    assert.deepEqual(await list(), [], 'cached within the window');
+    await call(c.app, 'POST', `/projects/${p.id}/star`, { token: o.token });
+    assert.deepEqual(await list(), [p.id], 'a write drops the cache');
+  } finally {
+    await c.close();
+  }
+});

@@ -1,6 +1,6 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
-import type { Actor } from '../../http/auth.ts';
+import { writeGeneration, type Actor } from '../../http/auth.ts';
 import { parseDateTime } from '../../http/params.ts';
 import { AccessLevel, ancestorIds } from '../../platform/membership.ts';
 import { BadRequestError } from '../../platform/errors.ts';
@@ -57,7 +57,23 @@ export interface Authorization {
   groupLevels: Map<number, number>;
 }
 
+// Reused for config.authCacheMs on reads, like the caller's credentials, and dropped by any write.
+const authorizations = new Map<number, { a: Authorization; at: number; gen: number }>();
+
 export async function loadAuthorization(deps: ServiceDeps, userId: number): Promise<Authorization> {
+  const ttl = deps.config.authCacheMs;
+  const hit = ttl > 0 ? authorizations.get(userId) : undefined;
+  if (hit && hit.gen === writeGeneration() && Date.now() - hit.at < ttl) return hit.a;
+  const gen = writeGeneration();
+  const a = await readAuthorization(deps, userId);
+  if (ttl > 0) {
+    if (authorizations.size >= 10_000) authorizations.clear();
+    authorizations.set(userId, { a, at: Date.now(), gen });
+  }
+  return a;
+}
+
+async function readAuthorization(deps: ServiceDeps, userId: number): Promise<Authorization> {
   const now = deps.clock.now();
   const [personal, memberships] = await Promise.all([
     deps.db.selectFrom('namespaces').select('id').where('kind', '=', 'user').where('owner_id', '=', userId).execute(),
