@@ -14,7 +14,7 @@ import { getUserOr404 } from '../users/users.service.ts';
 import { userBasic } from '../users/users.presenter.ts';
 import {
   COLUMN_FEATURES, SETTING_FEATURES, SETTING_PARAMS, createProject, deleteProject, forkProject, personalNamespace, reload,
-  setArchived, setCustomAttribute, setStar, shareProject, transferProject, unshareProject, updateProject, type Project,
+  setArchived, setCustomAttribute, setStar, shareProject, transferProject, unlinkFork, unshareProject, updateProject, type Project,
 } from './projects.service.ts';
 import { ORDER_BY, USER_ORDER_BY, accessFromAuthorization, buildListQuery, cappedCount, type ListInput, type ListScope } from './projects.list.ts';
 import { loadPresentation, presentOne, type PresentOptions } from './projects.presenter.ts';
@@ -297,6 +297,16 @@ export const projectRoutes: RouteDef<any>[] = [
     handler: async (req) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
       return presentSingle(req, await forkProject(req.server, req.actor, ctx, req.input));
+    },
+  },
+  {
+    method: 'DELETE', url: '/projects/:id/fork', summary: 'Remove the fork relation', tags: ['projects'], access: 'authenticated',
+    input: Input(idParam),
+    handler: async (req, reply) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireProjectLevel(ctx, AccessLevel.OWNER);
+      if (!(await unlinkFork(req.server, ctx.project))) return reply.code(304).send();
+      return undefined;
     },
   },
   {

@@ -653,6 +653,17 @@ export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectC
   return reload(deps, fork.id);
 }
 
+/** Removes the fork relation; false when there is none (the route answers 304). */
+export async function unlinkFork(deps: ServiceDeps, p: Project): Promise<boolean> {
+  if (p.forked_from_project_id === null) return false;
+  projectsChanged();
+  await deps.db.transaction().execute(async (trx) => {
+    await trx.updateTable('projects').set({ forked_from_project_id: null, updated_at: deps.clock.now() }).where('id', '=', p.id).execute();
+    await trx.updateTable('projects').set((eb) => ({ forks_count: eb('forks_count', '-', 1) })).where('id', '=', p.forked_from_project_id!).execute();
+  });
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Share with a group
 

@@ -327,6 +327,17 @@ describe('delete, transfer, fork, share, custom attributes', () => {
     assert.deepEqual([r.status, r.body], [409, { message: { name: ['has already been taken'], path: ['has already been taken'] } }]);
     r = await call(t.app, 'POST', `/projects/${src.id}/fork`, { token: other.token, body: { name: 'Second Fork', visibility: 'private' } });
     assert.deepEqual([r.status, r.body.path, r.body.visibility], [201, 'second-fork', 'private']);
+    // Unlinking: 204, then 304 when there is nothing left to unlink.
+    r = await call(t.app, 'DELETE', `/projects/${fork.id}/fork`, { token: other.token });
+    assert.equal(r.status, 204);
+    r = await call(t.app, 'DELETE', `/projects/${fork.id}/fork`, { token: other.token });
+    assert.equal(r.status, 304);
+    r = await call(t.app, 'GET', `/projects/${fork.id}`, { token: other.token });
+    assert.equal('forked_from_project' in r.body, false);
+    r = await call(t.app, 'GET', `/projects/${src.id}/forks`, { token: other.token });
+    assert.deepEqual(r.body.map((x: any) => x.path), ['second-fork']);
+    r = await call(t.app, 'GET', `/projects/${src.id}/forks`);
+    assert.deepEqual(r.body, [], 'a private fork is not listed to anonymous callers');
     // The fork of a private project the caller cannot see is 404.
     const priv = await createProject(t.app, owner.token, { name: 'secret-up' });
     r = await call(t.app, 'POST', `/projects/${priv.id}/fork`, { token: other.token });
