@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type { DB } from './schema.ts';
 import type { DialectName } from './dialect.ts';
 import { migrations } from './migrations/index.ts';
@@ -27,7 +28,10 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
   if (opts.databaseUrl) {
     dialect = 'postgres';
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
-    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    // An idle connection closed by the server (restart, administrator) is dropped and replaced by the
+    // pool; without a listener its error would end the process.
+    pool.on('error', () => {});
+    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
   } else {
     dialect = 'sqlite';
     mkdirSync(opts.dataDir, { recursive: true });
@@ -92,4 +96,43 @@ function withStatementCache(handle: SQLite.Database): SQLite.Database {
       return typeof v === 'function' ? v.bind(target) : v;
     },
   });
+}
+
+/**
+ * Sends parameterised reads and writes as named prepared statements (named by a digest of their text),
+ * so each connection parses and plans a query shape once instead of on every execution. Statements
+ * without parameters (transactions, DDL) go through unchanged.
+ */
+function withNamedStatements(pool: pg.Pool): PostgresPool {
+  const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const names = new Map<string, string>();
+  const nameOf = (text: string) => {
+    let n = names.get(text);
+    if (!n) {
+      n = `k${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+      if (names.size >= 5000) names.clear();
+      names.set(text, n);
+    }
+    return n;
+  };
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let w = wrapped.get(client);
+      if (!w) {
+        w = {
+          query: ((text: any, values?: readonly unknown[]) => {
+            if (typeof text === 'string' && values && values.length > 0 && /^(select|insert|update|delete|with)\b/i.test(text)) {
+              return client.query({ name: nameOf(text), text, values: values as unknown[] });
+            }
+            return (client.query as any)(text, values);
+          }) as PostgresPoolClient['query'],
+          release: () => client.release(),
+        };
+        wrapped.set(client, w);
+      }
+      return w;
+    },
+    end: () => pool.end(),
+  };
 }
