@@ -6,7 +6,7 @@
 // The server runs as a child process pinned to CPU 0, the load generator (autocannon) in this process pinned
 // to CPU 1 when the machine has two cores or more. Results go to bench/results-<dialect>.json and bench/RESULTS.md.
 import { spawn, spawnSync } from 'node:child_process';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,6 +19,7 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '32' },
     port: { type: 'string', default: '18080' },
     only: { type: 'string' },
+    'report-only': { type: 'boolean', default: false },
   },
 });
 const dataDir = args['data-dir']!;
@@ -26,7 +27,7 @@ const duration = Number(args.duration);
 const connections = Number(args.connections);
 const port = Number(args.port);
 const dialect = process.env.DATABASE_URL ? 'postgres' : 'sqlite';
-const token = readFileSync(join(dataDir, 'bench-token'), 'utf8').trim();
+const token = args['report-only'] ? '' : readFileSync(join(dataDir, 'bench-token'), 'utf8').trim();
 const cores = cpus().length;
 const pin = cores >= 2 && spawnSync('taskset', ['--version']).status === 0;
 
@@ -61,6 +62,7 @@ async function run(name: string, o: { url?: string; paths: string[]; auth?: bool
 
 async function main() {
   if (pin) spawnSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' });
+  const loadBefore = loadavg()[0];
   const server = await startServer();
   try {
     const api = `/api/v4`;
@@ -90,6 +92,7 @@ async function main() {
     const out = {
       dialect, date: new Date().toISOString(), cores, cpu: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30),
       node: process.version, projects: count, duration, connections, pinned: pin, rows,
+      loadAverage: { before: Math.round(loadBefore * 10) / 10, after: Math.round(loadavg()[0] * 10) / 10 },
     };
     if (!only) writeFileSync(join('bench', `results-${dialect}.json`), `${JSON.stringify(out, null, 2)}\n`);
     writeResults();
@@ -109,7 +112,8 @@ function writeResults() {
   for (const f of files) {
     const r = JSON.parse(readFileSync(join('bench', f), 'utf8'));
     parts.push(`## ${r.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'} — ${r.projects.toLocaleString('en')} projects`, '',
-      `${r.date} · ${r.cores} cores (${r.cpu}) · ${r.memoryGb} GB · Node ${r.node} · ${r.duration} s per row · ${r.connections} connections · pinned: ${r.pinned}`, '',
+      `${r.date} · ${r.cores} cores (${r.cpu}) · ${r.memoryGb} GB · Node ${r.node} · ${r.duration} s per row · ${r.connections} connections · pinned: ${r.pinned}` +
+        (r.loadAverage ? ` · 1-minute load average ${r.loadAverage.before} before, ${r.loadAverage.after} after` : ''), '',
       '| Scenario | req/s | p50 ms | p99 ms | non-2xx |', '|---|---:|---:|---:|---:|',
       ...r.rows.map((x: Row) => `| ${x.name} | ${x.rps.toLocaleString('en')} | ${x.p50} | ${x.p99} | ${x.non2xx} |`), '');
   }
@@ -117,7 +121,8 @@ function writeResults() {
   writeFileSync('bench/RESULTS.md', `${parts.join('\n')}\n`);
 }
 
-main().catch((e) => {
+if (args['report-only']) writeResults();
+else main().catch((e) => {
   console.error(e);
   process.exit(1);
 });
