@@ -124,9 +124,19 @@ function namespaceEntity(ns: NsRow | undefined, base: string) {
   };
 }
 
-function sshUrl(base: string, fullPath: string): string {
-  return `git@${new URL(base).hostname}:${fullPath}.git`;
+const hosts = new Map<string, { hostname: string; host: string }>();
+function hostOf(base: string) {
+  let h = hosts.get(base);
+  if (!h) {
+    const u = new URL(base);
+    h = { hostname: u.hostname, host: u.host };
+    hosts.set(base, h);
+  }
+  return h;
 }
+
+// Entities are single object literals: a key whose condition fails holds undefined, which JSON leaves out,
+// so the wire has no such key while every entity keeps one shape (much cheaper to build and serialise).
 
 /** The simple form (BasicProjectDetails as the spec lists it). */
 export function simpleProject(p: Project, pres: Presentation): Record<string, unknown> {
@@ -134,7 +144,8 @@ export function simpleProject(p: Project, pres: Presentation): Record<string, un
   const ns = pres.namespaces.get(p.namespace_id);
   const topics = pres.topics.get(p.id) ?? [];
   const readCode = canReadCode(p, levelOf(pres, p), pres.actor.admin);
-  const out: Record<string, unknown> = {
+  const web = webUrl(base, p.full_path);
+  return {
     id: p.id,
     description: p.description,
     name: p.name,
@@ -142,19 +153,18 @@ export function simpleProject(p: Project, pres: Presentation): Record<string, un
     path: p.path,
     path_with_namespace: p.full_path,
     created_at: iso(p.created_at),
+    default_branch: readCode ? p.default_branch ?? 'main' : undefined,
+    tag_list: topics,
+    topics,
+    ssh_url_to_repo: `git@${hostOf(base).hostname}:${p.full_path}.git`,
+    http_url_to_repo: `${web}.git`,
+    web_url: web,
+    avatar_url: null,
+    star_count: p.star_count,
+    last_activity_at: iso(p.last_activity_at),
+    namespace: namespaceEntity(ns, base),
+    custom_attributes: pres.opts.customAttributes ? pres.custom.get(p.id) ?? [] : undefined,
   };
-  if (readCode) out.default_branch = p.default_branch ?? 'main';
-  out.tag_list = topics;
-  out.topics = topics;
-  out.ssh_url_to_repo = sshUrl(base, p.full_path);
-  out.http_url_to_repo = `${webUrl(base, p.full_path)}.git`;
-  out.web_url = webUrl(base, p.full_path);
-  out.avatar_url = null;
-  out.star_count = p.star_count;
-  out.last_activity_at = iso(p.last_activity_at);
-  out.namespace = namespaceEntity(ns, base);
-  if (pres.opts.customAttributes) out.custom_attributes = pres.custom.get(p.id) ?? [];
-  return out;
 }
 
 function statisticsEntity(s: Stats | undefined) {
@@ -185,13 +195,14 @@ export function fullProject(p: Project, pres: Presentation): Record<string, unkn
   const readCode = canReadCode(p, level, admin);
   const issues = featureAvailable(p.issues_access_level, level, admin);
   const mrs = featureAvailable(p.merge_requests_access_level, level, admin);
-  const maintainer = admin || level >= AccessLevel.MAINTAINER;
+  const m = admin || level >= AccessLevel.MAINTAINER;
   const web = webUrl(base, p.full_path);
-  const api = webUrl(base, 'api/v4/projects', String(p.id));
+  const api = `${base}/api/v4/projects/${p.id}`;
   const topics = pres.topics.get(p.id) ?? [];
-  const level2 = (name: string) => (s as any)[`${name}_access_level`] as string;
-
-  const out: Record<string, unknown> = {
+  const registry = s.container_registry_access_level !== 'disabled';
+  const source = p.forked_from_project_id !== null ? pres.forkedFrom.get(p.forked_from_project_id) : undefined;
+  const owner = ns?.kind === 'user' && ns.owner_id !== null ? pres.owners.get(ns.owner_id) : undefined;
+  return {
     id: p.id,
     description: p.description,
     name: p.name,
@@ -199,124 +210,116 @@ export function fullProject(p: Project, pres: Presentation): Record<string, unkn
     path: p.path,
     path_with_namespace: p.full_path,
     created_at: iso(p.created_at),
+    default_branch: readCode ? p.default_branch ?? 'main' : undefined,
+    tag_list: topics,
+    topics,
+    ssh_url_to_repo: `git@${hostOf(base).hostname}:${p.full_path}.git`,
+    http_url_to_repo: `${web}.git`,
+    web_url: web,
+    readme_url: readCode ? (p.readme_path ? `${web}/-/blob/${p.default_branch ?? 'main'}/${p.readme_path}` : null) : undefined,
+    forks_count: readCode ? p.forks_count : undefined,
+    avatar_url: null,
+    star_count: p.star_count,
+    last_activity_at: iso(p.last_activity_at),
+    namespace: namespaceEntity(ns, base),
+    custom_attributes: pres.opts.customAttributes ? pres.custom.get(p.id) ?? [] : undefined,
+    repository_storage: admin ? p.repository_storage : undefined,
+    forked_from_project: source ? simpleProject(source, pres) : undefined,
+    container_registry_image_prefix: registry ? `${hostOf(base).host}/${p.full_path_lower}` : undefined,
+    _links: {
+      self: api,
+      issues: issues ? `${api}/issues` : undefined,
+      merge_requests: mrs ? `${api}/merge_requests` : undefined,
+      repo_branches: `${api}/repository/branches`,
+      labels: `${api}/labels`,
+      events: `${api}/events`,
+      members: `${api}/members`,
+      cluster_agents: `${api}/cluster_agents`,
+    },
+    packages_enabled: s.packages_enabled,
+    empty_repo: !!p.empty_repo,
+    archived: !!p.archived,
+    visibility: visibilityName(p.visibility_level),
+    owner: owner ? userBasic(owner as any, base) : undefined,
+    resolve_outdated_diff_discussions: s.resolve_outdated_diff_discussions,
+    container_expiration_policy: {
+      cadence: '1d', enabled: s.container_expiration_policy_enabled, keep_n: 10, older_than: '90d', name_regex: '.*',
+      name_regex_keep: null, next_run_at: iso(p.created_at + 86_400_000),
+    },
+    issues_enabled: p.issues_access_level > 0,
+    merge_requests_enabled: p.merge_requests_access_level > 0,
+    wiki_enabled: s.wiki_access_level !== 'disabled',
+    jobs_enabled: s.builds_access_level !== 'disabled',
+    snippets_enabled: s.snippets_access_level !== 'disabled',
+    container_registry_enabled: registry,
+    service_desk_enabled: s.service_desk_enabled,
+    can_create_merge_request_in: mrs && (admin || level >= AccessLevel.DEVELOPER),
+    issues_access_level: featureLevelName(p.issues_access_level),
+    repository_access_level: featureLevelName(p.repository_access_level),
+    merge_requests_access_level: featureLevelName(p.merge_requests_access_level),
+    forking_access_level: featureLevelName(p.forking_access_level),
+    wiki_access_level: s.wiki_access_level,
+    builds_access_level: s.builds_access_level,
+    snippets_access_level: s.snippets_access_level,
+    pages_access_level: s.pages_access_level,
+    analytics_access_level: s.analytics_access_level,
+    container_registry_access_level: s.container_registry_access_level,
+    security_and_compliance_access_level: s.security_and_compliance_access_level,
+    requirements_access_level: s.requirements_access_level,
+    emails_disabled: s.emails_disabled,
+    emails_enabled: !s.emails_disabled,
+    shared_runners_enabled: s.shared_runners_enabled,
+    lfs_enabled: s.lfs_enabled,
+    creator_id: p.creator_id,
+    mr_default_target_self: p.forked_from_project_id !== null ? s.mr_default_target_self : undefined,
+    import_url: m ? p.import_url : undefined,
+    import_type: m ? p.import_type : undefined,
+    import_status: p.import_status,
+    import_error: admin ? p.import_error : undefined,
+    open_issues_count: issues ? 0 : undefined,
+    description_html: descriptionHtml(p.description),
+    updated_at: iso(p.updated_at),
+    ci_default_git_depth: m ? s.ci_default_git_depth : undefined,
+    ci_forward_deployment_enabled: m ? s.ci_forward_deployment_enabled : undefined,
+    ci_forward_deployment_rollback_allowed: m ? s.ci_forward_deployment_rollback_allowed : undefined,
+    ci_job_token_scope_enabled: m ? s.ci_job_token_scope_enabled : undefined,
+    ci_separated_caches: m ? s.ci_separated_caches : undefined,
+    ci_allow_fork_pipelines_to_run_in_parent_project: m ? s.ci_allow_fork_pipelines_to_run_in_parent_project : undefined,
+    keep_latest_artifact: m ? s.keep_latest_artifact : undefined,
+    restrict_user_defined_variables: m ? s.restrict_user_defined_variables : undefined,
+    runners_token: m ? p.runners_token : undefined,
+    runner_token_expiration_interval: m ? s.runner_token_expiration_interval : undefined,
+    group_runners_enabled: m ? s.group_runners_enabled : undefined,
+    auto_cancel_pending_pipelines: m ? s.auto_cancel_pending_pipelines : undefined,
+    build_timeout: m ? s.build_timeout : undefined,
+    auto_devops_enabled: m ? s.auto_devops_enabled : undefined,
+    auto_devops_deploy_strategy: m ? s.auto_devops_deploy_strategy : undefined,
+    ci_config_path: readCode ? s.ci_config_path : undefined,
+    public_jobs: s.public_jobs,
+    shared_with_groups: pres.shared.get(p.id) ?? [],
+    only_allow_merge_if_pipeline_succeeds: s.only_allow_merge_if_pipeline_succeeds,
+    allow_merge_on_skipped_pipeline: s.allow_merge_on_skipped_pipeline,
+    request_access_enabled: s.request_access_enabled,
+    only_allow_merge_if_all_discussions_are_resolved: s.only_allow_merge_if_all_discussions_are_resolved,
+    remove_source_branch_after_merge: s.remove_source_branch_after_merge,
+    printing_merge_request_link_enabled: s.printing_merge_request_link_enabled,
+    merge_method: s.merge_method,
+    squash_option: s.squash_option,
+    enforce_auth_checks_on_uploads: s.enforce_auth_checks_on_uploads,
+    suggestion_commit_message: s.suggestion_commit_message,
+    merge_commit_template: s.merge_commit_template,
+    squash_commit_template: s.squash_commit_template,
+    issue_branch_template: s.issue_branch_template,
+    statistics: pres.opts.statistics && (admin || level >= AccessLevel.REPORTER) ? statisticsEntity(pres.stats.get(p.id)) : undefined,
+    autoclose_referenced_issues: s.autoclose_referenced_issues,
+    external_authorization_classification_label: s.external_authorization_classification_label,
+    requirements_enabled: s.requirements_access_level !== 'disabled',
+    security_and_compliance_enabled: s.security_and_compliance_access_level !== 'disabled',
+    compliance_frameworks: [],
+    marked_for_deletion_at: isoDate(p.marked_for_deletion_at),
+    marked_for_deletion_on: isoDate(p.marked_for_deletion_at),
+    permissions: { project_access: access(acc.project), group_access: access(acc.group) },
   };
-  if (readCode) out.default_branch = p.default_branch ?? 'main';
-  out.tag_list = topics;
-  out.topics = topics;
-  out.ssh_url_to_repo = sshUrl(base, p.full_path);
-  out.http_url_to_repo = `${web}.git`;
-  out.web_url = web;
-  if (readCode) {
-    out.readme_url = p.readme_path ? `${web}/-/blob/${p.default_branch ?? 'main'}/${p.readme_path}` : null;
-    out.forks_count = p.forks_count;
-  }
-  out.avatar_url = null;
-  out.star_count = p.star_count;
-  out.last_activity_at = iso(p.last_activity_at);
-  out.namespace = namespaceEntity(ns, base);
-  if (pres.opts.customAttributes) out.custom_attributes = pres.custom.get(p.id) ?? [];
-  if (admin) out.repository_storage = p.repository_storage;
-  const source = p.forked_from_project_id !== null ? pres.forkedFrom.get(p.forked_from_project_id) : undefined;
-  if (source) out.forked_from_project = simpleProject(source, pres);
-  if (level2('container_registry') !== 'disabled') out.container_registry_image_prefix = `${new URL(base).host}/${p.full_path_lower}`;
-  out._links = {
-    self: api,
-    ...(issues ? { issues: `${api}/issues` } : {}),
-    ...(mrs ? { merge_requests: `${api}/merge_requests` } : {}),
-    repo_branches: `${api}/repository/branches`,
-    labels: `${api}/labels`,
-    events: `${api}/events`,
-    members: `${api}/members`,
-    cluster_agents: `${api}/cluster_agents`,
-  };
-  out.packages_enabled = s.packages_enabled;
-  out.empty_repo = !!p.empty_repo;
-  out.archived = !!p.archived;
-  out.visibility = visibilityName(p.visibility_level);
-  if (ns?.kind === 'user' && ns.owner_id !== null && pres.owners.has(ns.owner_id)) out.owner = userBasic(pres.owners.get(ns.owner_id) as any, base);
-  out.resolve_outdated_diff_discussions = s.resolve_outdated_diff_discussions;
-  out.container_expiration_policy = {
-    cadence: '1d', enabled: s.container_expiration_policy_enabled, keep_n: 10, older_than: '90d', name_regex: '.*',
-    name_regex_keep: null, next_run_at: iso(p.created_at + 86_400_000),
-  };
-  out.issues_enabled = p.issues_access_level > 0;
-  out.merge_requests_enabled = p.merge_requests_access_level > 0;
-  out.wiki_enabled = level2('wiki') !== 'disabled';
-  out.jobs_enabled = level2('builds') !== 'disabled';
-  out.snippets_enabled = level2('snippets') !== 'disabled';
-  out.container_registry_enabled = level2('container_registry') !== 'disabled';
-  out.service_desk_enabled = s.service_desk_enabled;
-  out.can_create_merge_request_in = mrs && (admin || level >= AccessLevel.DEVELOPER);
-  out.issues_access_level = featureLevelName(p.issues_access_level);
-  out.repository_access_level = featureLevelName(p.repository_access_level);
-  out.merge_requests_access_level = featureLevelName(p.merge_requests_access_level);
-  out.forking_access_level = featureLevelName(p.forking_access_level);
-  out.wiki_access_level = level2('wiki');
-  out.builds_access_level = level2('builds');
-  out.snippets_access_level = level2('snippets');
-  out.pages_access_level = level2('pages');
-  out.analytics_access_level = level2('analytics');
-  out.container_registry_access_level = level2('container_registry');
-  out.security_and_compliance_access_level = level2('security_and_compliance');
-  out.requirements_access_level = level2('requirements');
-  out.emails_disabled = s.emails_disabled;
-  out.emails_enabled = !s.emails_disabled;
-  out.shared_runners_enabled = s.shared_runners_enabled;
-  out.lfs_enabled = s.lfs_enabled;
-  out.creator_id = p.creator_id;
-  if (p.forked_from_project_id !== null) out.mr_default_target_self = s.mr_default_target_self;
-  if (maintainer) {
-    out.import_url = p.import_url;
-    out.import_type = p.import_type;
-  }
-  out.import_status = p.import_status;
-  if (admin) out.import_error = p.import_error;
-  if (issues) out.open_issues_count = 0;
-  out.description_html = descriptionHtml(p.description);
-  out.updated_at = iso(p.updated_at);
-  if (maintainer) {
-    out.ci_default_git_depth = s.ci_default_git_depth;
-    out.ci_forward_deployment_enabled = s.ci_forward_deployment_enabled;
-    out.ci_forward_deployment_rollback_allowed = s.ci_forward_deployment_rollback_allowed;
-    out.ci_job_token_scope_enabled = s.ci_job_token_scope_enabled;
-    out.ci_separated_caches = s.ci_separated_caches;
-    out.ci_allow_fork_pipelines_to_run_in_parent_project = s.ci_allow_fork_pipelines_to_run_in_parent_project;
-    out.keep_latest_artifact = s.keep_latest_artifact;
-    out.restrict_user_defined_variables = s.restrict_user_defined_variables;
-    out.runners_token = p.runners_token;
-    out.runner_token_expiration_interval = s.runner_token_expiration_interval;
-    out.group_runners_enabled = s.group_runners_enabled;
-    out.auto_cancel_pending_pipelines = s.auto_cancel_pending_pipelines;
-    out.build_timeout = s.build_timeout;
-    out.auto_devops_enabled = s.auto_devops_enabled;
-    out.auto_devops_deploy_strategy = s.auto_devops_deploy_strategy;
-  }
-  if (readCode) out.ci_config_path = s.ci_config_path;
-  out.public_jobs = s.public_jobs;
-  out.shared_with_groups = pres.shared.get(p.id) ?? [];
-  out.only_allow_merge_if_pipeline_succeeds = s.only_allow_merge_if_pipeline_succeeds;
-  out.allow_merge_on_skipped_pipeline = s.allow_merge_on_skipped_pipeline;
-  out.request_access_enabled = s.request_access_enabled;
-  out.only_allow_merge_if_all_discussions_are_resolved = s.only_allow_merge_if_all_discussions_are_resolved;
-  out.remove_source_branch_after_merge = s.remove_source_branch_after_merge;
-  out.printing_merge_request_link_enabled = s.printing_merge_request_link_enabled;
-  out.merge_method = s.merge_method;
-  out.squash_option = s.squash_option;
-  out.enforce_auth_checks_on_uploads = s.enforce_auth_checks_on_uploads;
-  out.suggestion_commit_message = s.suggestion_commit_message;
-  out.merge_commit_template = s.merge_commit_template;
-  out.squash_commit_template = s.squash_commit_template;
-  out.issue_branch_template = s.issue_branch_template;
-  if (pres.opts.statistics && (admin || level >= AccessLevel.REPORTER)) out.statistics = statisticsEntity(pres.stats.get(p.id));
-  out.autoclose_referenced_issues = s.autoclose_referenced_issues;
-  out.external_authorization_classification_label = s.external_authorization_classification_label;
-  out.requirements_enabled = level2('requirements') !== 'disabled';
-  out.security_and_compliance_enabled = level2('security_and_compliance') !== 'disabled';
-  out.compliance_frameworks = [];
-  out.marked_for_deletion_at = isoDate(p.marked_for_deletion_at);
-  out.marked_for_deletion_on = isoDate(p.marked_for_deletion_at);
-  out.permissions = { project_access: access(acc.project), group_access: access(acc.group) };
-  return out;
 }
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
