@@ -4,6 +4,7 @@ import { writeGeneration, type Actor } from '../../http/auth.ts';
 import { parseDateTime } from '../../http/params.ts';
 import { AccessLevel, ancestorIds } from '../../platform/membership.ts';
 import { BadRequestError } from '../../platform/errors.ts';
+import { dialectOf } from '../../platform/db/dialect.ts';
 import { FEATURE_LEVEL, type Project } from './projects.service.ts';
 import { projectsGeneration } from './projects.events.ts';
 import type { ProjectAccess } from '../../platform/membership.ts';
@@ -55,7 +56,18 @@ export interface Authorization {
   userId: number;
   personalNs: number[];
   groupLevels: Map<number, number>;
+  /**
+   * Projects reached by direct membership or a group share, with the level each gives (null when there
+   * are too many to inline; the query then reads them itself).
+   */
+  projectLevels: Map<number, number> | null;
+  /** The direct memberships and the share levels behind projectLevels (null with it). */
+  direct: Map<number, number> | null;
+  shared: Map<number, number> | null;
 }
+
+/** Above this many, authorised project ids stay a subquery instead of a literal list. */
+const INLINE_LIMIT = 2000;
 
 // Reused for config.authCacheMs on reads, like the caller's credentials, and dropped by any write.
 const authorizations = new Map<number, { a: Authorization; at: number; gen: number }>();
@@ -75,12 +87,15 @@ export async function loadAuthorization(deps: ServiceDeps, userId: number): Prom
 
 async function readAuthorization(deps: ServiceDeps, userId: number): Promise<Authorization> {
   const now = deps.clock.now();
-  const [personal, memberships] = await Promise.all([
+  const [personal, memberships, projects] = await Promise.all([
     deps.db.selectFrom('namespaces').select('id').where('kind', '=', 'user').where('owner_id', '=', userId).execute(),
     deps.db.selectFrom('members as m').innerJoin('namespaces as n', 'n.id', 'm.source_id')
       .select(['n.id', 'n.traversal', 'm.access_level'])
       .where('m.source_type', '=', 'Namespace').where('m.user_id', '=', userId)
       .where((eb) => eb.or([eb('m.expires_at', 'is', null), eb('m.expires_at', '>', now)])).execute(),
+    deps.db.selectFrom('members').select(['source_id', 'access_level'])
+      .where('source_type', '=', 'Project').where('user_id', '=', userId)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)])).limit(INLINE_LIMIT + 1).execute(),
   ]);
   const groupLevels = new Map<number, number>();
   if (memberships.length) {
@@ -98,7 +113,33 @@ async function readAuthorization(deps: ServiceDeps, userId: number): Promise<Aut
       if (best > 0) groupLevels.set(g.id, best);
     }
   }
-  return { userId, personalNs: personal.map((p) => p.id), groupLevels };
+  // Literal id lists (rather than subqueries) let PostgreSQL combine the arms of the authorisation test
+  // with index bitmaps instead of filtering every row.
+  let projectLevels: Map<number, number> | null = null;
+  let direct: Map<number, number> | null = null;
+  let shared: Map<number, number> | null = null;
+  if (projects.length <= INLINE_LIMIT) {
+    direct = new Map(projects.map((m) => [m.source_id, m.access_level]));
+    shared = new Map();
+    const groups = [...groupLevels.keys()];
+    if (groups.length) {
+      const links = await deps.db.selectFrom('project_group_links').select(['project_id', 'group_id', 'group_access'])
+        .where('group_id', 'in', groups).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+        .limit(INLINE_LIMIT + 1).execute();
+      if (links.length + direct.size > INLINE_LIMIT) direct = shared = null;
+      else {
+        for (const l of links) {
+          const level = Math.min(l.group_access, groupLevels.get(l.group_id) ?? 0);
+          if (level > (shared.get(l.project_id) ?? 0)) shared.set(l.project_id, level);
+        }
+      }
+    }
+    if (direct && shared) {
+      projectLevels = new Map(direct);
+      for (const [id, l] of shared) if (l > (projectLevels.get(id) ?? 0)) projectLevels.set(id, l);
+    }
+  }
+  return { userId, personalNs: personal.map((p) => p.id), groupLevels, projectLevels, direct, shared };
 }
 
 function groupsAtLeast(a: Authorization, level: number): number[] {
@@ -108,18 +149,23 @@ function groupsAtLeast(a: Authorization, level: number): number[] {
 /** Projects the user is authorised for at `level` or higher, as one boolean expression. */
 export function authorizedExpr(eb: any, a: Authorization, level: number, now: number): Expression<SqlBool> {
   const groups = groupsAtLeast(a, level);
-  const parts: Expression<SqlBool>[] = [
-    eb('projects.id', 'in', eb.selectFrom('members').select('source_id')
+  const parts: Expression<SqlBool>[] = [];
+  if (a.projectLevels) {
+    const ids = [...a.projectLevels.entries()].filter(([, l]) => l >= level).map(([id]) => id);
+    if (ids.length) parts.push(eb('projects.id', 'in', ids));
+  } else {
+    parts.push(eb('projects.id', 'in', eb.selectFrom('members').select('source_id')
       .where('source_type', '=', 'Project').where('user_id', '=', a.userId).where('access_level', '>=', level)
-      .where((e: any) => e.or([e('expires_at', 'is', null), e('expires_at', '>', now)]))),
-  ];
-  if (a.personalNs.length) parts.push(eb('projects.namespace_id', 'in', a.personalNs));
-  if (groups.length) {
-    parts.push(eb('projects.namespace_id', 'in', groups));
-    parts.push(eb('projects.id', 'in', eb.selectFrom('project_group_links').select('project_id')
-      .where('group_id', 'in', groups).where('group_access', '>=', level)
       .where((e: any) => e.or([e('expires_at', 'is', null), e('expires_at', '>', now)]))));
+    if (groups.length) {
+      parts.push(eb('projects.id', 'in', eb.selectFrom('project_group_links').select('project_id')
+        .where('group_id', 'in', groups).where('group_access', '>=', level)
+        .where((e: any) => e.or([e('expires_at', 'is', null), e('expires_at', '>', now)]))));
+    }
   }
+  if (a.personalNs.length) parts.push(eb('projects.namespace_id', 'in', a.personalNs));
+  if (groups.length) parts.push(eb('projects.namespace_id', 'in', groups));
+  if (parts.length === 0) return sql<SqlBool>`1 = 0`;
   return eb.or(parts);
 }
 
@@ -252,6 +298,12 @@ export async function buildListQuery(deps: ServiceDeps, actor: Actor, i: ListInp
       q = q.where((eb: any) => searchExpr(eb, i.search!, [sql.ref('projects.full_path'), sql`(sns.full_name || ' / ' || projects.name)`, sql.ref('projects.description')]));
     } else {
       q = q.where((eb: any) => searchExpr(eb, i.search!, [sql.ref('projects.path'), sql.ref('projects.name'), sql.ref('projects.description')]));
+      // SQLite: the trigram index narrows the candidates to projects holding every term in some column.
+      const { terms, exact } = searchTerms(i.search);
+      if (!exact && dialectOf(db) === 'sqlite') {
+        const match = terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND ');
+        q = q.where('projects.id', 'in', sql`(select rowid from projects_search where projects_search match ${match})`);
+      }
     }
   }
 
@@ -263,8 +315,10 @@ export async function buildListQuery(deps: ServiceDeps, actor: Actor, i: ListInp
   } else if (orderBy === 'id' || orderBy === 'created_at') {
     q = q.orderBy('projects.id', sort);
   } else if (ADMIN_ORDERS.has(orderBy)) {
-    q = q.leftJoin('project_statistics as ps', 'ps.project_id', 'projects.id')
-      .orderBy(sql`coalesce(${sql.ref(`ps.${orderBy}`)}, 0)`, sort).orderBy('projects.id', sort);
+    // Every project has a statistics row (written with the project), so the join keeps them all and the
+    // (size, project_id) index of the statistics table gives the order.
+    q = q.innerJoin('project_statistics as ps', 'ps.project_id', 'projects.id')
+      .orderBy(`ps.${orderBy}`, sort).orderBy('ps.project_id', sort);
   } else {
     q = q.orderBy(`projects.${orderBy}`, sort).orderBy('projects.id', sort);
   }
@@ -281,6 +335,17 @@ export async function accessFromAuthorization(deps: ServiceDeps, a: Authorizatio
   const now = deps.clock.now();
   const pageIds = rows.map((r) => r.id);
   const groups = [...a.groupLevels.keys()];
+  const personalSet = new Set(a.personalNs);
+  if (a.direct && a.shared) {
+    // Everything is already known from the authorisation: no query.
+    for (const r of rows) {
+      const project = a.direct.get(r.id) ?? null;
+      const group = a.groupLevels.get(r.namespace_id) ?? null;
+      const owner = personalSet.has(r.namespace_id) ? AccessLevel.OWNER : 0;
+      out.set(r.id, { project, group, effective: Math.max(project ?? 0, group ?? 0, owner, a.shared.get(r.id) ?? 0) });
+    }
+    return out;
+  }
   const [direct, links] = await Promise.all([
     deps.db.selectFrom('members').select(['source_id', 'access_level'])
       .where('source_type', '=', 'Project').where('user_id', '=', a.userId).where('source_id', 'in', pageIds)

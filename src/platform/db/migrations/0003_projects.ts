@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { idColumn, timeType, type DialectName } from '../dialect.ts';
 
 // Projects: the columns every filter and order of the listing needs (each with an index), and the
@@ -29,11 +29,11 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
   const idx = (name: string, cols: string[]) => db.schema.createIndex(name).on('projects').columns(cols).execute();
   await idx('projects_pd_id', ['pending_delete', 'id']);
   await idx('projects_pd_vis_id', ['pending_delete', 'visibility_level', 'id']);
-  await idx('projects_name_id', ['name', 'id']);
-  await idx('projects_path_id', ['path', 'id']);
-  await idx('projects_updated_id', ['updated_at', 'id']);
-  await idx('projects_activity_id', ['last_activity_at', 'id']);
-  await idx('projects_star_id', ['star_count', 'id']);
+  await idx('projects_name_id', ['pending_delete', 'name', 'id']);
+  await idx('projects_path_id', ['pending_delete', 'path', 'id']);
+  await idx('projects_updated_id', ['pending_delete', 'updated_at', 'id']);
+  await idx('projects_activity_id', ['pending_delete', 'last_activity_at', 'id']);
+  await idx('projects_star_id', ['pending_delete', 'star_count', 'id']);
   await idx('projects_archived_id', ['archived', 'id']);
   await idx('projects_storage_id', ['repository_storage', 'id']);
   await idx('projects_creator_import', ['creator_id', 'import_type']);
@@ -126,4 +126,32 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
     .execute();
   await db.schema.createIndex('project_languages_name').on('project_languages').columns(['name_lower', 'project_id']).execute();
 
+
+  await createSearchIndex(db, dialect);
+}
+
+/**
+ * Substring search over name, path and description without scanning every project: an FTS5 trigram index
+ * kept in step by triggers on SQLite, trigram GIN indexes (pg_trgm) on PostgreSQL when the extension can be
+ * installed. The listing still applies its exact conditions; the index only narrows the candidates.
+ */
+export async function createSearchIndex(db: Kysely<any>, dialect: DialectName): Promise<void> {
+  if (dialect === 'sqlite') {
+    await sql`CREATE VIRTUAL TABLE projects_search USING fts5(name, path, description, content='projects', content_rowid='id', tokenize='trigram')`.execute(db);
+    await sql`CREATE TRIGGER projects_search_ai AFTER INSERT ON projects BEGIN
+      INSERT INTO projects_search(rowid, name, path, description) VALUES (new.id, new.name, new.path, new.description); END`.execute(db);
+    await sql`CREATE TRIGGER projects_search_ad AFTER DELETE ON projects BEGIN
+      INSERT INTO projects_search(projects_search, rowid, name, path, description) VALUES ('delete', old.id, old.name, old.path, old.description); END`.execute(db);
+    await sql`CREATE TRIGGER projects_search_au AFTER UPDATE OF name, path, description ON projects BEGIN
+      INSERT INTO projects_search(projects_search, rowid, name, path, description) VALUES ('delete', old.id, old.name, old.path, old.description);
+      INSERT INTO projects_search(rowid, name, path, description) VALUES (new.id, new.name, new.path, new.description); END`.execute(db);
+    await sql`INSERT INTO projects_search(projects_search) VALUES ('rebuild')`.execute(db);
+    return;
+  }
+  await sql`DO $$ BEGIN CREATE EXTENSION IF NOT EXISTS pg_trgm; EXCEPTION WHEN OTHERS THEN NULL; END $$`.execute(db);
+  const have = await sql`SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'`.execute(db);
+  if (have.rows.length === 0) return;
+  for (const col of ['name', 'path', 'description']) {
+    await sql.raw(`CREATE INDEX projects_${col}_trgm ON projects USING gin (lower(${col}) gin_trgm_ops)`).execute(db);
+  }
 }
