@@ -2,7 +2,8 @@ import type { Db } from '../platform/db/index.ts';
 import { NotFoundError, ForbiddenError, ProjectMovedError } from '../platform/errors.ts';
 import { isFeatureEnabled } from '../platform/features.ts';
 import {
-  AccessLevel, groupAccessLevels, projectAccessLevels, type NamespaceRow, type ProjectAccess, type ProjectRow,
+  AccessLevel, accessFromAuthorizationOf, groupAccessLevels, projectAccessLevels, userAuthorization,
+  type NamespaceRow, type ProjectAccess, type ProjectRow,
 } from '../platform/membership.ts';
 import type { Actor } from './auth.ts';
 import { parseIdOrPath } from './params.ts';
@@ -32,6 +33,9 @@ export function canReadVisibility(actor: Actor, visibilityLevel: number, level: 
 
 export async function projectAccessFor(db: Db, actor: Actor, project: ProjectRow): Promise<ProjectAccess> {
   if (!actor.user) return NO_ACCESS;
+  // The user's memberships, usually cached for a moment, answer without a query about this project.
+  const known = accessFromAuthorizationOf(await userAuthorization(db, actor.user.id), project);
+  if (known) return known;
   return (await projectAccessLevels(db, actor.user.id, [project])).get(project.id) ?? NO_ACCESS;
 }
 

@@ -5,20 +5,13 @@ import type { UsersTable } from '../platform/db/schema.ts';
 import type { Config } from '../config/index.ts';
 import type { Clock } from '../platform/clock.ts';
 import { digest, safeEqual } from '../platform/crypto/tokens.ts';
+import { accessChanged, configureAuthorizationCache } from '../platform/membership.ts';
 import {
   ForbiddenError, InsufficientScopeError, InvalidTokenError, NotFoundError, RuleError, UnauthorizedError,
 } from '../platform/errors.ts';
 
 export type UserRow = Selectable<UsersTable>;
 
-let writes = 0;
-/**
- * Counts state-changing API requests in this process. Short-lived caches of access data (kept at most
- * config.authCacheMs, like credentials) compare it to drop what a write may have changed.
- */
-export function writeGeneration(): number {
-  return writes;
-}
 
 export const ALL_SCOPES = [
   'api', 'read_api', 'read_user', 'read_repository', 'write_repository', 'sudo', 'admin_mode',
@@ -72,6 +65,8 @@ export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock
   // config.authCacheMs so a burst of reads costs no lookups. Cleared by any state-changing request
   // in this process; other processes see a revocation or block within authCacheMs.
   const tokenCache = new Map<string, { token: ResolvedToken; user: UserRow; at: number }>();
+  // Users' memberships are reused for the same window and dropped by the same writes.
+  configureAuthorizationCache(db, config.authCacheMs);
 
   const personal: TokenResolver = async (secret) => {
     const row = await db.selectFrom('personal_access_tokens')
@@ -153,7 +148,7 @@ export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock
       const safeMethod = req.method === 'GET' || req.method === 'HEAD';
       if (!safeMethod) {
         tokenCache.clear();
-        writes++;
+        accessChanged(db);
       }
       const cacheKey = oauthValue || privateValue ? digest(`${oauthValue ?? ''}\0${privateValue ?? ''}`) : null;
       const hit = cacheKey ? tokenCache.get(cacheKey) : undefined;

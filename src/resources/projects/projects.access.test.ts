@@ -116,8 +116,11 @@ test('the listing reuses a caller\'s group memberships briefly and drops them on
     assert.deepEqual(await list(), []);
     await addMember(c.app, 'Namespace', g.id, m.user.id, 30);
     assert.deepEqual(await list(), [], 'cached within the window');
+    assert.equal((await call(c.app, 'GET', `/projects/${p.id}`, { token: m.token })).status, 404);
     await call(c.app, 'POST', `/projects/${p.id}/star`, { token: o.token });
     assert.deepEqual(await list(), [p.id], 'a write drops the cache');
+    const r = await call(c.app, 'GET', `/projects/${p.id}`, { token: m.token });
+    assert.deepEqual([r.status, r.body.permissions], [200, { project_access: null, group_access: { access_level: 30, notification_level: 3 } }]);
   } finally {
     await c.close();
   }

@@ -1,8 +1,8 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
-import { writeGeneration, type Actor } from '../../http/auth.ts';
+import type { Actor } from '../../http/auth.ts';
 import { parseDateTime } from '../../http/params.ts';
-import { AccessLevel, ancestorIds } from '../../platform/membership.ts';
+import { AccessLevel, userAuthorization, type Authorization } from '../../platform/membership.ts';
 import { BadRequestError } from '../../platform/errors.ts';
 import { dialectOf } from '../../platform/db/dialect.ts';
 import { FEATURE_LEVEL, type Project } from './projects.service.ts';
@@ -51,95 +51,8 @@ export interface ListInput {
   pagination?: string;
 }
 
-/** The groups a user reaches through memberships (each with its effective level) and their personal namespace. */
-export interface Authorization {
-  userId: number;
-  personalNs: number[];
-  groupLevels: Map<number, number>;
-  /**
-   * Projects reached by direct membership or a group share, with the level each gives (null when there
-   * are too many to inline; the query then reads them itself).
-   */
-  projectLevels: Map<number, number> | null;
-  /** The direct memberships and the share levels behind projectLevels (null with it). */
-  direct: Map<number, number> | null;
-  shared: Map<number, number> | null;
-}
-
-/** Above this many, authorised project ids stay a subquery instead of a literal list. */
-const INLINE_LIMIT = 2000;
-
-// Reused for config.authCacheMs on reads, like the caller's credentials, and dropped by any write.
-const authorizations = new Map<number, { a: Authorization; at: number; gen: number }>();
-
 export async function loadAuthorization(deps: ServiceDeps, userId: number): Promise<Authorization> {
-  const ttl = deps.config.authCacheMs;
-  const hit = ttl > 0 ? authorizations.get(userId) : undefined;
-  if (hit && hit.gen === writeGeneration() && Date.now() - hit.at < ttl) return hit.a;
-  const gen = writeGeneration();
-  const a = await readAuthorization(deps, userId);
-  if (ttl > 0) {
-    if (authorizations.size >= 10_000) authorizations.clear();
-    authorizations.set(userId, { a, at: Date.now(), gen });
-  }
-  return a;
-}
-
-async function readAuthorization(deps: ServiceDeps, userId: number): Promise<Authorization> {
-  const now = deps.clock.now();
-  const [personal, memberships, projects] = await Promise.all([
-    deps.db.selectFrom('namespaces').select('id').where('kind', '=', 'user').where('owner_id', '=', userId).execute(),
-    deps.db.selectFrom('members as m').innerJoin('namespaces as n', 'n.id', 'm.source_id')
-      .select(['n.id', 'n.traversal', 'm.access_level'])
-      .where('m.source_type', '=', 'Namespace').where('m.user_id', '=', userId)
-      .where((eb) => eb.or([eb('m.expires_at', 'is', null), eb('m.expires_at', '>', now)])).execute(),
-    deps.db.selectFrom('members').select(['source_id', 'access_level'])
-      .where('source_type', '=', 'Project').where('user_id', '=', userId)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)])).limit(INLINE_LIMIT + 1).execute(),
-  ]);
-  const groupLevels = new Map<number, number>();
-  if (memberships.length) {
-    const direct = new Map(memberships.map((m) => [m.id, m.access_level]));
-    // Descendants of every group the user belongs to: traversal paths with the group's path as prefix
-    // ("/1/4/" .. "/1/40" is exactly the "/1/4/..." range, since '0' follows '/').
-    // (No filter on kind: ids are unique across namespaces, so only groups lie under a group's prefix,
-    // and the ranges alone let the index answer.)
-    const rows = await deps.db.selectFrom('namespaces').select(['id', 'traversal'])
-      .where((eb) => eb.or(memberships.map((m) => eb.and([eb('traversal', '>=', m.traversal), eb('traversal', '<', `${m.traversal.slice(0, -1)}0`)]))))
-      .execute();
-    for (const g of rows) {
-      let best = 0;
-      for (const a of ancestorIds(g)) best = Math.max(best, direct.get(a) ?? 0);
-      if (best > 0) groupLevels.set(g.id, best);
-    }
-  }
-  // Literal id lists (rather than subqueries) let PostgreSQL combine the arms of the authorisation test
-  // with index bitmaps instead of filtering every row.
-  let projectLevels: Map<number, number> | null = null;
-  let direct: Map<number, number> | null = null;
-  let shared: Map<number, number> | null = null;
-  if (projects.length <= INLINE_LIMIT) {
-    direct = new Map(projects.map((m) => [m.source_id, m.access_level]));
-    shared = new Map();
-    const groups = [...groupLevels.keys()];
-    if (groups.length) {
-      const links = await deps.db.selectFrom('project_group_links').select(['project_id', 'group_id', 'group_access'])
-        .where('group_id', 'in', groups).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-        .limit(INLINE_LIMIT + 1).execute();
-      if (links.length + direct.size > INLINE_LIMIT) direct = shared = null;
-      else {
-        for (const l of links) {
-          const level = Math.min(l.group_access, groupLevels.get(l.group_id) ?? 0);
-          if (level > (shared.get(l.project_id) ?? 0)) shared.set(l.project_id, level);
-        }
-      }
-    }
-    if (direct && shared) {
-      projectLevels = new Map(direct);
-      for (const [id, l] of shared) if (l > (projectLevels.get(id) ?? 0)) projectLevels.set(id, l);
-    }
-  }
-  return { userId, personalNs: personal.map((p) => p.id), groupLevels, projectLevels, direct, shared };
+  return userAuthorization(deps.db, userId, deps.clock.now());
 }
 
 function groupsAtLeast(a: Authorization, level: number): number[] {
