@@ -60,10 +60,10 @@ function groupsAtLeast(a: Authorization, level: number): number[] {
 }
 
 /** Projects the user is authorised for at `level` or higher, as one boolean expression. */
-export function authorizedExpr(eb: any, a: Authorization, level: number, now: number): Expression<SqlBool> {
+export function authorizedExpr(eb: any, a: Authorization, level: number, now: number, inline: boolean): Expression<SqlBool> {
   const groups = groupsAtLeast(a, level);
   const parts: Expression<SqlBool>[] = [];
-  if (a.projectLevels) {
+  if (a.projectLevels && inline) {
     const ids = [...a.projectLevels.entries()].filter(([, l]) => l >= level).map(([id]) => id);
     if (ids.length) parts.push(eb('projects.id', 'in', ids));
   } else {
@@ -83,11 +83,11 @@ export function authorizedExpr(eb: any, a: Authorization, level: number, now: nu
 }
 
 /** What any caller may see: public, internal for signed-in non-external users, authorised, everything for admins. */
-export function visibleExpr(eb: any, actor: Actor, a: Authorization | null, now: number): Expression<SqlBool> | null {
+export function visibleExpr(eb: any, actor: Actor, a: Authorization | null, now: number, inline: boolean): Expression<SqlBool> | null {
   if (actor.admin) return null;
   if (!actor.user || !a) return eb('projects.visibility_level', '=', 20);
   const open = eb('projects.visibility_level', '>=', actor.user.external ? 20 : 10);
-  return eb.or([open, authorizedExpr(eb, a, AccessLevel.GUEST, now)]);
+  return eb.or([open, authorizedExpr(eb, a, AccessLevel.GUEST, now, inline)]);
 }
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -142,6 +142,8 @@ export async function buildListQuery(deps: ServiceDeps, actor: Actor, i: ListInp
   if (orderBy === 'similarity' && !similarity) orderBy = 'created_at';
 
   const auth = actor.user ? await loadAuthorization(deps, actor.user.id) : null;
+  // PostgreSQL combines literal id lists with index bitmaps; SQLite is quicker reading the memberships itself.
+  const inline = dialectOf(db) === 'postgres';
   let empty = false;
   let q: any = db.selectFrom('projects').selectAll('projects');
   if (!(actor.admin && i.include_pending_delete)) q = q.where('projects.pending_delete', '=', 0);
@@ -156,11 +158,11 @@ export async function buildListQuery(deps: ServiceDeps, actor: Actor, i: ListInp
     if (owned.length === 0) empty = true;
     else q = q.where('projects.namespace_id', 'in', owned);
   } else if (i.min_access_level !== undefined) {
-    q = q.where((eb: any) => authorizedExpr(eb, auth!, i.min_access_level!, now));
+    q = q.where((eb: any) => authorizedExpr(eb, auth!, i.min_access_level!, now, inline));
   } else if ((!scope.namespaceId && i.membership) || similarity) {
-    q = q.where((eb: any) => authorizedExpr(eb, auth!, AccessLevel.GUEST, now));
+    q = q.where((eb: any) => authorizedExpr(eb, auth!, AccessLevel.GUEST, now, inline));
   } else if (!actor.admin) {
-    q = q.where((eb: any) => visibleExpr(eb, actor, auth, now)!);
+    q = q.where((eb: any) => visibleExpr(eb, actor, auth, now, inline)!);
   }
   if (scope.namespaceId !== undefined) q = q.where('projects.namespace_id', '=', scope.namespaceId);
   if (scope.forkedFrom !== undefined) q = q.where('projects.forked_from_project_id', '=', scope.forkedFrom);
@@ -187,7 +189,7 @@ export async function buildListQuery(deps: ServiceDeps, actor: Actor, i: ListInp
     else if (!auth) q = q.where(`projects.${col}`, '>=', FEATURE_LEVEL.enabled);
     else q = q.where((eb: any) => eb.or([
       eb(`projects.${col}`, '>=', FEATURE_LEVEL.enabled),
-      eb.and([eb(`projects.${col}`, '=', FEATURE_LEVEL.private), authorizedExpr(eb, auth, AccessLevel.GUEST, now)]),
+      eb.and([eb(`projects.${col}`, '=', FEATURE_LEVEL.private), authorizedExpr(eb, auth, AccessLevel.GUEST, now, inline)]),
     ]));
   }
   if (i.with_programming_language) {
