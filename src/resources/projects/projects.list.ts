@@ -87,7 +87,23 @@ export function visibleExpr(eb: any, actor: Actor, a: Authorization | null, now:
   if (actor.admin) return null;
   if (!actor.user || !a) return eb('projects.visibility_level', '=', 20);
   const open = eb('projects.visibility_level', '>=', actor.user.external ? 20 : 10);
-  return eb.or([open, authorizedExpr(eb, a, AccessLevel.GUEST, now, inline)]);
+  if (inline) return eb.or([open, authorizedExpr(eb, a, AccessLevel.GUEST, now, inline)]);
+  // SQLite walks the id (or order) index and tests each row: most rows pass on visibility alone, and the
+  // few private ones are each one unique-index probe, cheaper than building the membership list per query.
+  const groups = groupsAtLeast(a, AccessLevel.GUEST);
+  const active = (e: any) => e.or([e('expires_at', 'is', null), e('expires_at', '>', now)]);
+  const parts: Expression<SqlBool>[] = [
+    open,
+    eb.exists(eb.selectFrom('members').select(sql`1`.as('one'))
+      .where('source_type', '=', 'Project').whereRef('source_id', '=', 'projects.id').where('user_id', '=', a.userId).where(active)),
+  ];
+  const namespaces = [...a.personalNs, ...groups];
+  if (namespaces.length) parts.push(eb('projects.namespace_id', 'in', namespaces));
+  if (groups.length) {
+    parts.push(eb.exists(eb.selectFrom('project_group_links').select(sql`1`.as('one'))
+      .whereRef('project_id', '=', 'projects.id').where('group_id', 'in', groups).where(active)));
+  }
+  return eb.or(parts);
 }
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
