@@ -95,7 +95,8 @@ export function visibleExpr(eb: any, actor: Actor, a: Authorization | null, now:
   const parts: Expression<SqlBool>[] = [
     open,
     eb.exists(eb.selectFrom('members').select(sql`1`.as('one'))
-      .where('source_type', '=', 'Project').whereRef('source_id', '=', 'projects.id').where('user_id', '=', a.userId).where(active)),
+      .where('source_type', '=', 'Project').whereRef('source_id', '=', 'projects.id').where('user_id', '=', a.userId)
+      .where('access_level', '>=', AccessLevel.GUEST).where(active)),
   ];
   const namespaces = [...a.personalNs, ...groups];
   if (namespaces.length) parts.push(eb('projects.namespace_id', 'in', namespaces));
