@@ -83,6 +83,7 @@ export function parseDateTime(s: string): number | null {
 
 /** A project or group `:id`: an integer id, or a full path (URL-decoded by the router). */
 export function parseIdOrPath(raw: string): { id: number } | { path: string } {
-  if (/^\d+$/.test(raw)) return { id: Number(raw) };
+  // Ids beyond the integer column's range cannot exist; as a path they simply match nothing.
+  if (/^\d+$/.test(raw) && Number(raw) <= 2_147_483_647) return { id: Number(raw) };
   return { path: raw };
 }

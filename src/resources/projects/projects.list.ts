@@ -162,6 +162,10 @@ export async function buildListQuery(deps: ServiceDeps, actor: Actor, i: ListInp
   // PostgreSQL combines literal id lists with index bitmaps; SQLite is quicker reading the memberships itself.
   const inline = dialectOf(db) === 'postgres';
   let empty = false;
+  // Stored names, paths and values never hold NUL (PostgreSQL text cannot): such a filter matches nothing.
+  if (hasNul([i.search, i.topic, i.with_programming_language, i.repository_storage, i.custom_attributes])) {
+    return { query: db.selectFrom('projects').selectAll('projects'), empty: true, orderBy, sort, auth };
+  }
   let q: any = db.selectFrom('projects').selectAll('projects');
   if (!(actor.admin && i.include_pending_delete)) q = q.where('projects.pending_delete', '=', 0);
 
@@ -322,4 +326,11 @@ export async function cappedCount(deps: ServiceDeps, key: string, query: any, li
     return null;
   }
   return n;
+}
+
+function hasNul(v: unknown): boolean {
+  if (typeof v === 'string') return v.includes('\0');
+  if (Array.isArray(v)) return v.some(hasNul);
+  if (v && typeof v === 'object') return Object.entries(v).some(([k, x]) => k.includes('\0') || hasNul(x));
+  return false;
 }

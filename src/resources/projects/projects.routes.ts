@@ -23,6 +23,8 @@ const OFFSET_LIMIT = 50_000;
 const Visibility = Enum(['private', 'internal', 'public'] as const);
 const FeatureLevel = Enum(['disabled', 'private', 'enabled', 'public'] as const);
 const Topics = Type.Array(Str());
+/** A row id: beyond the integer columns' range it is refused as a value rather than sent to the database. */
+const Id = () => Type.Integer({ minimum: -2_147_483_648, maximum: 2_147_483_647 });
 
 const SETTING_TYPES: Record<string, any> = {
   ci_default_git_depth: Int(), build_timeout: Int(), runner_token_expiration_interval: Int(),
@@ -65,8 +67,8 @@ const CreateInput = {
 
 const ListParams = {
   archived: Opt(Bool()),
-  id_after: Opt(Int()),
-  id_before: Opt(Int()),
+  id_after: Opt(Id()),
+  id_before: Opt(Id()),
   imported: Opt(Bool({ default: false })),
   include_pending_delete: Opt(Bool()),
   last_activity_after: Opt(DateTime()),
@@ -84,7 +86,7 @@ const ListParams = {
   starred: Opt(Bool({ default: false })),
   statistics: Opt(Bool({ default: false })),
   topic: Opt(Topics),
-  topic_id: Opt(Int()),
+  topic_id: Opt(Id()),
   updated_before: Opt(DateTime()),
   updated_after: Opt(DateTime()),
   visibility: Opt(Visibility),
@@ -101,8 +103,8 @@ const ListParams = {
 const UserListParams = {
   user_id: Str(),
   archived: Opt(Bool()),
-  id_after: Opt(Int()),
-  id_before: Opt(Int()),
+  id_after: Opt(Id()),
+  id_before: Opt(Id()),
   membership: Opt(Bool({ default: false })),
   min_access_level: Opt(IntEnum(ALL_ACCESS_LEVELS)),
   order_by: Opt(Enum(USER_ORDER_BY, { default: 'created_at' })),
@@ -202,7 +204,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/projects/user/:user_id', summary: 'Create a project for a user', tags: ['projects'], access: 'admin',
-    input: Input({ user_id: Int(), ...CreateInput }),
+    input: Input({ user_id: Id(), ...CreateInput }),
     handler: async (req) => {
       atLeastOne(req.input, ['name', 'path']);
       const target = await getUserOr404(req.server, req.input.user_id);
@@ -319,7 +321,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/projects/:id/share', summary: 'Share a project with a group', tags: ['projects'], access: 'authenticated',
-    input: Input({ ...idParam, group_id: Int(), group_access: IntEnum(ROLE_LEVELS), expires_at: Opt(DateOnly()) }),
+    input: Input({ ...idParam, group_id: Id(), group_access: IntEnum(ROLE_LEVELS), expires_at: Opt(DateOnly()) }),
     handler: async (req) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
       requireProjectLevel(ctx, AccessLevel.MAINTAINER);
@@ -332,7 +334,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/projects/:id/share/:group_id', summary: 'Stop sharing a project with a group', tags: ['projects'], access: 'authenticated',
-    input: Input({ ...idParam, group_id: Int() }),
+    input: Input({ ...idParam, group_id: Id() }),
     handler: async (req) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
       requireProjectLevel(ctx, AccessLevel.MAINTAINER);

@@ -163,6 +163,11 @@ export function normalizeTopics(v: string[] | string | undefined): string[] | un
 
 /** Splits attributes into column values and settings, checking each; throws ValidationError. */
 function featureColumns(attrs: ProjectAttributes, errors: Record<string, string[]>): { columns: Record<string, number>; settings: Record<string, unknown> } {
+  // NUL cannot be stored (PostgreSQL text refuses it), so any text attribute holding one is invalid.
+  for (const [k, v] of Object.entries(attrs)) {
+    const texts = Array.isArray(v) ? v : [v];
+    if (texts.some((x) => typeof x === 'string' && x.includes('\0'))) (errors[k] ??= []).push('is invalid');
+  }
   const columns: Record<string, number> = {};
   const settings: Record<string, unknown> = {};
   const setLevel = (feature: string, name: string) => {
