@@ -41,3 +41,8 @@ test('odd search, topic, order and id values answer 200 or 400, never 500', asyn
     assert.ok(c.status === 400 || c.status === 404, `${JSON.stringify(body).slice(0, 80)} -> ${c.status} ${c.text.slice(0, 200)}`);
   }
 });
+
+test('a user id beyond the integer range is an unknown user', async () => {
+  const r = await call(t.app, 'GET', '/users/99999999999999999999/projects');
+  assert.deepEqual([r.status, r.body], [404, { message: '404 User Not Found' }]);
+});

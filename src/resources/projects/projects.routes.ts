@@ -394,7 +394,9 @@ export const projectRoutes: RouteDef<any>[] = [
     method: 'GET', url: '/users/:user_id/projects', summary: "Projects in a user's namespace", tags: ['projects'], access: 'public',
     input: Input(UserListParams),
     handler: async (req, reply) => {
-      const user = await getUserOr404(req.server, req.input.user_id);
+      const raw = String(req.input.user_id);
+      if (/^\d+$/.test(raw) && Number(raw) > 2_147_483_647) throw new NotFoundError('User');
+      const user = await getUserOr404(req.server, raw);
       const self = req.actor.user?.id === user.id;
       const ns = await personalNamespace(req.server, user.id);
       if (!ns || (user.private_profile && !self && !req.actor.admin)) {
