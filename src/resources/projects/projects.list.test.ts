@@ -93,6 +93,9 @@ test('archived, visibility, id bounds, imported, repository_storage', async () =
   assert.deepEqual(ids(await get('/projects?id_after=', alice.token)).length, 6);
   assert.deepEqual(ids(await get('/projects?imported=true', bob.token)), [P.bobs.id]);
   assert.deepEqual(ids(await get('/projects?imported=true', alice.token)), []);
+  const imported = (await get(`/projects/${P.bobs.id}`, bob.token)).body;
+  assert.deepEqual([imported.import_url, imported.import_type, imported.import_status], ['https://example.com/x.git', 'git', 'failed']);
+  assert.equal('import_url' in (await get(`/projects/${P.bobs.id}`, alice.token)).body, false, 'import_url is for Maintainers');
   const rows = await t.app.db.selectFrom('projects').select(['id', 'repository_storage']).execute();
   const second = rows.filter((r) => r.repository_storage === 'second').map((r) => r.id).sort((a, b) => b - a);
   assert.deepEqual(ids(await get('/projects?repository_storage=second', admin.token)), second);

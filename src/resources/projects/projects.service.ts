@@ -397,8 +397,10 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
       description: input.description ?? null, visibility_level: vis, creator_id: user.id, archived: 0,
       default_branch: defaultBranch, repository_storage: shard, repository_read_only: 0, empty_repo: 1, pending_delete: 0,
       created_at: now, updated_at: now, last_activity_at: now, forked_from_project_id: null,
-      import_url: input.import_url || null, import_type: input.import_url ? 'git' : null, import_status: input.import_url ? 'scheduled' : 'none',
-      import_error: null, readme_path: null, marked_for_deletion_at: null, runners_token: newSecret('GR1348941', 15),
+      // Importing from a URL is not performed (no background fetcher yet): the project records the request and
+      // says so truthfully instead of staying "scheduled" forever.
+      import_url: input.import_url || null, import_type: input.import_url ? 'git' : null, import_status: input.import_url ? 'failed' : 'none',
+      import_error: input.import_url ? 'Importing a repository from a URL is not available on this server' : null, readme_path: null, marked_for_deletion_at: null, runners_token: newSecret('GR1348941', 15),
       settings: JSON.stringify(settings), ...columns,
     }).returningAll().executeTakeFirstOrThrow();
     await trx.deleteFrom('redirect_routes').where('path_lower', '=', row.full_path_lower).execute();
