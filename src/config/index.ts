@@ -30,6 +30,8 @@ export interface Config {
   };
   storage: StorageShard[];
   monitoringAllowlist: string[];
+  /** How long a resolved token and its user are reused without a lookup (0: never). */
+  authCacheMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -117,6 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     storage,
     monitoringAllowlist,
+    authCacheMs: toInt('BELLOWS_AUTH_CACHE_MS', pick('BELLOWS_AUTH_CACHE_MS', 'auth_cache_ms', overrides.authCacheMs ?? 2000), 0, 60_000),
   };
   return deepFreeze(config);
 }

@@ -1,7 +1,9 @@
 import type { Db } from '../platform/db/index.ts';
-import { NotFoundError, ForbiddenError } from '../platform/errors.ts';
+import { NotFoundError, ForbiddenError, ProjectMovedError } from '../platform/errors.ts';
+import { isFeatureEnabled } from '../platform/features.ts';
 import {
-  AccessLevel, groupAccessLevels, projectAccessLevels, type NamespaceRow, type ProjectAccess, type ProjectRow,
+  AccessLevel, accessFromAuthorizationOf, groupAccessLevels, projectAccessLevels, userAuthorization,
+  type NamespaceRow, type ProjectAccess, type ProjectRow,
 } from '../platform/membership.ts';
 import type { Actor } from './auth.ts';
 import { parseIdOrPath } from './params.ts';
@@ -36,21 +38,38 @@ export function canReadVisibility(actor: Actor, visibilityLevel: number, level: 
 
 export async function projectAccessFor(db: Db, actor: Actor, project: ProjectRow): Promise<ProjectAccess> {
   if (!actor.user) return NO_ACCESS;
+  // The user's memberships, usually cached for a moment, answer without a query about this project.
+  const known = accessFromAuthorizationOf(await userAuthorization(db, actor.user.id), project);
+  if (known) return known;
   return (await projectAccessLevels(db, actor.user.id, [project])).get(project.id) ?? NO_ACCESS;
 }
 
-/** Looks a project up by id or full path; 404 "Project Not Found" when missing or unreadable. */
+/**
+ * Looks a project up by id or full path; 404 "Project Not Found" when missing or unreadable.
+ * An old path (a redirect route left by a rename or transfer) reaches the project too: with the
+ * instance feature `api_redirect_moved_projects` on, the caller is sent to the id URL instead (301).
+ */
 export async function findProject(db: Db, actor: Actor, idOrPath: string | number): Promise<ProjectContext> {
   const key = parseIdOrPath(String(idOrPath));
   if (!storable(key)) throw new NotFoundError('Project');
-  let q = db.selectFrom('projects').selectAll().where('pending_delete', '=', 0);
-  if ('id' in key) q = q.where('id', '=', key.id);
-  else if (key.path.includes('/')) q = q.where('full_path_lower', '=', key.path.toLowerCase());
-  else throw new NotFoundError('Project');
-  const project = await q.executeTakeFirst();
+  let project: ProjectRow | undefined;
+  let moved = false;
+  if ('id' in key) {
+    project = await db.selectFrom('projects').selectAll().where('id', '=', key.id).where('pending_delete', '=', 0).executeTakeFirst();
+  } else if (key.path.includes('/')) {
+    const lower = key.path.toLowerCase();
+    project = await db.selectFrom('projects').selectAll().where('full_path_lower', '=', lower).where('pending_delete', '=', 0).executeTakeFirst();
+    if (!project) {
+      project = await db.selectFrom('redirect_routes as r').innerJoin('projects as p', 'p.id', 'r.source_id')
+        .selectAll('p').where('r.source_type', '=', 'Project').where('r.path_lower', '=', lower)
+        .where('p.pending_delete', '=', 0).executeTakeFirst();
+      moved = !!project;
+    }
+  }
   if (!project) throw new NotFoundError('Project');
   const access = await projectAccessFor(db, actor, project);
   if (!canReadVisibility(actor, project.visibility_level, access.effective)) throw new NotFoundError('Project');
+  if (moved && (await isFeatureEnabled(db, 'api_redirect_moved_projects'))) throw new ProjectMovedError(project.id);
   return { project, access, level: actor.admin ? AccessLevel.OWNER : access.effective };
 }
 

@@ -5,11 +5,13 @@ import type { UsersTable } from '../platform/db/schema.ts';
 import type { Config } from '../config/index.ts';
 import type { Clock } from '../platform/clock.ts';
 import { digest, safeEqual } from '../platform/crypto/tokens.ts';
+import { accessChanged, configureAuthorizationCache } from '../platform/membership.ts';
 import {
   ForbiddenError, InsufficientScopeError, InvalidTokenError, NotFoundError, RuleError, UnauthorizedError,
 } from '../platform/errors.ts';
 
 export type UserRow = Selectable<UsersTable>;
+
 
 export const ALL_SCOPES = [
   'api', 'read_api', 'read_user', 'read_repository', 'write_repository', 'sudo', 'admin_mode',
@@ -59,6 +61,12 @@ export interface Authenticator {
 export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock }): Authenticator {
   const { db, config, clock } = deps;
   const resolvers: TokenResolver[] = [];
+  // Recently resolved credentials (keyed by a digest of the presented values), reused for
+  // config.authCacheMs so a burst of reads costs no lookups. Cleared by any state-changing request
+  // in this process; other processes see a revocation or block within authCacheMs.
+  const tokenCache = new Map<string, { token: ResolvedToken; user: UserRow; at: number }>();
+  // Users' memberships are reused for the same window and dropped by the same writes.
+  configureAuthorizationCache(db, config.authCacheMs);
 
   const personal: TokenResolver = async (secret) => {
     const row = await db.selectFrom('personal_access_tokens')
@@ -137,15 +145,29 @@ export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock
       const privateValue = str(params.private_token) ?? (typeof header === 'string' && header !== '' ? header : undefined);
 
       let actor: Actor = anonymous;
-      const found = await resolveToken(oauthValue, privateValue);
+      // A state-changing request may revoke tokens or block users: forget every cached credential first.
+      // (Nor is anything cached during one: the request itself may be the revocation.)
+      const safeMethod = req.method === 'GET' || req.method === 'HEAD';
+      if (!safeMethod) {
+        tokenCache.clear();
+        accessChanged(db);
+      }
+      const cacheKey = oauthValue || privateValue ? digest(`${oauthValue ?? ''}\0${privateValue ?? ''}`) : null;
+      const hit = cacheKey ? tokenCache.get(cacheKey) : undefined;
+      const fresh = hit && Date.now() - hit.at < config.authCacheMs ? hit : undefined;
+      const found = fresh ? fresh.token : await resolveToken(oauthValue, privateValue);
       if (found === 'unknown') throw new UnauthorizedError();
       if (found) {
         const now = clock.now();
         if (found.expiresAt !== null && found.expiresAt <= now) throw new InvalidTokenError('expired');
         if (found.revoked) throw new InvalidTokenError('revoked');
         if (found.kind === 'impersonation' && !config.impersonationEnabled) throw new InvalidTokenError('impersonation_disabled');
-        const user = await db.selectFrom('users').selectAll().where('id', '=', found.userId).executeTakeFirst();
+        const user = fresh ? fresh.user : await db.selectFrom('users').selectAll().where('id', '=', found.userId).executeTakeFirst();
         if (!user) throw new UnauthorizedError();
+        if (cacheKey && !fresh && safeMethod && config.authCacheMs > 0) {
+          if (tokenCache.size >= 10_000) tokenCache.clear();
+          tokenCache.set(cacheKey, { token: found, user, at: Date.now() });
+        }
         assertUsable(user);
         const admin = !!user.admin && (!config.adminMode || found.scopes.includes('admin_mode'));
         actor = { user, admin, token: found, via: 'token', sudo: false };

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BadRequestError, ConflictError, DomainError, ForbiddenError, InsufficientScopeError, InvalidTokenError, MissingParamError,
-  NotFoundError, OAuthError, ParamError, PreconditionFailedError, RecordNotFoundError, RuleError, UnauthorizedError, ValidationError,
+  NotFoundError, OAuthError, ParamError, PreconditionFailedError, ProjectMovedError, RecordNotFoundError, RuleError, UnauthorizedError, ValidationError,
   type ParamProblem, type RuleKind, type TokenProblem,
 } from '../platform/errors.ts';
 
@@ -166,6 +166,15 @@ export function movedPermanently(location: string): RenderedError {
   return { status: 301, body: `This resource has been moved permanently to ${location}`, headers: { location }, contentType: 'text/plain; charset=utf-8' };
 }
 
+/** The request URL on the external host with the project path segment replaced by the numeric id, query kept. */
+export function movedLocation(req: FastifyRequest, projectId: number): string {
+  const base = (req.server as any).config?.externalUrl ?? '';
+  const q = req.url.indexOf('?');
+  const path = q >= 0 ? req.url.slice(0, q) : req.url;
+  const query = q >= 0 ? req.url.slice(q) : '';
+  return base + path.replace(/(\/projects\/)[^/]+/, `$1${projectId}`) + query;
+}
+
 export const movedNonGet: RenderedError = { status: 405, body: { message: 'Non GET methods are not allowed for moved projects' } };
 
 export function tooManyRequests(headers: Record<string, string>): RenderedError {
@@ -205,6 +214,10 @@ export function sendRendered(reply: FastifyReply, r: RenderedError): FastifyRepl
 /** Installs the one error handler of the application. */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: any, req: FastifyRequest, reply: FastifyReply) => {
+    if (err instanceof ProjectMovedError) {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return sendRendered(reply, movedNonGet);
+      return sendRendered(reply, movedPermanently(movedLocation(req, err.projectId)));
+    }
     if (err instanceof DomainError) {
       const style = (req.routeOptions?.config as any)?.errorStyle ?? 'grape';
       return sendRendered(reply, renderDomainError(err, style));

@@ -1,3 +1,4 @@
+import * as nodeCrypto from 'node:crypto';
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
@@ -38,6 +39,12 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 export function genReqId(req: { headers: Record<string, unknown> }): string {
   const given = req.headers['x-request-id'];
   return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID().replace(/-/g, '').slice(0, 26).toUpperCase();
+}
+
+// One-shot hashing (Node 20.12+) skips the Hash object per response; the older API is the fallback.
+const oneShot = (nodeCrypto as any).hash as ((alg: string, data: string, enc: string) => string) | undefined;
+function etagDigest(payload: string): string {
+  return oneShot ? oneShot('sha1', payload, 'base64url') : createHash('sha1').update(payload).digest('base64url');
 }
 
 export function installConventions(app: FastifyInstance): void {
@@ -107,7 +114,7 @@ export function installConventions(app: FastifyInstance): void {
     if (!type.startsWith('application/json')) return payload;
     // Responses that carry secrets (OAuth tokens) must not be cached or revalidated.
     if (String(reply.getHeader('cache-control') ?? '').includes('no-store')) return payload;
-    const tag = `W/"${createHash('sha1').update(payload).digest('base64url')}"`;
+    const tag = `W/"${etagDigest(payload)}"`;
     reply.header('etag', tag);
     reply.header('cache-control', 'max-age=0, private, must-revalidate');
     const inm = req.headers['if-none-match'];

@@ -130,3 +130,10 @@ export class OAuthError extends DomainError {
     return new OAuthError(this.code, { ...this.opts, surface });
   }
 }
+
+/** A project was reached through an old path (a redirect route); the answer points at its id. */
+export class ProjectMovedError extends DomainError {
+  constructor(readonly projectId: number) {
+    super('project moved');
+  }
+}

@@ -63,7 +63,11 @@ export interface ProjectAccess {
   effective: number;
 }
 
-/** Access of one user to many projects, in a constant number of queries. */
+/**
+ * Access of one user to many projects, in a constant number of queries: direct memberships, the
+ * project's group hierarchy, the personal namespace's owner, and groups the project is shared with
+ * (a share grants the lower of the link's level and the user's level in that group).
+ */
 export async function projectAccessLevels(
   db: Db,
   userId: number,
@@ -73,22 +77,156 @@ export async function projectAccessLevels(
   const out = new Map<number, ProjectAccess>();
   if (projects.length === 0) return out;
   const nsIds = [...new Set(projects.map((p) => p.namespace_id))];
-  const [namespaces, direct] = await Promise.all([
+  const projectIds = projects.map((p) => p.id);
+  const [namespaces, direct, links] = await Promise.all([
     db.selectFrom('namespaces').select(['id', 'kind', 'owner_id', 'traversal']).where('id', 'in', nsIds).execute(),
     db.selectFrom('members').select(['source_id', 'access_level'])
       .where('source_type', '=', 'Project').where('user_id', '=', userId)
-      .where('source_id', 'in', projects.map((p) => p.id)).where(active(now)).execute(),
+      .where('source_id', 'in', projectIds).where(active(now)).execute(),
+    db.selectFrom('project_group_links as l').innerJoin('namespaces as g', 'g.id', 'l.group_id')
+      .select(['l.project_id', 'l.group_id', 'l.group_access', 'g.traversal'])
+      .where('l.project_id', 'in', projectIds)
+      .where((eb) => eb.or([eb('l.expires_at', 'is', null), eb('l.expires_at', '>', now)])).execute(),
   ]);
   const nsById = new Map(namespaces.map((n) => [n.id, n]));
-  const groupLevels = await groupAccessLevels(db, userId, namespaces.filter((n) => n.kind === 'group'), now);
+  const groups = new Map<number, Pick<NamespaceRow, 'id' | 'traversal'>>();
+  for (const n of namespaces) if (n.kind === 'group') groups.set(n.id, n);
+  for (const l of links) groups.set(l.group_id, { id: l.group_id, traversal: l.traversal });
+  const groupLevels = await groupAccessLevels(db, userId, [...groups.values()], now);
   const directById = new Map(direct.map((r) => [r.source_id, r.access_level]));
+  const sharedById = new Map<number, number>();
+  for (const l of links) {
+    const level = Math.min(l.group_access, groupLevels.get(l.group_id) ?? 0);
+    if (level > (sharedById.get(l.project_id) ?? 0)) sharedById.set(l.project_id, level);
+  }
   for (const p of projects) {
     const ns = nsById.get(p.namespace_id);
     const projectLevel = directById.get(p.id) ?? null;
     const groupLevel = ns?.kind === 'group' ? groupLevels.get(ns.id) ?? null : null;
     const ownerLevel = ns?.kind === 'user' && ns.owner_id === userId ? AccessLevel.OWNER : 0;
-    out.set(p.id, { project: projectLevel, group: groupLevel, effective: Math.max(projectLevel ?? 0, groupLevel ?? 0, ownerLevel) });
+    const shared = sharedById.get(p.id) ?? 0;
+    out.set(p.id, { project: projectLevel, group: groupLevel, effective: Math.max(projectLevel ?? 0, groupLevel ?? 0, ownerLevel, shared) });
   }
   return out;
 }
 
+/** The groups a user reaches through memberships (each with its effective level) and their personal namespace. */
+export interface Authorization {
+  userId: number;
+  personalNs: number[];
+  groupLevels: Map<number, number>;
+  /**
+   * Projects reached by direct membership or a group share, with the level each gives (null when there
+   * are too many to inline; the query then reads them itself).
+   */
+  projectLevels: Map<number, number> | null;
+  /** The direct memberships and the share levels behind projectLevels (null with it). */
+  direct: Map<number, number> | null;
+  shared: Map<number, number> | null;
+}
+
+/** Above this many, authorised project ids stay a subquery instead of a literal list. */
+const INLINE_LIMIT = 2000;
+
+// A user's authorisation is reused for a short time (the credential-cache window, set per database by the
+// authenticator) on reads, and dropped whenever a state-changing request passes (accessChanged).
+const caches = new WeakMap<object, { ttl: number; gen: number; map: Map<number, { a: Authorization; at: number; gen: number }> }>();
+
+function cacheOf(db: Db) {
+  let c = caches.get(db);
+  if (!c) {
+    c = { ttl: 0, gen: 0, map: new Map() };
+    caches.set(db, c);
+  }
+  return c;
+}
+
+export function configureAuthorizationCache(db: Db, ttlMs: number): void {
+  cacheOf(db).ttl = ttlMs;
+}
+
+/** Memberships or shares may have changed: forget every cached authorisation of this database. */
+export function accessChanged(db: Db): void {
+  const c = cacheOf(db);
+  c.gen++;
+  c.map.clear();
+}
+
+export async function userAuthorization(db: Db, userId: number, now = Date.now()): Promise<Authorization> {
+  const c = cacheOf(db);
+  const hit = c.ttl > 0 ? c.map.get(userId) : undefined;
+  if (hit && hit.gen === c.gen && Date.now() - hit.at < c.ttl) return hit.a;
+  const gen = c.gen;
+  const a = await readAuthorization(db, userId, now);
+  if (c.ttl > 0 && gen === c.gen) {
+    if (c.map.size >= 10_000) c.map.clear();
+    c.map.set(userId, { a, at: Date.now(), gen });
+  }
+  return a;
+}
+
+async function readAuthorization(db: Db, userId: number, now: number): Promise<Authorization> {
+  const [personal, memberships, projects] = await Promise.all([
+    db.selectFrom('namespaces').select('id').where('kind', '=', 'user').where('owner_id', '=', userId).execute(),
+    db.selectFrom('members as m').innerJoin('namespaces as n', 'n.id', 'm.source_id')
+      .select(['n.id', 'n.traversal', 'm.access_level'])
+      .where('m.source_type', '=', 'Namespace').where('m.user_id', '=', userId)
+      .where((eb) => eb.or([eb('m.expires_at', 'is', null), eb('m.expires_at', '>', now)])).execute(),
+    db.selectFrom('members').select(['source_id', 'access_level'])
+      .where('source_type', '=', 'Project').where('user_id', '=', userId)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)])).limit(INLINE_LIMIT + 1).execute(),
+  ]);
+  const groupLevels = new Map<number, number>();
+  if (memberships.length) {
+    const direct = new Map(memberships.map((m) => [m.id, m.access_level]));
+    // Descendants of every group the user belongs to: traversal paths with the group's path as prefix
+    // ("/1/4/" .. "/1/40" is exactly the "/1/4/..." range, since '0' follows '/').
+    // (No filter on kind: ids are unique across namespaces, so only groups lie under a group's prefix,
+    // and the ranges alone let the index answer.)
+    const rows = await db.selectFrom('namespaces').select(['id', 'traversal'])
+      .where((eb) => eb.or(memberships.map((m) => eb.and([eb('traversal', '>=', m.traversal), eb('traversal', '<', `${m.traversal.slice(0, -1)}0`)]))))
+      .execute();
+    for (const g of rows) {
+      let best = 0;
+      for (const a of ancestorIds(g)) best = Math.max(best, direct.get(a) ?? 0);
+      if (best > 0) groupLevels.set(g.id, best);
+    }
+  }
+  // Literal id lists (rather than subqueries) let PostgreSQL combine the arms of the authorisation test
+  // with index bitmaps instead of filtering every row.
+  let projectLevels: Map<number, number> | null = null;
+  let direct: Map<number, number> | null = null;
+  let shared: Map<number, number> | null = null;
+  if (projects.length <= INLINE_LIMIT) {
+    direct = new Map(projects.map((m) => [m.source_id, m.access_level]));
+    shared = new Map();
+    const groups = [...groupLevels.keys()];
+    if (groups.length) {
+      const links = await db.selectFrom('project_group_links').select(['project_id', 'group_id', 'group_access'])
+        .where('group_id', 'in', groups).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+        .limit(INLINE_LIMIT + 1).execute();
+      if (links.length + direct.size > INLINE_LIMIT) direct = shared = null;
+      else {
+        for (const l of links) {
+          const level = Math.min(l.group_access, groupLevels.get(l.group_id) ?? 0);
+          if (level > (shared.get(l.project_id) ?? 0)) shared.set(l.project_id, level);
+        }
+      }
+    }
+    if (direct && shared) {
+      projectLevels = new Map(direct);
+      for (const [id, l] of shared) if (l > (projectLevels.get(id) ?? 0)) projectLevels.set(id, l);
+    }
+  }
+  return { userId, personalNs: personal.map((p) => p.id), groupLevels, projectLevels, direct, shared };
+}
+
+
+/** The access of the authorised user to one project, from the authorisation alone; null when it is not all inlined. */
+export function accessFromAuthorizationOf(a: Authorization, p: Pick<ProjectRow, 'id' | 'namespace_id'>): ProjectAccess | null {
+  if (!a.direct || !a.shared) return null;
+  const project = a.direct.get(p.id) ?? null;
+  const group = a.groupLevels.get(p.namespace_id) ?? null;
+  const owner = a.personalNs.includes(p.namespace_id) ? AccessLevel.OWNER : 0;
+  return { project, group, effective: Math.max(project ?? 0, group ?? 0, owner, a.shared.get(p.id) ?? 0) };
+}

@@ -15,6 +15,7 @@ import { resourceAccessTokenRoutes } from './members/resource-access-tokens.rout
 import { applicationRoutes } from './applications/applications.routes.ts';
 import { registerOAuth } from '../oauth/index.ts';
 import { registerWeb } from '../web/index.ts';
+import { projectRoutes } from './projects/projects.routes.ts';
 
 /** Every resource area, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
@@ -32,6 +33,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...memberRoutes,
     ...resourceAccessTokenRoutes,
     ...applicationRoutes,
+    ...projectRoutes,
   ]);
   registerOAuth(app);
   registerWeb(app);

@@ -45,6 +45,8 @@ export async function buildTestApp(opts: { env?: Record<string, string>; clock?:
   }
   const config = loadConfig({ BELLOWS_DATA_DIR: dataDir, BELLOWS_PASSWORD_HASH_COST: process.env.BELLOWS_PASSWORD_HASH_COST ?? '10', ...(opts.env ?? {}) } as NodeJS.ProcessEnv, {
     externalUrl: 'http://bellows.test',
+    // Tests change rows directly between requests; the credential cache has a test of its own.
+    authCacheMs: 0,
     ...opts.config,
     databaseUrl,
   } as Partial<Config>);

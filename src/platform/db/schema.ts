@@ -106,6 +106,24 @@ export interface ProjectsTable {
   created_at: number;
   updated_at: number;
   last_activity_at: number;
+  star_count: Generated<number>;
+  forks_count: Generated<number>;
+  forked_from_project_id: number | null;
+  /** Feature levels: 0 disabled, 10 private (members only), 20 enabled. */
+  issues_access_level: Generated<number>;
+  merge_requests_access_level: Generated<number>;
+  repository_access_level: Generated<number>;
+  forking_access_level: Generated<number>;
+  import_url: string | null;
+  import_type: string | null;
+  import_status: Generated<string>;
+  import_error: string | null;
+  /** Path of the README on the default branch, recorded when the repository changes. */
+  readme_path: string | null;
+  marked_for_deletion_at: number | null;
+  runners_token: string | null;
+  /** JSON object of settings that are stored and returned but never filtered on. */
+  settings: Generated<string>;
 }
 
 export interface SessionsTable {
@@ -271,6 +289,79 @@ export interface SignInThrottlesTable {
   last_failure_at: number;
 }
 
+export interface TopicsTable {
+  id: Generated<number>;
+  name: string;
+  name_lower: string;
+  title: string;
+  description: string | null;
+  total_projects_count: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ProjectTopicsTable {
+  project_id: number;
+  topic_id: number;
+}
+
+export interface UsersStarProjectsTable {
+  id: Generated<number>;
+  project_id: number;
+  user_id: number;
+  created_at: number;
+}
+
+export interface ProjectGroupLinksTable {
+  id: Generated<number>;
+  project_id: number;
+  group_id: number;
+  group_access: number;
+  expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ProjectCustomAttributesTable {
+  id: Generated<number>;
+  project_id: number;
+  key: string;
+  value: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface RedirectRoutesTable {
+  id: Generated<number>;
+  source_type: string; // Project
+  source_id: number;
+  path: string;
+  path_lower: string;
+  created_at: number;
+}
+
+export interface ProjectStatisticsTable {
+  project_id: number;
+  commit_count: Generated<number>;
+  storage_size: Generated<number>;
+  repository_size: Generated<number>;
+  wiki_size: Generated<number>;
+  lfs_objects_size: Generated<number>;
+  job_artifacts_size: Generated<number>;
+  pipeline_artifacts_size: Generated<number>;
+  packages_size: Generated<number>;
+  snippets_size: Generated<number>;
+  uploads_size: Generated<number>;
+  updated_at: number;
+}
+
+export interface ProjectLanguagesTable {
+  project_id: number;
+  name: string;
+  name_lower: string;
+  share: number;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -292,4 +383,12 @@ export interface DB {
   oauth_grants: OAuthGrantsTable;
   oauth_access_tokens: OAuthAccessTokensTable;
   sign_in_throttles: SignInThrottlesTable;
+  topics: TopicsTable;
+  project_topics: ProjectTopicsTable;
+  users_star_projects: UsersStarProjectsTable;
+  project_group_links: ProjectGroupLinksTable;
+  project_custom_attributes: ProjectCustomAttributesTable;
+  redirect_routes: RedirectRoutesTable;
+  project_statistics: ProjectStatisticsTable;
+  project_languages: ProjectLanguagesTable;
 }

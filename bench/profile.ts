@@ -1,0 +1,42 @@
+// Profiles one endpoint in process (no network): `node --cpu-prof --import tsx bench/profile.ts <url> [n] [anon]`.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config/index.ts';
+import { openDatabase } from '../src/platform/db/index.ts';
+import { buildApp } from '../src/app.ts';
+
+const url = process.argv[2] ?? '/api/v4/projects';
+const n = Number(process.argv[3] ?? 2000);
+const anon = process.argv[4] === 'anon';
+const config = loadConfig({ ...process.env, BELLOWS_LOG_LEVEL: 'silent' });
+const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+const app = await buildApp({ config, database, logger: false });
+const sqlTime = new Map<string, { ms: number; n: number }>();
+if (process.env.PROFILE_SQL && database.dialect === 'sqlite') {
+  const { default: SQLite } = await import('better-sqlite3');
+  const proto = Object.getPrototypeOf(new SQLite(':memory:').prepare('select 1'));
+  for (const m of ['all', 'run', 'get']) {
+    const orig = proto[m];
+    proto[m] = function (this: any, ...a: unknown[]) {
+      const t0 = performance.now();
+      try { return orig.apply(this, a); } finally {
+        const e = sqlTime.get(this.source) ?? { ms: 0, n: 0 };
+        e.ms += performance.now() - t0; e.n++; sqlTime.set(this.source, e);
+      }
+    };
+  }
+}
+const token = readFileSync(join(config.dataDir, 'bench-token'), 'utf8').trim();
+const headers = anon ? {} : { 'private-token': token };
+for (let i = 0; i < 200; i++) await app.inject({ url, headers });
+const t = performance.now();
+let bytes = 0;
+for (let i = 0; i < n; i++) bytes += (await app.inject({ url, headers })).body.length;
+const ms = (performance.now() - t) / n;
+console.log(`${url}: ${ms.toFixed(3)} ms/request (${Math.round(1000 / ms)} req/s on one core, ${Math.round(bytes / n)} bytes)`);
+for (const [q, e] of [...sqlTime].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12)) console.log(`${(e.ms / n).toFixed(3)} ms/req  x${(e.n / (n + 200)).toFixed(1)}  ${q.slice(0, 200)}`);
+await app.close();
+await database.close();
+
+// With PROFILE_SQL=1: time spent per SQL text (SQLite only).
+export {};

@@ -1,0 +1,128 @@
+// HTTP benchmark of the project endpoints against a seeded data dir (see bench/seed.ts).
+//
+//   npm run bench -- --data-dir /work/bench-data/sqlite [--duration 10] [--connections 32]
+//   DATABASE_URL=postgres://... npm run bench -- --data-dir /work/bench-data/pg
+//
+// The server runs as a child process pinned to CPU 0, the load generator (autocannon) in this process pinned
+// to CPU 1 when the machine has two cores or more. Results go to bench/results-<dialect>.json and bench/RESULTS.md.
+import { spawn, spawnSync } from 'node:child_process';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+
+const { values: args } = parseArgs({
+  options: {
+    'data-dir': { type: 'string', default: '/work/bench-data/sqlite' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+    port: { type: 'string', default: '18080' },
+    only: { type: 'string' },
+    'report-only': { type: 'boolean', default: false },
+  },
+});
+const dataDir = args['data-dir']!;
+const duration = Number(args.duration);
+const connections = Number(args.connections);
+const port = Number(args.port);
+const dialect = process.env.DATABASE_URL ? 'postgres' : 'sqlite';
+const token = args['report-only'] ? '' : readFileSync(join(dataDir, 'bench-token'), 'utf8').trim();
+const cores = cpus().length;
+const pin = cores >= 2 && spawnSync('taskset', ['--version']).status === 0;
+
+function startServer(): Promise<ReturnType<typeof spawn>> {
+  const cmd = pin ? 'taskset' : process.execPath;
+  const argv = [...(pin ? ['-c', '0', process.execPath] : []), '--import', 'tsx', 'bench/server.ts'];
+  const child = spawn(cmd, argv, { env: { ...process.env, BELLOWS_DATA_DIR: dataDir, PORT: String(port), NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('ready')) resolve(child); });
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+}
+
+interface Row { name: string; rps: number; p50: number; p99: number; non2xx: number; errors: number; rate?: number }
+
+async function run(name: string, o: { url?: string; paths: string[]; auth?: boolean; rate?: number }): Promise<Row> {
+  let i = 0;
+  const base = o.url ?? `http://127.0.0.1:${port}`;
+  const headers: Record<string, string> = o.auth ? { 'private-token': token } : {};
+  const result = await autocannon({
+    url: base,
+    connections: o.rate ? 16 : connections,
+    duration,
+    headers,
+    overallRate: o.rate,
+    requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: o.paths[i++ % o.paths.length] }) }],
+  } as any);
+  const row: Row = { name, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors, rate: o.rate };
+  console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}`);
+  return row;
+}
+
+async function main() {
+  if (pin) spawnSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' });
+  const loadBefore = loadavg()[0];
+  const server = await startServer();
+  try {
+    const api = `/api/v4`;
+    const probe = await fetch(`http://127.0.0.1:${port}${api}/projects?simple=true&per_page=100`);
+    const total = Number(probe.headers.get('x-total') ?? 0);
+    const sample: Array<{ id: number }> = await probe.json();
+    const ids = sample.map((p) => p.id);
+    const maxId = ids[0] ?? 1;
+    const count = (await (await fetch(`http://127.0.0.1:${port}${api}/projects?order_by=id&sort=desc&per_page=1`, { headers: { 'private-token': token } })).json())[0]?.id ?? 0;
+    console.log(`${dialect}: newest project id ${count}; ${cores} cores; load generator pinned: ${pin}`);
+    // Random keyset positions spread over the whole id range, each a page of 20 after that bound.
+    const keysetPaths = Array.from({ length: 1000 }, (_, k) => `${api}/projects?pagination=keyset&order_by=id&sort=desc&per_page=20&id_before=${Math.max(2, Math.floor(((k * 7919) % 1000 + 1) / 1000 * count))}`);
+    const only = args.only ? new Set(args.only.split(',')) : null;
+    const rows: Row[] = [];
+    const want = (k: string) => !only || only.has(k);
+    void total; void maxId;
+    if (want('ceiling')) rows.push(await run('ceiling: bare Fastify route, fixed JSON', { url: `http://127.0.0.1:${port + 1}`, paths: ['/'] }));
+    if (want('one')) rows.push(await run('GET /projects/:id (authenticated, full form)', { paths: ids.map((id) => `${api}/projects/${id}`), auth: true }));
+    if (want('list20')) rows.push(await run('GET /projects (20 per page, authenticated, full form)', { paths: [`${api}/projects`], auth: true }));
+    if (want('list100')) rows.push(await run('GET /projects?per_page=100 (authenticated, full form)', { paths: [`${api}/projects?per_page=100`], auth: true }));
+    if (want('simple')) rows.push(await run('GET /projects?simple=true (anonymous)', { paths: [`${api}/projects?simple=true`] }));
+    if (want('keyset')) rows.push(await run('keyset: GET /projects?pagination=keyset&order_by=id (20, authenticated)', { paths: keysetPaths, auth: true }));
+    if (want('fixed')) {
+      rows.push(await run('GET /projects/:id at a fixed 1,000 req/s', { paths: ids.map((id) => `${api}/projects/${id}`), auth: true, rate: 1000 }));
+      rows.push(await run('GET /projects (20, full) at a fixed 1,000 req/s', { paths: [`${api}/projects`], auth: true, rate: 1000 }));
+    }
+    const out = {
+      dialect, date: new Date().toISOString(), cores, cpu: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30),
+      node: process.version, projects: count, duration, connections, pinned: pin, rows,
+      loadAverage: { before: Math.round(loadBefore * 10) / 10, after: Math.round(loadavg()[0] * 10) / 10 },
+    };
+    if (!only) writeFileSync(join('bench', `results-${dialect}.json`), `${JSON.stringify(out, null, 2)}\n`);
+    writeResults();
+  } finally {
+    server.kill('SIGTERM');
+  }
+}
+
+function writeResults() {
+  const files = readdirSync('bench').filter((f) => /^results-.*\.json$/.test(f)).sort();
+  const parts = ['# Benchmark results', '',
+    'Produced by `npm run bench` (bench/run.ts) against data from `npm run bench:seed` (bench/seed.ts). The server runs as a',
+    'child process pinned to CPU 0; autocannon runs in the benchmark process pinned to CPU 1. The ceiling row is a bare',
+    'Fastify route returning a fixed JSON body, measured in the same run on the same machine.', '',
+    'Targets (2 cores, 1,000,000 projects): `GET /projects/:id` ≥ 8,000 req/s; a 20-item page ≥ 2,500 req/s; a 100-item',
+    'full page ≥ 600 req/s; p99 under 10 ms at a fixed 1,000 req/s.', ''];
+  for (const f of files) {
+    const r = JSON.parse(readFileSync(join('bench', f), 'utf8'));
+    parts.push(`## ${r.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'} — ${r.projects.toLocaleString('en')} projects`, '',
+      `${r.date} · ${r.cores} cores (${r.cpu}) · ${r.memoryGb} GB · Node ${r.node} · ${r.duration} s per row · ${r.connections} connections · pinned: ${r.pinned}` +
+        (r.loadAverage ? ` · 1-minute load average ${r.loadAverage.before} before, ${r.loadAverage.after} after` : ''), '',
+      '| Scenario | req/s | p50 ms | p99 ms | non-2xx |', '|---|---:|---:|---:|---:|',
+      ...r.rows.map((x: Row) => `| ${x.name} | ${x.rps.toLocaleString('en')} | ${x.p50} | ${x.p99} | ${x.non2xx} |`), '');
+  }
+  if (existsSync('bench/NOTES.md')) parts.push(readFileSync('bench/NOTES.md', 'utf8'));
+  writeFileSync('bench/RESULTS.md', `${parts.join('\n')}\n`);
+}
+
+if (args['report-only']) writeResults();
+else main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,213 @@
+// Benchmark data: users with personal namespaces, groups with memberships, projects (rows only: a project
+// whose repository is not on disk reads as empty and gets one on first write), topics, stars, statistics.
+//
+//   npm run bench:seed -- --projects 1000000 --users 10000 [--groups 1000] [--data-dir /work/bench-data]
+//
+// Uses BELLOWS_DATA_DIR / DATABASE_URL like the server. Writes <data dir>/bench-token (a personal access
+// token of the user `bench`, who belongs to some groups and owns some projects) and a root token.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { sql } from 'kysely';
+import { loadConfig } from '../src/config/index.ts';
+import { openDatabase } from '../src/platform/db/index.ts';
+import { digest } from '../src/platform/crypto/tokens.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    projects: { type: 'string', default: '100000' },
+    users: { type: 'string', default: '1000' },
+    groups: { type: 'string', default: '' },
+    'data-dir': { type: 'string' },
+  },
+});
+if (args['data-dir']) process.env.BELLOWS_DATA_DIR = args['data-dir'];
+const PROJECTS = Number(args.projects);
+const USERS = Number(args.users);
+const GROUPS = Number(args.groups || Math.max(10, Math.round(USERS / 10)));
+const TOPICS = 200;
+
+const config = loadConfig();
+const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+const db = database.db as any;
+
+// A fixed pseudo-random sequence, so two seeds of the same size are the same data.
+let state = 0x2545f491;
+function rand(): number {
+  state ^= state << 13;
+  state ^= state >>> 17;
+  state ^= state << 5;
+  return (state >>> 0) / 4294967296;
+}
+const pick = (n: number) => Math.floor(rand() * n);
+
+async function insertAll(table: string, rows: Record<string, unknown>[], perBatch: number): Promise<void> {
+  for (let i = 0; i < rows.length; i += perBatch) await db.insertInto(table).values(rows.slice(i, i + perBatch)).execute();
+}
+
+/** Inserts rows produced on the fly in batches inside one transaction per chunk (fast on both databases). */
+async function stream(table: string, total: number, make: (i: number) => Record<string, unknown>, perBatch: number, label = table): Promise<void> {
+  const chunk = perBatch * 50;
+  const started = Date.now();
+  for (let start = 0; start < total; start += chunk) {
+    const end = Math.min(total, start + chunk);
+    await db.transaction().execute(async (trx: any) => {
+      for (let i = start; i < end; i += perBatch) {
+        const rows: Record<string, unknown>[] = [];
+        for (let j = i; j < Math.min(end, i + perBatch); j++) rows.push(make(j));
+        await trx.insertInto(table).values(rows).execute();
+      }
+    });
+    process.stdout.write(`\r${label}: ${end}/${total} (${Math.round((Date.now() - started) / 1000)} s)   `);
+  }
+  process.stdout.write('\n');
+}
+
+async function main(): Promise<void> {
+  const t0 = Date.now();
+  await database.migrate();
+  const have = await db.selectFrom('projects').select(sql`count(*)`.as('n')).executeTakeFirst();
+  if (Number(have.n) > 0) {
+    console.error(`the database already has ${have.n} projects; seed into an empty data dir`);
+    process.exit(1);
+  }
+  const now = Date.now();
+  const day = 86_400_000;
+
+  // Users 1..USERS (user 1 is root, user 2 is bench), namespaces 1..USERS are their personal namespaces.
+  const users = Array.from({ length: USERS }, (_, k) => {
+    const id = k + 1;
+    const username = id === 1 ? 'root' : id === 2 ? 'bench' : `user${id}`;
+    return {
+      id, username, name: id === 1 ? 'Administrator' : `User ${id}`, email: `${username}@example.com`, public_email: null, password_digest: null,
+      state: 'active', admin: id === 1 ? 1 : 0, user_type: 'human', bio: '', location: '', website_url: '', organization: '', job_title: '',
+      private_profile: 0, can_create_group: 1, projects_limit: 100000, external: 0, note: null, created_at: now - 400 * day, updated_at: now - 400 * day,
+      last_activity_on: null, current_sign_in_at: null, confirmed_at: now - 400 * day,
+    };
+  });
+  await insertAll('users', users, 500);
+  await insertAll('namespaces', users.map((u) => ({
+    id: u.id, name: u.name, path: u.username, kind: 'user', parent_id: null, owner_id: u.id, visibility_level: 20, description: '',
+    full_path: u.username, full_path_lower: u.username, full_name: u.name, traversal: `/${u.id}/`, request_access_enabled: 1,
+    project_creation_level: 'developer', subgroup_creation_level: 'maintainer', created_at: u.created_at, updated_at: u.created_at,
+  })), 500);
+  // Groups: namespaces USERS+1..USERS+GROUPS, each with a few members; bench belongs to 20 of them.
+  const groups = Array.from({ length: GROUPS }, (_, k) => {
+    const id = USERS + k + 1;
+    return {
+      id, name: `Group ${k + 1}`, path: `group${k + 1}`, kind: 'group', parent_id: null, owner_id: null, visibility_level: [0, 10, 20][k % 3],
+      description: '', full_path: `group${k + 1}`, full_path_lower: `group${k + 1}`, full_name: `Group ${k + 1}`, traversal: `/${id}/`,
+      request_access_enabled: 1, project_creation_level: 'developer', subgroup_creation_level: 'maintainer', created_at: now - 300 * day, updated_at: now - 300 * day,
+    };
+  });
+  await insertAll('namespaces', groups, 500);
+  const members: Record<string, unknown>[] = [];
+  const seen = new Set<string>();
+  for (const g of groups) {
+    for (let m = 0; m < 5; m++) {
+      const user = 3 + pick(USERS - 2);
+      if (seen.has(`${g.id}:${user}`)) continue;
+      seen.add(`${g.id}:${user}`);
+      members.push({ source_type: 'Namespace', source_id: g.id, user_id: user, access_level: [10, 20, 30, 40, 50][pick(5)], expires_at: null, created_by_id: null, created_at: now, updated_at: now });
+    }
+  }
+  for (let k = 0; k < Math.min(20, GROUPS); k++) members.push({ source_type: 'Namespace', source_id: groups[k * Math.floor(GROUPS / 20)].id, user_id: 2, access_level: 30, expires_at: null, created_by_id: null, created_at: now, updated_at: now });
+  await insertAll('members', members, 500);
+
+  await insertAll('topics', Array.from({ length: TOPICS }, (_, k) => ({
+    id: k + 1, name: `topic${k + 1}`, name_lower: `topic${k + 1}`, title: `Topic ${k + 1}`, description: null, total_projects_count: 0, created_at: now, updated_at: now,
+  })), 200);
+
+  // Projects: 60% public, 25% internal, 15% private; 80% in personal namespaces; bench owns every 1000th.
+  const nsOf = new Int32Array(PROJECTS + 1);
+  const fullPaths: string[] = [];
+  await stream('projects', PROJECTS, (k) => {
+    const id = k + 1;
+    const inGroup = rand() < 0.2;
+    const ns = id % 1000 === 0 ? users[1] : inGroup ? null : users[pick(USERS)];
+    const g = inGroup && id % 1000 !== 0 ? groups[pick(GROUPS)] : null;
+    const nsId = g ? g.id : ns!.id;
+    nsOf[id] = nsId;
+    const r = rand();
+    let vis = r < 0.6 ? 20 : r < 0.85 ? 10 : 0;
+    if (g && vis > g.visibility_level) vis = g.visibility_level;
+    const path = `project-${id}`;
+    const full = `${g ? g.full_path : ns!.username}/${path}`;
+    if (id <= 10) fullPaths.push(full);
+    const created = now - 365 * day + Math.floor((id / PROJECTS) * 360 * day);
+    return {
+      id, namespace_id: nsId, name: `Project ${id} ${['alpha', 'beta', 'gamma', 'delta', 'omega'][id % 5]}`, path, full_path: full,
+      full_path_lower: full, description: id % 3 === 0 ? `Benchmark project number ${id}` : null, visibility_level: vis,
+      creator_id: g ? 3 + pick(USERS - 2) : ns!.id, archived: id % 50 === 0 ? 1 : 0, default_branch: 'main', repository_storage: 'default',
+      repository_read_only: 0, empty_repo: 1, pending_delete: 0, created_at: created, updated_at: created + pick(5 * day),
+      last_activity_at: created + pick(30 * day), star_count: pick(10) === 0 ? pick(100) : 0, forks_count: 0, forked_from_project_id: null,
+      issues_access_level: 20, merge_requests_access_level: 20, repository_access_level: 20, forking_access_level: 20,
+      import_url: null, import_type: null, import_status: 'none', import_error: null, readme_path: null, marked_for_deletion_at: null,
+      runners_token: null, settings: '{}',
+    };
+  }, 500);
+
+  await stream('project_statistics', PROJECTS, (k) => {
+    const size = pick(50_000_000);
+    return { project_id: k + 1, commit_count: pick(5000), storage_size: size, repository_size: size, wiki_size: 0, lfs_objects_size: 0, job_artifacts_size: 0, pipeline_artifacts_size: 0, packages_size: 0, snippets_size: 0, uploads_size: 0, updated_at: now };
+  }, 1000);
+
+  // One project in three has one or two topics.
+  const topicRows: Array<{ project_id: number; topic_id: number }> = [];
+  const topicCounts = new Int32Array(TOPICS + 1);
+  for (let id = 3; id <= PROJECTS; id += 3) {
+    const a = 1 + pick(TOPICS);
+    topicRows.push({ project_id: id, topic_id: a });
+    topicCounts[a]++;
+    if (id % 2 === 0) {
+      const b = 1 + ((a + 1 + pick(TOPICS - 1)) % TOPICS);
+      if (b !== a) {
+        topicRows.push({ project_id: id, topic_id: b });
+        topicCounts[b]++;
+      }
+    }
+  }
+  await stream('project_topics', topicRows.length, (k) => topicRows[k], 2000, 'project_topics');
+  for (let k = 1; k <= TOPICS; k++) await db.updateTable('topics').set({ total_projects_count: topicCounts[k] }).where('id', '=', k).execute();
+
+  // Direct project memberships for bench (a few hundred), the usual size for an active user.
+  const projectMembers: Record<string, unknown>[] = [];
+  for (let k = 0; k < 300; k++) {
+    const pid = 1 + pick(PROJECTS);
+    if (nsOf[pid] === 2) continue;
+    projectMembers.push({ source_type: 'Project', source_id: pid, user_id: 2, access_level: 30, expires_at: null, created_by_id: null, created_at: now, updated_at: now });
+  }
+  const uniq = [...new Map(projectMembers.map((m) => [m.source_id, m])).values()];
+  await insertAll('members', uniq, 500);
+  for (let id = 1000; id <= PROJECTS; id += 1000) {
+    await db.insertInto('members').values({ source_type: 'Project', source_id: id, user_id: 2, access_level: 50, expires_at: null, created_by_id: null, created_at: now, updated_at: now }).execute();
+    if (id > 20000) break;
+  }
+
+  const benchToken = 'bench-token-0123456789abcdef';
+  const rootToken = 'root-token-0123456789abcdef';
+  for (const [userId, token, scopes] of [[2, benchToken, 'api read_api'], [1, rootToken, 'api read_api sudo admin_mode']] as const) {
+    await db.insertInto('personal_access_tokens').values({
+      user_id: userId, name: 'bench', description: null, token_digest: digest(token), scopes, impersonation: 0, revoked: 0, expires_at: null,
+      last_used_at: null, created_at: now, updated_at: now,
+    }).execute();
+  }
+  if (database.dialect === 'postgres') {
+    for (const table of ['users', 'namespaces', 'projects', 'topics', 'members', 'personal_access_tokens']) {
+      await sql`select setval(pg_get_serial_sequence(${table}, 'id'), (select max(id) from ${sql.table(table)}))`.execute(db);
+    }
+    await sql`analyze`.execute(db);
+  } else {
+    await sql`analyze`.execute(db);
+  }
+  writeFileSync(join(config.dataDir, 'bench-token'), `${benchToken}\n`);
+  writeFileSync(join(config.dataDir, 'root-token'), `${rootToken}\n`);
+  console.log(`seeded ${USERS} users, ${GROUPS} groups, ${PROJECTS} projects, ${topicRows.length} topic links in ${Math.round((Date.now() - t0) / 1000)} s (${database.dialect}); tokens in ${config.dataDir}`);
+  console.log(`sample paths: ${fullPaths.slice(0, 3).join(', ')}`);
+  await database.close();
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

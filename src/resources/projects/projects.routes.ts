@@ -1,0 +1,409 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
+import type { ApiRequest, RouteDef } from '../../http/route.ts';
+import { Bool, DateOnly, DateTime, Enum, Input, Int, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
+import { COUNT_LIMIT, pageParams, paginateQuery, setKeysetLink, setOffsetHeaders } from '../../http/pagination.ts';
+import { findProject, requireProjectLevel, type ProjectContext } from '../../http/access.ts';
+import { accepted, keysetUnavailable, offsetLimitExceeded, sendRendered } from '../../http/errors.ts';
+import { iso } from '../../http/format.ts';
+import { checkUnmodifiedSince } from '../../http/conditional.ts';
+import type { Actor } from '../../http/auth.ts';
+import { NotFoundError, ParamError } from '../../platform/errors.ts';
+import { AccessLevel, ROLE_LEVELS, ALL_ACCESS_LEVELS } from '../../platform/membership.ts';
+import { getUserOr404 } from '../users/users.service.ts';
+import { userBasic } from '../users/users.presenter.ts';
+import {
+  COLUMN_FEATURES, SETTING_FEATURES, SETTING_PARAMS, createProject, deleteProject, forkProject, personalNamespace, reload,
+  setArchived, setCustomAttribute, setStar, shareProject, transferProject, unlinkFork, unshareProject, updateProject, type Project,
+} from './projects.service.ts';
+import { ORDER_BY, USER_ORDER_BY, accessFromAuthorization, buildListQuery, cappedCount, type ListInput, type ListScope } from './projects.list.ts';
+import { loadPresentation, presentOne, type PresentOptions } from './projects.presenter.ts';
+
+const OFFSET_LIMIT = 50_000;
+const Visibility = Enum(['private', 'internal', 'public'] as const);
+const FeatureLevel = Enum(['disabled', 'private', 'enabled', 'public'] as const);
+const Topics = Type.Array(Str());
+/** A row id: beyond the integer columns' range it is refused as a value rather than sent to the database. */
+const Id = () => Type.Integer({ minimum: -2_147_483_648, maximum: 2_147_483_647 });
+
+const SETTING_TYPES: Record<string, any> = {
+  ci_default_git_depth: Int(), build_timeout: Int(), runner_token_expiration_interval: Int(),
+  auto_cancel_pending_pipelines: Enum(['enabled', 'disabled'] as const),
+  merge_method: Enum(['merge', 'rebase_merge', 'ff'] as const),
+  squash_option: Enum(['never', 'always', 'default_on', 'default_off'] as const),
+  auto_devops_deploy_strategy: Enum(['continuous', 'manual', 'timed_incremental'] as const),
+  ci_config_path: Str(), suggestion_commit_message: Str(), merge_commit_template: Str(), squash_commit_template: Str(),
+  issue_branch_template: Str(), external_authorization_classification_label: Str(),
+};
+
+/** Attributes accepted by create and edit, in the reference's order. */
+const ProjectAttributes = {
+  name: Opt(Str()),
+  path: Opt(Str()),
+  description: Opt(Str()),
+  visibility: Opt(Visibility),
+  topics: Opt(Topics),
+  tag_list: Opt(Topics),
+  issues_enabled: Opt(Bool()),
+  merge_requests_enabled: Opt(Bool()),
+  wiki_enabled: Opt(Bool()),
+  jobs_enabled: Opt(Bool()),
+  snippets_enabled: Opt(Bool()),
+  container_registry_enabled: Opt(Bool()),
+  emails_enabled: Opt(Bool()),
+  public_builds: Opt(Bool()),
+  ...Object.fromEntries([...COLUMN_FEATURES, ...SETTING_FEATURES].map((f) => [`${f}_access_level`, Opt(FeatureLevel)])),
+  ...Object.fromEntries(SETTING_PARAMS.map((k) => [k, Opt(SETTING_TYPES[k] ?? Bool())])),
+};
+const UPDATE_KEYS = ['name', 'path', 'description', 'default_branch', 'visibility', 'topics', 'tag_list', ...Object.keys(ProjectAttributes).filter((k) => !['name', 'path', 'description', 'visibility', 'topics', 'tag_list'].includes(k))];
+
+const CreateInput = {
+  ...ProjectAttributes,
+  namespace_id: Opt(Str()),
+  default_branch: Opt(Str()),
+  initialize_with_readme: Opt(Bool()),
+  import_url: Opt(Str()),
+};
+
+const ListParams = {
+  archived: Opt(Bool()),
+  id_after: Opt(Id()),
+  id_before: Opt(Id()),
+  imported: Opt(Bool({ default: false })),
+  include_pending_delete: Opt(Bool()),
+  last_activity_after: Opt(DateTime()),
+  last_activity_before: Opt(DateTime()),
+  membership: Opt(Bool({ default: false })),
+  min_access_level: Opt(IntEnum(ALL_ACCESS_LEVELS)),
+  order_by: Opt(Enum(ORDER_BY, { default: 'created_at' })),
+  owned: Opt(Bool({ default: false })),
+  repository_checksum_failed: Opt(Bool({ default: false })),
+  repository_storage: Opt(Str()),
+  search_namespaces: Opt(Bool()),
+  search: Opt(Str()),
+  simple: Opt(Bool({ default: false })),
+  sort: Opt(Enum(['asc', 'desc'] as const, { default: 'desc' })),
+  starred: Opt(Bool({ default: false })),
+  statistics: Opt(Bool({ default: false })),
+  topic: Opt(Topics),
+  topic_id: Opt(Id()),
+  updated_before: Opt(DateTime()),
+  updated_after: Opt(DateTime()),
+  visibility: Opt(Visibility),
+  wiki_checksum_failed: Opt(Bool({ default: false })),
+  with_custom_attributes: Opt(Bool({ default: false })),
+  with_issues_enabled: Opt(Bool({ default: false })),
+  with_merge_requests_enabled: Opt(Bool({ default: false })),
+  with_programming_language: Opt(Str()),
+  custom_attributes: Opt(Type.Record(Type.String(), Type.String())),
+  pagination: Opt(Str()),
+  ...PaginationParams,
+};
+
+const UserListParams = {
+  user_id: Str(),
+  archived: Opt(Bool()),
+  id_after: Opt(Id()),
+  id_before: Opt(Id()),
+  membership: Opt(Bool({ default: false })),
+  min_access_level: Opt(IntEnum(ALL_ACCESS_LEVELS)),
+  order_by: Opt(Enum(USER_ORDER_BY, { default: 'created_at' })),
+  owned: Opt(Bool({ default: false })),
+  search: Opt(Str()),
+  simple: Opt(Bool({ default: false })),
+  sort: Opt(Enum(['asc', 'desc'] as const, { default: 'desc' })),
+  starred: Opt(Bool({ default: false })),
+  statistics: Opt(Bool({ default: false })),
+  visibility: Opt(Visibility),
+  with_custom_attributes: Opt(Bool({ default: false })),
+  with_issues_enabled: Opt(Bool({ default: false })),
+  with_merge_requests_enabled: Opt(Bool({ default: false })),
+  with_programming_language: Opt(Str()),
+  updated_before: Opt(DateTime()),
+  updated_after: Opt(DateTime()),
+  pagination: Opt(Str()),
+  ...PaginationParams,
+};
+
+function wantsFull(actor: Actor, simple: boolean | undefined): boolean {
+  return !!actor.user && !simple;
+}
+
+async function presentProjects(req: ApiRequest<any>, rows: Project[], o: { simple?: boolean; statistics?: boolean; customAttributes?: boolean; access?: PresentOptions['access'] }) {
+  const actor = req.actor;
+  const pres = await loadPresentation(req.server, actor, rows, {
+    full: wantsFull(actor, o.simple), statistics: !!o.statistics && !!actor.user && !o.simple, customAttributes: !!o.customAttributes && actor.admin,
+    access: o.access,
+  });
+  return rows.map((r) => presentOne(r, pres));
+}
+
+const NOT_FILTERS = new Set(['page', 'per_page', 'pagination', 'simple', 'statistics', 'with_custom_attributes', 'private_token', 'access_token', 'id']);
+
+/** One page of a project listing: keyset by id when asked, otherwise offset with the 50,000 cap. */
+async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: ListScope = {}, only?: Record<string, unknown>) {
+  // Only the route's declared parameters filter (GET /users/:id/projects has fewer than GET /projects).
+  const i = (only ? Object.fromEntries(Object.entries(req.input).filter(([k]) => k in only)) : req.input) as ListInput & { page?: number; per_page?: number };
+  const keyset = i.pagination === 'keyset';
+  if (keyset && i.order_by !== 'id') return sendRendered(reply, keysetUnavailable);
+  const p = pageParams(i);
+  if (!keyset && p.page * p.perPage > OFFSET_LIMIT) return sendRendered(reply, offsetLimitExceeded('Project', OFFSET_LIMIT));
+  const built = await buildListQuery(req.server, req.actor, i, scope);
+  let rows: Project[] = [];
+  if (keyset) {
+    if (!built.empty) rows = await built.query.limit(p.perPage).execute();
+    const last = rows.at(-1);
+    if (last) {
+      const bound = built.sort === 'asc' ? { id_after: last.id, id_before: undefined } : { id_before: last.id, id_after: undefined };
+      setKeysetLink(req, reply, rows.length, bound);
+    }
+  } else if (built.empty) {
+    setOffsetHeaders(req, reply, p, 0, false);
+  } else {
+    const actor = req.actor;
+    const filters = Object.entries(i).filter(([k, v]) => !NOT_FILTERS.has(k) && v !== undefined).sort(([a], [b]) => a.localeCompare(b));
+    const key = JSON.stringify([actor.user?.id ?? 0, actor.admin, scope, filters]);
+    const [total, page] = await Promise.all([
+      cappedCount(req.server, key, built.query, COUNT_LIMIT),
+      built.query.limit(p.perPage + 1).offset((p.page - 1) * p.perPage).execute() as Promise<Project[]>,
+    ]);
+    rows = page;
+    const hasNext = rows.length > p.perPage;
+    if (hasNext) rows.pop();
+    setOffsetHeaders(req, reply, p, total, hasNext);
+  }
+  const access = built.auth && !i.simple ? accessFromAuthorization(req.server, built.auth, rows) : undefined;
+  return presentProjects(req, rows, { simple: i.simple, statistics: i.statistics, customAttributes: i.with_custom_attributes, access });
+}
+
+async function presentSingle(req: ApiRequest<any>, p: Project, o: { statistics?: boolean; customAttributes?: boolean; ctx?: ProjectContext } = {}) {
+  const access = o.ctx && req.actor.user ? new Map([[p.id, o.ctx.access]]) : undefined;
+  return (await presentProjects(req, [p], { statistics: o.statistics, customAttributes: o.customAttributes, access }))[0];
+}
+
+function atLeastOne(input: Record<string, unknown>, keys: string[]): void {
+  if (!keys.some((k) => input[k] !== undefined)) throw ParamError.of(keys.join(', '), 'at_least_one');
+}
+
+const idParam = { id: Str() };
+
+export const projectRoutes: RouteDef<any>[] = [
+  {
+    method: 'GET', url: '/projects', summary: 'List projects', tags: ['projects'], access: 'public',
+    input: Input(ListParams),
+    handler: (req, reply) => listProjects(req, reply),
+  },
+  {
+    method: 'POST', url: '/projects', summary: 'Create a project', tags: ['projects'], access: 'authenticated',
+    input: Input(CreateInput),
+    handler: async (req) => {
+      atLeastOne(req.input, ['name', 'path']);
+      const p = await createProject(req.server, req.actor, req.input);
+      return presentSingle(req, p);
+    },
+  },
+  {
+    method: 'POST', url: '/projects/user/:user_id', summary: 'Create a project for a user', tags: ['projects'], access: 'admin',
+    input: Input({ user_id: Id(), ...CreateInput }),
+    handler: async (req) => {
+      atLeastOne(req.input, ['name', 'path']);
+      const target = await getUserOr404(req.server, req.input.user_id);
+      const actor: Actor = { user: target, admin: !!target.admin, token: req.actor.token, via: req.actor.via, sudo: req.actor.sudo };
+      const p = await createProject(req.server, actor, req.input);
+      return presentSingle(req, p);
+    },
+  },
+  {
+    method: 'GET', url: '/projects/:id', summary: 'One project', tags: ['projects'], access: 'public',
+    input: Input({ ...idParam, statistics: Opt(Bool({ default: false })), license: Opt(Bool({ default: false })), with_custom_attributes: Opt(Bool({ default: false })) }),
+    handler: async (req) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      return presentSingle(req, ctx.project, { statistics: req.input.statistics, customAttributes: req.input.with_custom_attributes, ctx });
+    },
+  },
+  {
+    method: 'PUT', url: '/projects/:id', summary: 'Edit a project', tags: ['projects'], access: 'authenticated',
+    input: Input({ ...idParam, ...ProjectAttributes, default_branch: Opt(Str()) }),
+    handler: async (req) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      atLeastOne(req.input, UPDATE_KEYS);
+      const { id: _id, ...rest } = req.input;
+      return presentSingle(req, await updateProject(req.server, ctx, rest));
+    },
+  },
+  {
+    method: 'DELETE', url: '/projects/:id', summary: 'Delete a project', tags: ['projects'], access: 'authenticated',
+    input: Input(idParam),
+    handler: async (req, reply) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireProjectLevel(ctx, AccessLevel.OWNER);
+      checkUnmodifiedSince(req, ctx.project.updated_at);
+      await deleteProject(req.server, ctx.project);
+      return sendRendered(reply, accepted);
+    },
+  },
+  ...(['archive', 'unarchive'] as const).map((action): RouteDef<any> => ({
+    method: 'POST', url: `/projects/:id/${action}`, summary: `${action === 'archive' ? 'Archive' : 'Unarchive'} a project`, tags: ['projects'], access: 'authenticated',
+    input: Input(idParam),
+    handler: async (req) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      return presentSingle(req, await setArchived(req.server, ctx.project, action === 'archive'));
+    },
+  })),
+  ...(['star', 'unstar'] as const).map((action): RouteDef<any> => ({
+    method: 'POST', url: `/projects/:id/${action}`, summary: `${action === 'star' ? 'Star' : 'Unstar'} a project`, tags: ['projects'], access: 'authenticated',
+    input: Input(idParam),
+    handler: async (req, reply) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const changed = await setStar(req.server, ctx.project, req.actor.user!.id, action === 'star');
+      if (!changed) return reply.code(304).send();
+      return presentSingle(req, await reload(req.server, ctx.project.id));
+    },
+  })),
+  {
+    method: 'GET', url: '/projects/:id/starrers', summary: 'Users who starred a project', tags: ['projects'], access: 'public',
+    input: Input({ ...idParam, search: Opt(Str()), ...PaginationParams }),
+    handler: async (req, reply) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      let q = req.server.db.selectFrom('users_star_projects as s').innerJoin('users as u', 'u.id', 's.user_id')
+        .selectAll('u').select(['s.created_at as starred_since', 's.id as star_id'])
+        .where('s.project_id', '=', ctx.project.id);
+      // Private profiles are listed only to themselves and administrators.
+      if (!req.actor.admin) q = q.where((eb) => eb.or([eb('u.private_profile', '=', 0), eb('u.id', '=', req.actor.user?.id ?? -1)]));
+      if (req.input.search) {
+        const term = `%${String(req.input.search).toLowerCase()}%`;
+        q = q.where((eb) => eb.or([eb(eb.fn('lower', ['u.username']), 'like', term), eb(eb.fn('lower', ['u.name']), 'like', term)]));
+      }
+      const rows = await paginateQuery(req, reply, q.orderBy('s.id', 'desc'));
+      const base = req.server.config.externalUrl;
+      return rows.map((r: any) => ({ starred_since: iso(r.starred_since), user: userBasic(r, base) }));
+    },
+  },
+  {
+    method: 'PUT', url: '/projects/:id/transfer', summary: 'Transfer a project to another namespace', tags: ['projects'], access: 'authenticated',
+    input: Input({ ...idParam, namespace: Str() }),
+    handler: async (req) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireProjectLevel(ctx, AccessLevel.OWNER);
+      return presentSingle(req, await transferProject(req.server, req.actor, ctx.project, req.input.namespace));
+    },
+  },
+  {
+    method: 'POST', url: '/projects/:id/fork', summary: 'Fork a project', tags: ['projects'], access: 'authenticated',
+    input: Input({
+      ...idParam, namespace_id: Opt(Str()), namespace_path: Opt(Str()), namespace: Opt(Str()), path: Opt(Str()), name: Opt(Str()),
+      description: Opt(Str()), visibility: Opt(Visibility), mr_default_target_self: Opt(Bool()), branches: Opt(Str()),
+    }),
+    handler: async (req) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      return presentSingle(req, await forkProject(req.server, req.actor, ctx, req.input));
+    },
+  },
+  {
+    method: 'DELETE', url: '/projects/:id/fork', summary: 'Remove the fork relation', tags: ['projects'], access: 'authenticated',
+    input: Input(idParam),
+    handler: async (req, reply) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireProjectLevel(ctx, AccessLevel.OWNER);
+      if (!(await unlinkFork(req.server, ctx.project))) return reply.code(304).send();
+      return undefined;
+    },
+  },
+  {
+    method: 'GET', url: '/projects/:id/forks', summary: 'Forks of a project', tags: ['projects'], access: 'public',
+    input: Input({ ...idParam, ...ListParams }),
+    handler: async (req, reply) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      return listProjects(req, reply, { forkedFrom: ctx.project.id });
+    },
+  },
+  {
+    method: 'POST', url: '/projects/:id/share', summary: 'Share a project with a group', tags: ['projects'], access: 'authenticated',
+    input: Input({ ...idParam, group_id: Id(), group_access: IntEnum(ROLE_LEVELS), expires_at: Opt(DateOnly()) }),
+    handler: async (req) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      const link = await shareProject(req.server, req.actor, ctx.project, req.input);
+      return {
+        id: link.id, project_id: link.project_id, group_id: link.group_id, group_access: link.group_access,
+        expires_at: link.expires_at === null ? null : new Date(link.expires_at).toISOString().slice(0, 10),
+      };
+    },
+  },
+  {
+    method: 'DELETE', url: '/projects/:id/share/:group_id', summary: 'Stop sharing a project with a group', tags: ['projects'], access: 'authenticated',
+    input: Input({ ...idParam, group_id: Id() }),
+    handler: async (req) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      await unshareProject(req.server, ctx.project, req.input.group_id);
+      return undefined;
+    },
+  },
+  {
+    method: 'GET', url: '/projects/:id/custom_attributes', summary: 'Custom attributes of a project', tags: ['projects'], access: 'admin',
+    input: Input(idParam),
+    handler: async (req) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      return req.server.db.selectFrom('project_custom_attributes').select(['key', 'value']).where('project_id', '=', ctx.project.id).orderBy('key').execute();
+    },
+  },
+  {
+    method: 'GET', url: '/projects/:id/custom_attributes/:key', summary: 'One custom attribute of a project', tags: ['projects'], access: 'admin',
+    input: Input({ ...idParam, key: Str() }),
+    handler: async (req) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const row = await req.server.db.selectFrom('project_custom_attributes').select(['key', 'value'])
+        .where('project_id', '=', ctx.project.id).where('key', '=', req.input.key).executeTakeFirst();
+      if (!row) throw new NotFoundError('Custom Attribute');
+      return row;
+    },
+  },
+  {
+    method: 'PUT', url: '/projects/:id/custom_attributes/:key', summary: 'Set a custom attribute of a project', tags: ['projects'], access: 'admin',
+    input: Input({ ...idParam, key: Str(), value: Str() }),
+    handler: async (req) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      return setCustomAttribute(req.server, ctx.project.id, req.input.key, req.input.value);
+    },
+  },
+  {
+    method: 'DELETE', url: '/projects/:id/custom_attributes/:key', summary: 'Delete a custom attribute of a project', tags: ['projects'], access: 'admin',
+    input: Input({ ...idParam, key: Str() }),
+    handler: async (req) => {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const r = await req.server.db.deleteFrom('project_custom_attributes').where('project_id', '=', ctx.project.id).where('key', '=', req.input.key).executeTakeFirst();
+      if (Number(r.numDeletedRows) === 0) throw new NotFoundError('Custom Attribute');
+      return undefined;
+    },
+  },
+  {
+    method: 'GET', url: '/topics', summary: 'List topics', tags: ['topics'], access: 'public',
+    input: Input({ search: Opt(Str()), without_projects: Opt(Bool()), ...PaginationParams }),
+    handler: async (req, reply) => {
+      let q = req.server.db.selectFrom('topics').selectAll();
+      if (req.input.search) q = q.where('name_lower', 'like', `%${String(req.input.search).toLowerCase().replace(/[\\%_]/g, (c: string) => `\\${c}`)}%`);
+      if (req.input.without_projects) q = q.where('total_projects_count', '=', 0);
+      const rows = await paginateQuery(req, reply, q.orderBy('total_projects_count', 'desc').orderBy('id', 'asc'));
+      return rows.map((t) => ({ id: t.id, name: t.name, title: t.title, description: t.description, total_projects_count: t.total_projects_count, avatar_url: null }));
+    },
+  },
+  {
+    method: 'GET', url: '/users/:user_id/projects', summary: "Projects in a user's namespace", tags: ['projects'], access: 'public',
+    input: Input(UserListParams),
+    handler: async (req, reply) => {
+      const raw = String(req.input.user_id);
+      if (/^\d+$/.test(raw) && Number(raw) > 2_147_483_647) throw new NotFoundError('User');
+      const user = await getUserOr404(req.server, raw);
+      const self = req.actor.user?.id === user.id;
+      const ns = await personalNamespace(req.server, user.id);
+      if (!ns || (user.private_profile && !self && !req.actor.admin)) {
+        setOffsetHeaders(req, reply, pageParams(req.input), 0, false);
+        return [];
+      }
+      return listProjects(req, reply, { namespaceId: ns.id }, UserListParams);
+    },
+  },
+];

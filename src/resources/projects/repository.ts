@@ -1,0 +1,89 @@
+import type { Config } from '../../config/index.ts';
+import { Repository, Storage } from '../../platform/git/index.ts';
+
+// A project's bare repository, through the git platform layer: its path derives from the project id
+// on its shard (renames and transfers never move it), plus the whole-repository steps of a project's life.
+
+const storages = new WeakMap<Config, Storage>();
+export function storageOf(config: Config): Storage {
+  let s = storages.get(config);
+  if (!s) {
+    s = new Storage(config.storage.map((x) => ({ name: x.name, path: x.path, weight: x.weight })));
+    storages.set(config, s);
+  }
+  return s;
+}
+
+/** A shard for a new repository, chosen by weight. */
+export function pickStorage(config: Config): string {
+  return storageOf(config).pick();
+}
+
+export function repositoryPath(config: Config, storage: string, projectId: number): string {
+  const s = storageOf(config);
+  return s.repoPath(s.has(storage) ? storage : s.names[0], projectId);
+}
+
+export function repositoryExists(path: string): boolean {
+  return Repository.exists(path);
+}
+
+export async function initRepository(path: string, defaultBranch: string): Promise<void> {
+  if (!Repository.exists(path)) await Repository.init(path, { defaultBranch });
+}
+
+/** A full copy (every ref) for a fork; an absent source (rows seeded without repositories) gives an empty one. */
+export async function copyRepository(from: string, to: string, defaultBranch: string): Promise<void> {
+  if (!Repository.exists(from)) return initRepository(to, defaultBranch);
+  await Repository.copyFrom(from, to, { refs: 'branches-and-tags' });
+}
+
+export async function removeRepository(path: string): Promise<void> {
+  if (Repository.exists(path)) await new Repository(path).remove();
+}
+
+/** Moves HEAD (the default branch) of an existing repository. */
+export async function setHead(path: string, branch: string): Promise<void> {
+  if (Repository.exists(path)) await new Repository(path).setDefaultBranch(branch);
+}
+
+/** One commit adding README.md on `branch` (project creation with initialize_with_readme). */
+export async function commitReadme(path: string, branch: string, content: string, author: { name: string; email: string }, when: number): Promise<void> {
+  await new Repository(path).createCommit({
+    branch, actions: [{ action: 'create', file_path: 'README.md', content }], message: 'Initial commit',
+    author: { name: author.name, email: author.email, date: new Date(when) },
+  });
+}
+
+export interface RepositoryFacts {
+  empty: boolean;
+  readmePath: string | null;
+  /** Language name -> percentage of the default branch's bytes in recognised files. */
+  languages: Array<{ name: string; share: number }>;
+  commitCount: number;
+  size: number;
+}
+
+/** What the project record keeps about its repository, read from the default branch. */
+export async function readRepositoryFacts(path: string, branch: string | null): Promise<RepositoryFacts> {
+  if (!Repository.exists(path)) return { empty: true, readmePath: null, languages: [], commitCount: 0, size: 0 };
+  const repo = new Repository(path);
+  const size = await repo.sizeBytes();
+  const none: RepositoryFacts = { empty: true, readmePath: null, languages: [], commitCount: 0, size };
+  if (await repo.isEmpty()) return none;
+  const head = branch ? await repo.resolveRef(`refs/heads/${branch}`).catch(() => null) : null;
+  if (!branch || !head) return { ...none, empty: false };
+  const [top, languages, commitCount] = await Promise.all([
+    repo.readTree(head, ''),
+    repo.languages(head),
+    repo.countCommits(head),
+  ]);
+  let readmePath: string | null = null;
+  for (const e of top ?? []) {
+    if (e.type === 'blob' && /^readme(\.[a-z0-9]+)?$/i.test(e.name) && (readmePath === null || e.name.length < readmePath.length)) readmePath = e.name;
+  }
+  return {
+    empty: false, readmePath, commitCount, size,
+    languages: Object.entries(languages).map(([name, share]) => ({ name, share })),
+  };
+}
