@@ -42,7 +42,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 export const FILE_KEYS = [
   'port', 'host', 'data_dir', 'external_url', 'database_url', 'root_password', 'root_token', 'log_level',
   'impersonation_enabled', 'admin_mode', 'max_query_string_bytes', 'rate_limit_authenticated',
-  'rate_limit_unauthenticated', 'rate_limit_period', 'storage', 'monitoring_allowlist',
+  'rate_limit_unauthenticated', 'rate_limit_period', 'storage', 'monitoring_allowlist', 'password_hash_cost', 'auth_cache_ms',
 ] as const;
 
 type Layer = Record<string, unknown>;

@@ -36,6 +36,7 @@ describe('loadConfig', () => {
       rateLimit: { authenticatedPerPeriod: 0, unauthenticatedPerPeriod: 0, periodSeconds: 60 },
       storage: undefined,
       monitoringAllowlist: ['127.0.0.0/8', '::1'],
+      authCacheMs: 2000,
     });
     assert.deepEqual(c.storage, [{ name: 'default', path: resolve('data', 'repositories'), weight: 100 }]);
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.rateLimit), 'frozen');
