@@ -1,0 +1,189 @@
+// Runs the git binary. Every call goes through here so the argument and environment rules hold everywhere:
+// argv arrays (never a shell), a fixed environment, a timeout, and stderr kept for the error.
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { mkdtempSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface GitRunOptions {
+  /** Repository (bare) to run in; sets GIT_DIR so git never searches parent directories for another repo. */
+  gitDir?: string;
+  /** Working directory when no gitDir is given (e.g. `git init`). */
+  cwd?: string;
+  input?: Buffer | string;
+  /** Extra variables on top of the fixed environment (GIT_INDEX_FILE, GIT_AUTHOR_*, GIT_PROTOCOL, hook context). */
+  env?: Record<string, string>;
+  timeoutMs?: number;
+  maxBuffer?: number;
+  /** Exit codes that are answers rather than failures (e.g. 1 for "no match"). */
+  okExitCodes?: number[];
+  signal?: AbortSignal;
+}
+
+export interface GitResult {
+  stdout: Buffer;
+  stderr: string;
+  code: number;
+}
+
+/** git exited badly, was killed by the timeout, or produced more output than allowed. */
+export class GitError extends Error {
+  override name = 'GitError';
+  constructor(
+    message: string,
+    readonly args: readonly string[],
+    readonly exitCode: number | null,
+    readonly stderr: string,
+    readonly reason: 'exit' | 'timeout' | 'max_buffer' | 'spawn' | 'aborted' = 'exit',
+  ) {
+    super(message);
+  }
+}
+
+/** A caller-supplied value that git could read as an option; refused before anything is spawned. */
+export class UnsafeArgumentError extends Error {
+  override name = 'UnsafeArgumentError';
+  constructor(readonly value: string, readonly what = 'argument') {
+    super(`unsafe ${what}: ${JSON.stringify(value)}`);
+  }
+}
+
+/** Refuses values git would parse as options, and NUL bytes, which argv cannot carry. */
+export function assertSafeArg(value: string, what = 'argument'): string {
+  if (typeof value !== 'string' || value === '' || value.startsWith('-') || value.includes('\0')) {
+    throw new UnsafeArgumentError(String(value), what);
+  }
+  return value;
+}
+
+const settings = {
+  binary: 'git',
+  home: undefined as string | undefined,
+  timeoutMs: 60_000,
+  maxBuffer: 64 * 1024 * 1024,
+};
+
+/** Server-wide defaults; call once at start-up with a server-owned home directory. */
+export function configureGit(opts: { binary?: string; home?: string; timeoutMs?: number; maxBuffer?: number }): void {
+  Object.assign(settings, Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)));
+}
+
+// A HOME of plain os.tmpdir() would let any local user plant /tmp/.gitconfig (core.fsmonitor and friends run
+// programs), so the fallback is a private directory created once.
+function home(): string {
+  settings.home ??= mkdtempSync(join(tmpdir(), 'bellows-git-home-'));
+  return settings.home;
+}
+
+let invocations = 0;
+/** Number of git processes started by this process; tests use it to prove caching and batching. */
+export function gitInvocationCount(): number {
+  return invocations;
+}
+
+export function gitEnv(extra?: Record<string, string>, gitDir?: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    HOME: home(),
+    LANG: 'C',
+    LC_ALL: 'C',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_NO_REPLACE_OBJECTS: '1',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_ATTR_NOSYSTEM: '1',
+    // Paths we pass are file names, never pathspec magic such as ":(glob)" or "*".
+    GIT_LITERAL_PATHSPECS: '1',
+  };
+  if (gitDir) env.GIT_DIR = gitDir;
+  return { ...env, ...extra };
+}
+
+function start(args: string[], opts: GitRunOptions, stdio: StdioOptions): ChildProcess {
+  invocations++;
+  return spawn(settings.binary, args, {
+    cwd: opts.gitDir ?? opts.cwd ?? home(),
+    env: gitEnv(opts.env, opts.gitDir),
+    stdio,
+    windowsHide: true,
+  });
+}
+
+function describe(args: string[]): string {
+  return `git ${args.slice(0, 3).join(' ')}${args.length > 3 ? ' …' : ''}`;
+}
+
+/** Runs git to completion and buffers its output. Rejects with GitError unless the exit code is 0 or allowed. */
+export function runGit(args: string[], opts: GitRunOptions = {}): Promise<GitResult> {
+  const timeoutMs = opts.timeoutMs ?? settings.timeoutMs;
+  const maxBuffer = opts.maxBuffer ?? settings.maxBuffer;
+  return new Promise((resolve, reject) => {
+    if (opts.signal?.aborted) return reject(new GitError(`${describe(args)}: aborted`, args, null, '', 'aborted'));
+    const child = start(args, opts, ['pipe', 'pipe', 'pipe']);
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let outLen = 0;
+    let errLen = 0;
+    let failure: GitError | undefined;
+    const kill = (why: GitError) => {
+      failure ??= why;
+      child.kill('SIGKILL');
+    };
+    const timer = setTimeout(
+      () => kill(new GitError(`${describe(args)}: timed out after ${timeoutMs} ms`, args, null, '', 'timeout')),
+      timeoutMs,
+    );
+    const onAbort = () => kill(new GitError(`${describe(args)}: aborted`, args, null, '', 'aborted'));
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+    child.stdout!.on('data', (chunk: Buffer) => {
+      outLen += chunk.length;
+      if (outLen > maxBuffer) kill(new GitError(`${describe(args)}: output over ${maxBuffer} bytes`, args, null, '', 'max_buffer'));
+      else out.push(chunk);
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      // stderr is for the error message only; keep the start, which holds the "fatal:" line.
+      if (errLen < 64 * 1024) err.push(chunk);
+      errLen += chunk.length;
+    });
+    // git may exit before reading all of stdin (e.g. an early fatal); that EPIPE is not the interesting error.
+    child.stdin!.on('error', () => {});
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      const missing = opts.gitDir && !existsSync(opts.gitDir) ? ` (no repository at ${opts.gitDir})` : '';
+      failure ??= new GitError(`${describe(args)}: ${e.message}${missing}`, args, null, '', 'spawn');
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      const stderr = Buffer.concat(err).toString('utf8');
+      if (failure) return reject(Object.assign(failure, { stderr: stderr || failure.stderr }) as GitError);
+      if (code === 0 || (code !== null && opts.okExitCodes?.includes(code))) {
+        return resolve({ stdout: Buffer.concat(out), stderr, code });
+      }
+      const first = stderr.trim().split('\n')[0] ?? '';
+      reject(new GitError(`${describe(args)} failed (${code ?? signal}): ${first}`, args, code, stderr));
+    });
+    child.stdin!.end(opts.input ?? '');
+  });
+}
+
+export interface GitSpawnOptions extends Omit<GitRunOptions, 'input' | 'maxBuffer' | 'okExitCodes'> {
+  stdio?: StdioOptions;
+}
+
+/**
+ * Starts git and hands back the process for streaming (smart HTTP, large blobs). The caller owns the pipes;
+ * the timeout and abort signal still kill the process.
+ */
+export function spawnGit(args: string[], opts: GitSpawnOptions = {}): ChildProcess {
+  const child = start(args, opts, opts.stdio ?? ['pipe', 'pipe', 'pipe']);
+  const kill = () => child.kill('SIGKILL');
+  const timer = opts.timeoutMs ? setTimeout(kill, opts.timeoutMs) : undefined;
+  if (opts.signal?.aborted) kill();
+  opts.signal?.addEventListener('abort', kill, { once: true });
+  child.on('close', () => {
+    clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', kill);
+  });
+  child.on('error', () => {});
+  return child;
+}
