@@ -81,8 +81,13 @@ export function commitTitle(message: string): string {
   return first;
 }
 
+// "2024-01-02T03:04:05+02:00" -> "2024-01-02T03:04:05.000+02:00", the API's datetime shape with the commit's offset.
+const withMillis = (d: string) => d.replace(/^(.{19})(?=[+-]|Z)/, '$1.000');
+
 function toCommit(f: string[]): CommitInfo {
-  const [id, parents, an, ae, ad, cn, ce, cd, message, trailerText] = f;
+  const [id, parents, an, ae, adRaw, cn, ce, cdRaw, message, trailerText] = f;
+  const ad = withMillis(adRaw ?? '');
+  const cd = withMillis(cdRaw ?? '');
   return {
     id,
     short_id: id.slice(0, 8),
