@@ -72,14 +72,42 @@ export function gitClient(): { home: string; run(args: string[], cwd?: string, i
     home,
     run(args, cwd = home, input) {
       return new Promise((resolve) => {
-        const child = spawn('git', ['-c', 'user.name=Test User', '-c', 'user.email=test@example.com', '-c', 'init.defaultBranch=main', '-c', 'protocol.version=2', ...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+        const child = spawn('git', ['-c', 'user.name=Test User', '-c', 'user.email=test@example.com', '-c', 'init.defaultBranch=main', '-c', 'protocol.version=2', ...args], { cwd, env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
         let stdout = '';
         let stderr = '';
-        child.stdout.on('data', (d) => (stdout += d));
-        child.stderr.on('data', (d) => (stderr += d));
-        child.stdin.end(input ?? '');
+        child.stdout!.on('data', (d) => (stdout += d));
+        child.stderr!.on('data', (d) => (stderr += d));
+        if (input !== undefined) {
+          child.stdin!.on('error', () => {});
+          child.stdin!.end(input);
+        }
         child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
       });
     },
   };
+}
+
+export interface RoleUsers {
+  owner: TestUserLike;
+  maintainer: TestUserLike;
+  developer: TestUserLike;
+  reporter: TestUserLike;
+  guest: TestUserLike;
+  stranger: TestUserLike;
+  admin: TestUserLike;
+}
+
+export interface TestUserLike {
+  user: UserRow;
+  token: string;
+}
+
+/** One user per role on the project (owner is the namespace owner), a non-member and an administrator. */
+export async function roleUsers(app: FastifyInstance, project: ProjectRow, owner: TestUserLike, make: (o?: { admin?: boolean }) => Promise<TestUserLike>): Promise<RoleUsers> {
+  const [maintainer, developer, reporter, guest, stranger, admin] = await Promise.all([make(), make(), make(), make(), make(), make({ admin: true })]);
+  await addMember(app, 'Project', project.id, maintainer.user.id, 40);
+  await addMember(app, 'Project', project.id, developer.user.id, 30);
+  await addMember(app, 'Project', project.id, reporter.user.id, 20);
+  await addMember(app, 'Project', project.id, guest.user.id, 10);
+  return { owner, maintainer, developer, reporter, guest, stranger, admin };
 }
