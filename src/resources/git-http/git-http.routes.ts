@@ -126,6 +126,8 @@ function requestBody(req: FastifyRequest): Readable {
 
 function drain(stream: Readable): Promise<void> {
   return new Promise((resolve) => {
+    // The end may already have been seen while the command list was read.
+    if (stream.readableEnded || stream.destroyed) return resolve();
     stream.on('end', resolve);
     stream.on('error', () => resolve());
     stream.resume();
@@ -209,7 +211,9 @@ async function receivePack(app: FastifyInstance, req: FastifyRequest, reply: Fas
   child.stdin!.on('error', () => {});
   body.on('error', () => child.kill('SIGKILL'));
   child.stdin!.write(head.consumed);
-  body.pipe(child.stdin!);
+  // A small push may have arrived whole with the command list; then there is nothing left to pipe.
+  if (body.readableEnded) child.stdin!.end();
+  else body.pipe(child.stdin!);
   // The answer ends only after the project is brought up to date, so a client that reads the API right
   // after its push sees the new refs.
   const out = new PassThrough();
