@@ -159,6 +159,25 @@ export function invalidateRefs(path: string): void {
   }
 }
 
+// ---- writers ----
+
+const writeLocks = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs `fn` after every earlier writer of the same repository in this process has finished. Writers in other
+ * processes are kept apart by the compare-and-swap ref updates; this only avoids needless retries here.
+ */
+export function serialised<T>(path: string, fn: () => Promise<T>): Promise<T> {
+  const prev = writeLocks.get(path) ?? Promise.resolve();
+  const run = prev.then(fn, fn);
+  const tail = run.catch(() => undefined);
+  writeLocks.set(path, tail);
+  void tail.then(() => {
+    if (writeLocks.get(path) === tail) writeLocks.delete(path);
+  });
+  return run;
+}
+
 // ---- identities and actions --------------------------------------------------------------------
 
 export interface Identity {
@@ -282,7 +301,7 @@ export class ProjectRepository {
         list.push({
           name, lower: name.toLowerCase(), target: objectname,
           commit: toCommit(commitFields),
-          tag: annotated ? { message: contents, taggerName: tn, taggerEmail: te, date: td } : null,
+          tag: annotated ? { message: contents, taggerName: tn, taggerEmail: te, date: withMillis(td) } : null,
         });
       }
     }

@@ -5,7 +5,7 @@ import type { ProjectRow } from '../../platform/membership.ts';
 import type { UserRow } from '../../http/auth.ts';
 import { NotFoundError, RuleError } from '../../platform/errors.ts';
 import {
-  ActionError, RefUpdateError, normalisePath, type CommitInfo, type DiffEntry, type FileAction, type ProjectRepository, type RefEntry,
+  ActionError, RefUpdateError, normalisePath, serialised, type Identity, type CommitInfo, type DiffEntry, type FileAction, type ProjectRepository, type RefEntry,
 } from '../../platform/git/project-repository.ts';
 import { isValidBranchName, isValidTagName } from '../../platform/git/refs.ts';
 import type { Config } from '../../config/index.ts';
@@ -54,6 +54,10 @@ export async function commitFiles(deps: ServiceDeps, project: ProjectRow, repo: 
   const now = deps.clock.now();
   const author = { name: req.author_name ?? user.name, email: req.author_email ?? user.email, time: now };
   const committer = { name: user.name, email: user.email, time: now };
+  return serialised(repo.path, () => commitLoop(deps, project, repo, req, author, committer));
+}
+
+async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, req: CommitRequest, author: Identity, committer: Identity): Promise<string> {
   for (let attempt = 0; ; attempt++) {
     const snap = await repo.branches();
     const current = snap.byName.get(req.branch)?.commit.id ?? null;
