@@ -70,17 +70,20 @@ export async function defaultBranchOf(project: ProjectRow, repo: ProjectReposito
  */
 export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository): Promise<void> {
   invalidateRefs(repo.path);
-  const now = deps.clock.now();
-  const snap = await repo.branches();
-  const patch: Partial<Record<'last_activity_at' | 'updated_at' | 'empty_repo' | 'default_branch', number | string | null>> = { last_activity_at: now };
-  const empty = snap.list.length === 0 ? 1 : 0;
-  if (empty !== project.empty_repo) patch.empty_repo = empty;
-  const current = project.default_branch;
-  if ((!current || !snap.byName.has(current)) && snap.list.length > 0) {
-    const head = await repo.headBranch();
-    const pick = head && snap.byName.has(head) ? head : snap.byName.has('main') ? 'main' : snap.byName.has('master') ? 'master' : snap.list[0].name;
-    if (!current) patch.default_branch = pick;
-    if (head !== (current && snap.byName.has(current) ? current : pick)) await repo.setHead(current && snap.byName.has(current) ? current : pick);
+  const patch: Partial<Record<'last_activity_at' | 'empty_repo' | 'default_branch', number | string | null>> = { last_activity_at: deps.clock.now() };
+  // A project with branches and a default branch needs no git call here: pushes stay cheap on large repositories.
+  if (project.empty_repo || !project.default_branch) {
+    const { stdout } = await repo.git(['for-each-ref', '--format=%(refname:lstrip=2)', 'refs/heads/']);
+    const names = new Set(stdout.toString('utf8').split('\n').filter(Boolean));
+    const empty = names.size === 0 ? 1 : 0;
+    if (empty !== project.empty_repo) patch.empty_repo = empty;
+    // The first push picks the default branch when the configured one was not pushed.
+    if (names.size > 0 && (!project.default_branch || (project.empty_repo && !names.has(project.default_branch)))) {
+      const head = await repo.headBranch();
+      const pick = head && names.has(head) ? head : names.has('main') ? 'main' : names.has('master') ? 'master' : [...names].sort()[0];
+      patch.default_branch = pick;
+      if (head !== pick) await repo.setHead(pick);
+    }
   }
   await deps.db.updateTable('projects').set(patch as any).where('id', '=', project.id).execute();
   Object.assign(project, patch);
