@@ -21,6 +21,25 @@ export interface Database {
 // int8 (bigint) holds our epoch-millisecond datetimes; they fit a JS number exactly.
 pg.types.setTypeParser(20, (v: string) => Number(v));
 
+/**
+ * Kysely prepares every query anew; preparing costs more than running most of ours. Reuse prepared statements
+ * by SQL text (a statement still iterating a stream is busy, so that case gets a fresh one).
+ */
+function cacheStatements(handle: SQLite.Database, max = 1000): void {
+  const prepare = handle.prepare.bind(handle);
+  const cache = new Map<string, SQLite.Statement>();
+  (handle as any).prepare = (source: string) => {
+    const hit = cache.get(source);
+    if (hit && !hit.busy) return hit;
+    const stmt = prepare(source);
+    if (!hit) {
+      if (cache.size >= max) cache.delete(cache.keys().next().value!);
+      cache.set(source, stmt);
+    }
+    return stmt;
+  };
+}
+
 export function openDatabase(opts: { databaseUrl: string | null; dataDir: string; sqliteFile?: string }): Database {
   let db: Db;
   let dialect: DialectName;
@@ -37,6 +56,7 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
     handle.pragma('synchronous = NORMAL');
     handle.pragma('foreign_keys = ON');
     handle.pragma('busy_timeout = 5000');
+    cacheStatements(handle);
     db = new Kysely<DB>({ dialect: new SqliteDialect({ database: handle }) });
   }
   (db as any).__dialect = dialect;
