@@ -17,6 +17,8 @@ export interface GitRunOptions {
   maxBuffer?: number;
   /** Exit codes that are answers rather than failures (e.g. 1 for "no match"). */
   okExitCodes?: number[];
+  /** On reaching maxBuffer, stop git and resolve with the output so far instead of failing. */
+  truncate?: boolean;
   signal?: AbortSignal;
 }
 
@@ -24,6 +26,8 @@ export interface GitResult {
   stdout: Buffer;
   stderr: string;
   code: number;
+  /** Set when `truncate` cut the output short. */
+  truncated?: boolean;
 }
 
 /** git exited badly, was killed by the timeout, or produced more output than allowed. */
@@ -76,9 +80,12 @@ function home(): string {
 }
 
 let invocations = 0;
-/** Number of git processes started by this process; tests use it to prove caching and batching. */
-export function gitInvocationCount(): number {
-  return invocations;
+const invocationsByRepo = new Map<string, number>();
+/**
+ * Number of git processes started (in total, or with the given gitDir); tests use it to prove caching and batching.
+ */
+export function gitInvocationCount(gitDir?: string): number {
+  return gitDir === undefined ? invocations : (invocationsByRepo.get(gitDir) ?? 0);
 }
 
 export function gitEnv(extra?: Record<string, string>, gitDir?: string): NodeJS.ProcessEnv {
@@ -100,6 +107,7 @@ export function gitEnv(extra?: Record<string, string>, gitDir?: string): NodeJS.
 
 function start(args: string[], opts: GitRunOptions, stdio: StdioOptions): ChildProcess {
   invocations++;
+  if (opts.gitDir) invocationsByRepo.set(opts.gitDir, (invocationsByRepo.get(opts.gitDir) ?? 0) + 1);
   return spawn(settings.binary, args, {
     cwd: opts.gitDir ?? opts.cwd ?? home(),
     env: gitEnv(opts.env, opts.gitDir),
@@ -124,6 +132,7 @@ export function runGit(args: string[], opts: GitRunOptions = {}): Promise<GitRes
     let outLen = 0;
     let errLen = 0;
     let failure: GitError | undefined;
+    let truncated = false;
     const kill = (why: GitError) => {
       failure ??= why;
       child.kill('SIGKILL');
@@ -136,9 +145,13 @@ export function runGit(args: string[], opts: GitRunOptions = {}): Promise<GitRes
     opts.signal?.addEventListener('abort', onAbort, { once: true });
 
     child.stdout!.on('data', (chunk: Buffer) => {
+      if (truncated) return;
       outLen += chunk.length;
-      if (outLen > maxBuffer) kill(new GitError(`${describe(args)}: output over ${maxBuffer} bytes`, args, null, '', 'max_buffer'));
-      else out.push(chunk);
+      if (outLen <= maxBuffer) return void out.push(chunk);
+      if (!opts.truncate) return kill(new GitError(`${describe(args)}: output over ${maxBuffer} bytes`, args, null, '', 'max_buffer'));
+      out.push(chunk.subarray(0, chunk.length - (outLen - maxBuffer)));
+      truncated = true;
+      child.kill('SIGKILL');
     });
     child.stderr!.on('data', (chunk: Buffer) => {
       // stderr is for the error message only; keep the start, which holds the "fatal:" line.
@@ -156,6 +169,7 @@ export function runGit(args: string[], opts: GitRunOptions = {}): Promise<GitRes
       opts.signal?.removeEventListener('abort', onAbort);
       const stderr = Buffer.concat(err).toString('utf8');
       if (failure) return reject(Object.assign(failure, { stderr: stderr || failure.stderr }) as GitError);
+      if (truncated) return resolve({ stdout: Buffer.concat(out), stderr, code: code ?? -1, truncated });
       if (code === 0 || (code !== null && opts.okExitCodes?.includes(code))) {
         return resolve({ stdout: Buffer.concat(out), stderr, code });
       }

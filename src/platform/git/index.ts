@@ -1,0 +1,31 @@
+// The git platform layer: everything the server needs from git, with no HTTP types.
+export { runGit, spawnGit, assertSafeArg, configureGit, gitInvocationCount, GitError, UnsafeArgumentError } from './command.ts';
+export type { GitRunOptions, GitResult, GitSpawnOptions } from './command.ts';
+export {
+  isValidRefName,
+  isValidBranchName,
+  isValidTagName,
+  isSafeRevision,
+  isFullSha,
+  SHA1_ZERO,
+  EMPTY_TREE_SHA1,
+} from './refs.ts';
+export * from './errors.ts';
+export { parseTrailers, commitTitle, type CommitInfo } from './commit.ts';
+export { Repository, invalidateRefCache, normalizeRepoPath } from './repository.ts';
+export type {
+  Branch,
+  Tag,
+  Identity,
+  TreeEntry,
+  BlobContent,
+  CommitAction,
+  CreateCommitOptions,
+  CreateCommitResult,
+  LogOptions,
+  DiffFile,
+  GrepMatch,
+} from './repository.ts';
+export { languageOf, languageShares } from './languages.ts';
+export * from './smart-http.ts';
+export { Storage, UnknownShardError, diskPath, type ShardConfig } from './storage.ts';

@@ -1,0 +1,944 @@
+// A bare repository on disk and everything the API reads from or writes to it. Writes never use a working tree:
+// commits are built with plumbing in a private index, and refs move only by compare-and-swap.
+import { existsSync } from 'node:fs';
+import { lstat, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { runGit, spawnGit, assertSafeArg, GitError, type GitRunOptions } from './command.ts';
+import {
+  COMMIT_FIELDS,
+  LOG_FORMAT,
+  parseLog,
+  parseTrailers,
+  refCommitAtoms,
+  splitRecords,
+  toCommitInfo,
+  type CommitInfo,
+} from './commit.ts';
+import { isSafeRevision, isValidBranchName, isValidRefName, isValidTagName, isFullSha, zeroShaLike, SHA1_ZERO } from './refs.ts';
+import {
+  FileExistsError,
+  FileNotFoundError,
+  InvalidInputError,
+  InvalidPathError,
+  InvalidRefNameError,
+  RefExistsError,
+  RefMovedError,
+  RefNotFoundError,
+  RepositoryExistsError,
+  RepositoryNotFoundError,
+  StartRefMissingError,
+} from './errors.ts';
+import { languageShares } from './languages.ts';
+
+export type { CommitInfo } from './commit.ts';
+
+export interface Branch {
+  name: string;
+  /** The commit the branch points at (same as commit.id). */
+  sha: string;
+  commit: CommitInfo;
+}
+
+export interface Identity {
+  name: string;
+  email: string;
+  /** A Date, or any date git understands (keeps its UTC offset, e.g. "2024-05-01T10:00:00+02:00"). Default: now. */
+  date?: Date | string;
+}
+
+export interface Tag {
+  name: string;
+  /** What refs/tags/<name> holds: the tag object for annotated tags, else the commit. */
+  target: string;
+  /** The object the tag finally points at (normally a commit). */
+  sha: string;
+  annotated: boolean;
+  /** The annotation without its signature; null for lightweight tags. */
+  message: string | null;
+  tagger: { name: string; email: string; date: string } | null;
+  /** Null when the tag points at something other than a commit. */
+  commit: CommitInfo | null;
+}
+
+export interface TreeEntry {
+  mode: string;
+  type: 'blob' | 'tree' | 'commit';
+  id: string;
+  /** Full path from the repository root. */
+  path: string;
+  name: string;
+  /** Blob size in bytes; null for trees and submodules. */
+  size: number | null;
+}
+
+export interface BlobContent {
+  content: Buffer;
+  size: number;
+  id: string;
+  mode: string;
+}
+
+export type CommitAction =
+  | { action: 'create' | 'update'; file_path: string; content?: Buffer | string; executable?: boolean }
+  | { action: 'delete'; file_path: string }
+  | { action: 'move'; file_path: string; previous_path: string; content?: Buffer | string; executable?: boolean }
+  | { action: 'chmod'; file_path: string; executable: boolean };
+
+export interface CreateCommitOptions {
+  branch: string;
+  /** Start the branch from this branch (when `branch` does not exist yet, or with `force`). */
+  startBranch?: string;
+  /** Start the branch from this commit; wins over startBranch. */
+  startSha?: string;
+  /** Fail with RefMovedError unless the branch is at this commit (null: the branch must not exist). */
+  expectedOldSha?: string | null;
+  /** Replace an existing branch with a commit on top of the start point. */
+  force?: boolean;
+  actions: CommitAction[];
+  message: string;
+  author: Identity;
+  /** Defaults to the author. */
+  committer?: Identity;
+}
+
+export interface CreateCommitResult {
+  sha: string;
+  treeSha: string;
+  parentSha: string | null;
+  branchCreated: boolean;
+}
+
+export interface LogOptions {
+  /** A branch, tag, sha or `a..b` range; default HEAD. */
+  ref?: string;
+  path?: string;
+  since?: Date | string;
+  until?: Date | string;
+  skip?: number;
+  limit?: number;
+  firstParent?: boolean;
+  order?: 'default' | 'topo';
+}
+
+export interface DiffFile {
+  old_path: string;
+  new_path: string;
+  a_mode: string;
+  b_mode: string;
+  new_file: boolean;
+  renamed_file: boolean;
+  deleted_file: boolean;
+  /** Unified diff from the first hunk header (no file header), or git's "Binary files … differ" line. */
+  diff: string;
+  too_large: boolean;
+}
+
+export interface GrepMatch {
+  path: string;
+  line: number;
+  text: string;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Ref cache: branch and tag lists per repository path, dropped by invalidateRefCache() after any ref change.
+// Pushes arrive through receive-pack, so smart-http invalidates when receive-pack exits; other processes writing to
+// the same repositories must call invalidateRefCache too (the cache is per process).
+
+const REF_CACHE_LIMIT = 1000;
+const refCache = new Map<string, Map<'branches' | 'tags', Promise<unknown>>>();
+
+export function invalidateRefCache(repoPath: string): void {
+  refCache.delete(resolve(repoPath));
+}
+
+function cachedRefs<T>(repoPath: string, kind: 'branches' | 'tags', load: () => Promise<T>): Promise<T> {
+  let entry = refCache.get(repoPath);
+  if (entry) refCache.delete(repoPath);
+  else entry = new Map();
+  refCache.set(repoPath, entry); // re-insert: Map order doubles as LRU order
+  if (refCache.size > REF_CACHE_LIMIT) refCache.delete(refCache.keys().next().value!);
+  const hit = entry.get(kind) as Promise<T> | undefined;
+  if (hit) return hit;
+  const p = load();
+  const slot = entry;
+  slot.set(kind, p);
+  p.catch(() => slot.get(kind) === p && slot.delete(kind));
+  return p;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const BRANCH_FORMAT = `%(refname:strip=2)%00%(objecttype)%00${refCommitAtoms(false)}`;
+const TAG_HEAD = [
+  'refname:strip=2', 'objectname', 'objecttype', '*objecttype',
+  'taggername', 'taggeremail:trim', 'taggerdate:iso-strict', 'contents', 'contents:signature',
+];
+const TAG_FORMAT = TAG_HEAD.map((a) => `%(${a})%00`).join('') + refCommitAtoms(false) + refCommitAtoms(true);
+
+// Revisions that name nothing produce these (LANG=C keeps the texts stable).
+const UNKNOWN_REVISION = /unknown revision|bad revision|bad object|ambiguous argument|does not have any commits|Not a valid object name|invalid object name/i;
+
+const MODE_FILE = '100644';
+const MODE_EXEC = '100755';
+
+/** Cleans a repository-relative path; refuses `.`/`..` components and NUL. Returns "" for the root. */
+export function normalizeRepoPath(path: string): string {
+  if (typeof path !== 'string' || path.includes('\0')) throw new InvalidPathError(String(path));
+  const parts = path.split('/').filter((s) => s !== '');
+  if (parts.some((s) => s === '.' || s === '..')) throw new InvalidPathError(path);
+  return parts.join('/');
+}
+
+function filePath(path: string): string {
+  const p = normalizeRepoPath(path);
+  // git itself refuses .git components in an index; say so before building anything.
+  if (p === '' || p.split('/').some((s) => s.toLowerCase() === '.git')) throw new InvalidPathError(path);
+  return p;
+}
+
+function ancestors(path: string): string[] {
+  const out: string[] = [];
+  for (let i = path.indexOf('/'); i !== -1; i = path.indexOf('/', i + 1)) out.push(path.slice(0, i));
+  return out;
+}
+
+function assertRevision(rev: string, allowRange = false): string {
+  if (!isSafeRevision(rev) || (!allowRange && rev.includes('..'))) throw new InvalidRefNameError(String(rev));
+  return rev;
+}
+
+function gitDate(date: Date | string | undefined): string {
+  if (date === undefined) return `@${Math.floor(Date.now() / 1000)} +0000`;
+  if (date instanceof Date) {
+    if (Number.isNaN(date.getTime())) throw new InvalidInputError('date');
+    return `@${Math.floor(date.getTime() / 1000)} +0000`;
+  }
+  if (/[\0\n]/.test(date) || Number.isNaN(Date.parse(date))) throw new InvalidInputError('date', date);
+  return date;
+}
+
+function checkIdentity(who: Identity, field: string): Identity {
+  // "<", ">" and newlines would forge extra header fields in the commit object.
+  const bad = /[<>\0\n]/;
+  if (!who || !who.name?.trim() || bad.test(who.name) || !who.email?.trim() || bad.test(who.email)) {
+    throw new InvalidInputError(field);
+  }
+  return who;
+}
+
+function isoDate(date: Date | string, field: string): string {
+  const d = date instanceof Date ? date : new Date(date);
+  if (Number.isNaN(d.getTime())) throw new InvalidInputError(field);
+  return d.toISOString();
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class Repository {
+  readonly path: string;
+
+  constructor(path: string, private readonly options: { timeoutMs?: number } = {}) {
+    if (typeof path !== 'string' || !isAbsolute(path)) throw new InvalidPathError(String(path));
+    this.path = resolve(assertSafeArg(path, 'repository path'));
+  }
+
+  private async git(args: string[], opts: Omit<GitRunOptions, 'gitDir' | 'cwd'> = {}) {
+    try {
+      return await runGit(args, { timeoutMs: this.options.timeoutMs, ...opts, gitDir: this.path });
+    } catch (e) {
+      if (e instanceof GitError && e.reason === 'spawn' && !existsSync(this.path)) {
+        throw new RepositoryNotFoundError(this.path);
+      }
+      throw e;
+    }
+  }
+
+  // ----- lifecycle ---------------------------------------------------------------------------------------------
+
+  /** Creates an empty bare repository whose HEAD names the default branch. Refuses an existing path. */
+  static async init(path: string, opts: { defaultBranch?: string } = {}): Promise<Repository> {
+    const defaultBranch = opts.defaultBranch ?? 'main';
+    if (!isValidBranchName(defaultBranch)) throw new InvalidRefNameError(defaultBranch);
+    const repo = new Repository(path);
+    await mkdir(dirname(repo.path), { recursive: true });
+    await mkdir(repo.path).catch((e: NodeJS.ErrnoException) => {
+      throw e.code === 'EEXIST' ? new RepositoryExistsError(repo.path) : e;
+    });
+    try {
+      await runGit(['init', '--bare', '--quiet', `--initial-branch=${defaultBranch}`, '--end-of-options', repo.path]);
+    } catch (e) {
+      await rm(repo.path, { recursive: true, force: true });
+      throw e;
+    }
+    invalidateRefCache(repo.path);
+    return repo;
+  }
+
+  static exists(path: string): boolean {
+    return existsSync(join(path, 'objects')) && existsSync(join(path, 'HEAD'));
+  }
+
+  /**
+   * Copies a repository (fork or storage move): a fresh repository fetches the source's refs and their objects
+   * through the pack protocol. Unlike a local clone this never hard-links or copies files out of the source
+   * directory, and it leaves no remote configuration behind. HEAD follows the source's default branch.
+   */
+  static async copyFrom(
+    source: string,
+    dest: string,
+    opts: { refs?: 'all' | 'branches-and-tags'; timeoutMs?: number } = {},
+  ): Promise<Repository> {
+    const src = new Repository(source);
+    if (!Repository.exists(src.path)) throw new RepositoryNotFoundError(src.path);
+    const repo = await Repository.init(dest, { defaultBranch: (await src.defaultBranch()) ?? 'main' });
+    const specs =
+      opts.refs === 'branches-and-tags' ? ['+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'] : ['+refs/*:refs/*'];
+    try {
+      await repo.git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--end-of-options', src.path, ...specs], {
+        timeoutMs: opts.timeoutMs ?? 30 * 60_000,
+      });
+    } catch (e) {
+      await rm(repo.path, { recursive: true, force: true });
+      throw e;
+    }
+    invalidateRefCache(repo.path);
+    return repo;
+  }
+
+  /** Deletes the repository. Only a directory that looks like a bare repository is removed. */
+  async remove(): Promise<void> {
+    if (!Repository.exists(this.path)) throw new RepositoryNotFoundError(this.path);
+    // Renamed first so readers see it vanish at once rather than half-deleted.
+    const trash = `${this.path}+${process.pid}-${Date.now()}+deleted`;
+    await rename(this.path, trash);
+    invalidateRefCache(this.path);
+    await rm(trash, { recursive: true, force: true });
+  }
+
+  /** Drops the cached branch and tag lists; call after anything outside this class changed refs. */
+  invalidate(): void {
+    invalidateRefCache(this.path);
+  }
+
+  async defaultBranch(): Promise<string | null> {
+    const r = await this.git(['symbolic-ref', '--quiet', 'HEAD'], { okExitCodes: [1] });
+    const ref = r.stdout.toString().trim();
+    return r.code === 0 && ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null;
+  }
+
+  async setDefaultBranch(name: string): Promise<void> {
+    if (!isValidBranchName(name)) throw new InvalidRefNameError(name);
+    await this.git(['symbolic-ref', 'HEAD', `refs/heads/${name}`]);
+  }
+
+  // ----- refs --------------------------------------------------------------------------------------------------
+
+  /** Every branch with its head commit, sorted by name. One git call, then served from the ref cache. */
+  listBranches(): Promise<readonly Branch[]> {
+    return cachedRefs(this.path, 'branches', async () => {
+      const { stdout } = await this.git(['for-each-ref', `--format=${BRANCH_FORMAT}`, 'refs/heads/']);
+      const branches = splitRecords(stdout, 2 + COMMIT_FIELDS)
+        .filter((r) => r[1] === 'commit')
+        .map((r): Branch => {
+          const commit = toCommitInfo(r, 2);
+          return { name: r[0], sha: commit.id, commit };
+        });
+      return deepFreeze(branches);
+    });
+  }
+
+  async getBranch(name: string): Promise<Branch | null> {
+    return (await this.listBranches()).find((b) => b.name === name) ?? null;
+  }
+
+  /** Every tag with its annotation and target commit, sorted by name. One git call, then cached. */
+  listTags(): Promise<readonly Tag[]> {
+    return cachedRefs(this.path, 'tags', async () => {
+      const { stdout } = await this.git(['for-each-ref', `--format=${TAG_FORMAT}`, 'refs/tags/']);
+      const head = TAG_HEAD.length;
+      const tags = splitRecords(stdout, head + 2 * COMMIT_FIELDS).map((r): Tag => {
+        const [name, target, type, peeledType, taggerName, taggerEmail, taggerDate, contents, signature] = r;
+        const annotated = type === 'tag';
+        const commitAt = annotated ? head + COMMIT_FIELDS : head;
+        const isCommit = (annotated ? peeledType : type) === 'commit';
+        return {
+          name,
+          target,
+          sha: annotated ? r[commitAt] : target,
+          annotated,
+          message: annotated ? (signature && contents.endsWith(signature) ? contents.slice(0, -signature.length) : contents) : null,
+          tagger: annotated && taggerName ? { name: taggerName, email: taggerEmail, date: taggerDate } : null,
+          commit: isCommit ? toCommitInfo(r, commitAt) : null,
+        };
+      });
+      return deepFreeze(tags);
+    });
+  }
+
+  async getTag(name: string): Promise<Tag | null> {
+    return (await this.listTags()).find((t) => t.name === name) ?? null;
+  }
+
+  /** The commit a branch, tag, sha or `rev~n` names, or null. */
+  async resolveRef(ref: string): Promise<string | null> {
+    return this.revParse(`${assertRevision(ref)}^{commit}`);
+  }
+
+  private async revParse(rev: string): Promise<string | null> {
+    const r = await this.git(['rev-parse', '--verify', '--quiet', '--end-of-options', rev], { okExitCodes: [1] });
+    return r.code === 0 ? r.stdout.toString().trim() : null;
+  }
+
+  /** Moves `ref` from `old` (null: must not exist) to `next`, retrying briefly while another writer holds the lock. */
+  private async updateRef(ref: string, next: string, old: string | null): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.git(['update-ref', '--end-of-options', ref, next, old ?? zeroShaLike(next)]);
+        invalidateRefCache(this.path);
+        return;
+      } catch (e) {
+        if (!(e instanceof GitError)) throw e;
+        const actual = await this.revParse(ref);
+        if (actual !== old) throw new RefMovedError(ref, old, actual);
+        if (attempt >= 4 || !/lock/i.test(e.stderr)) throw e;
+        await sleep(10 * (attempt + 1));
+      }
+    }
+  }
+
+  async createBranch(name: string, ref: string): Promise<Branch> {
+    if (!isValidBranchName(name)) throw new InvalidRefNameError(name);
+    const sha = await this.resolveRef(ref);
+    if (!sha) throw new RefNotFoundError(ref);
+    const full = `refs/heads/${name}`;
+    await this.updateRef(full, sha, null).catch((e) => {
+      throw e instanceof RefMovedError ? new RefExistsError(full) : e;
+    });
+    const commit = (await this.getCommit(sha))!;
+    return { name, sha, commit };
+  }
+
+  /** Deletes a full ref name by compare-and-swap; returns the sha it pointed at. */
+  async deleteRef(fullRef: string, expectedOld?: string): Promise<string> {
+    if (!fullRef.startsWith('refs/') || !isValidRefName(fullRef, { allowOneLevel: false })) {
+      throw new InvalidRefNameError(fullRef);
+    }
+    if (expectedOld !== undefined && !isFullSha(expectedOld)) throw new InvalidInputError('expected sha', expectedOld);
+    const old = expectedOld ?? (await this.revParse(fullRef));
+    if (!old) throw new RefNotFoundError(fullRef);
+    try {
+      await this.git(['update-ref', '-d', '--end-of-options', fullRef, old]);
+    } catch (e) {
+      if (!(e instanceof GitError)) throw e;
+      const actual = await this.revParse(fullRef);
+      if (actual === null) throw new RefNotFoundError(fullRef);
+      if (actual !== old) throw new RefMovedError(fullRef, old, actual);
+      throw e;
+    }
+    invalidateRefCache(this.path);
+    return old;
+  }
+
+  deleteBranch(name: string, expectedOld?: string): Promise<string> {
+    if (!isValidBranchName(name)) throw new InvalidRefNameError(name);
+    return this.deleteRef(`refs/heads/${name}`, expectedOld);
+  }
+
+  /** A lightweight tag, or an annotated one when a message is given (then a tagger is required). */
+  async createTag(name: string, ref: string, message?: string, tagger?: Identity): Promise<Tag> {
+    if (!isValidTagName(name)) throw new InvalidRefNameError(name);
+    const sha = await this.resolveRef(ref);
+    if (!sha) throw new RefNotFoundError(ref);
+    let target = sha;
+    if (message) {
+      const who = checkIdentity(tagger!, 'tagger');
+      const when = who.date === undefined ? new Date() : new Date(who.date);
+      if (Number.isNaN(when.getTime())) throw new InvalidInputError('tagger date');
+      const body =
+        `object ${sha}\ntype commit\ntag ${name}\n` +
+        `tagger ${who.name} <${who.email}> ${Math.floor(when.getTime() / 1000)} +0000\n\n` +
+        (message.endsWith('\n') ? message : `${message}\n`);
+      // mktag checks the object like fsck does before writing it.
+      target = (await this.git(['mktag'], { input: body })).stdout.toString().trim();
+    }
+    const full = `refs/tags/${name}`;
+    await this.updateRef(full, target, null).catch((e) => {
+      throw e instanceof RefMovedError ? new RefExistsError(full) : e;
+    });
+    return (await this.getTag(name))!;
+  }
+
+  deleteTag(name: string, expectedOld?: string): Promise<string> {
+    if (!isValidTagName(name)) throw new InvalidRefNameError(name);
+    return this.deleteRef(`refs/tags/${name}`, expectedOld);
+  }
+
+  /** Names of branches whose heads are reachable from `target` (the API's `merged`). One git call. */
+  async mergedBranchNames(target: string): Promise<Set<string>> {
+    const sha = await this.resolveRef(target);
+    if (!sha) throw new RefNotFoundError(target);
+    const { stdout } = await this.git(['for-each-ref', `--merged=${sha}`, '--format=%(refname:strip=2)', 'refs/heads/']);
+    return new Set(stdout.toString().split('\n').filter(Boolean));
+  }
+
+  /**
+   * Which of the candidate commits are ancestors of (or equal to) `target`, in one `rev-list` walk for all of
+   * them: whatever the walk prints is reachable from a candidate but not from the target, so unmerged.
+   */
+  async mergedInto(target: string, candidates: readonly string[]): Promise<Set<string>> {
+    assertRevision(target);
+    const unique = [...new Set(candidates)];
+    for (const c of unique) if (!isFullSha(c)) throw new InvalidInputError('commit sha', c);
+    const targetSha = await this.resolveRef(target);
+    if (!targetSha) throw new RefNotFoundError(target);
+    const others = unique.filter((c) => c !== targetSha);
+    if (others.length === 0) return new Set(unique);
+    const existing = new Set(await this.existingCommits(others));
+    if (existing.size === 0) return new Set(unique.filter((c) => c === targetSha));
+    const { stdout } = await this.git(['rev-list', '--stdin'], {
+      input: [`^${targetSha}`, ...existing].join('\n') + '\n',
+    });
+    const unmerged = new Set(stdout.toString().split('\n'));
+    return new Set(unique.filter((c) => c === targetSha || (existing.has(c) && !unmerged.has(c))));
+  }
+
+  // ----- commits -----------------------------------------------------------------------------------------------
+
+  /** Resolves revisions to commit ids in one `cat-file --batch-check`; unknown or non-commit names are absent. */
+  private async resolveCommits(revs: readonly string[]): Promise<Map<string, string>> {
+    const { stdout } = await this.git(['cat-file', '--batch-check=%(objectname) %(objecttype)'], {
+      input: revs.map((r) => `${r}^{commit}\n`).join(''),
+    });
+    const lines = stdout.toString().split('\n');
+    const found = new Map<string, string>();
+    revs.forEach((rev, i) => {
+      const [oid, type] = (lines[i] ?? '').split(' ');
+      if (type === 'commit') found.set(rev, oid);
+    });
+    return found;
+  }
+
+  private async existingCommits(shas: readonly string[]): Promise<string[]> {
+    const found = await this.resolveCommits(shas);
+    return shas.filter((s) => found.get(s) === s);
+  }
+
+  /** Commits for many revisions in two git calls; the map is keyed by the requested revision. */
+  async getCommits(revs: readonly string[]): Promise<Map<string, CommitInfo>> {
+    const unique = [...new Set(revs)].map((r) => assertRevision(r));
+    if (unique.length === 0) return new Map();
+    const ids = await this.resolveCommits(unique);
+    if (ids.size === 0) return new Map();
+    const { stdout } = await this.git(['log', '--no-walk=unsorted', '--stdin', `--format=${LOG_FORMAT}`], {
+      input: [...new Set(ids.values())].join('\n') + '\n',
+    });
+    const byId = new Map(parseLog(stdout).map((c) => [c.id, c]));
+    const result = new Map<string, CommitInfo>();
+    for (const [rev, oid] of ids) {
+      const c = byId.get(oid);
+      if (c) result.set(rev, c);
+    }
+    return result;
+  }
+
+  async getCommit(rev: string): Promise<CommitInfo | null> {
+    return (await this.getCommits([rev])).get(rev) ?? null;
+  }
+
+  /** History from a ref (or range), newest first, optionally limited to a path. */
+  async log(o: LogOptions = {}): Promise<CommitInfo[]> {
+    const args = ['log', `--format=${LOG_FORMAT}`];
+    if (o.skip) args.push(`--skip=${Math.max(0, Math.trunc(o.skip))}`);
+    if (o.limit !== undefined) args.push(`--max-count=${Math.max(0, Math.trunc(o.limit))}`);
+    if (o.since !== undefined) args.push(`--since=${isoDate(o.since, 'since')}`);
+    if (o.until !== undefined) args.push(`--until=${isoDate(o.until, 'until')}`);
+    if (o.firstParent) args.push('--first-parent');
+    if (o.order === 'topo') args.push('--topo-order');
+    const ref = assertRevision(o.ref ?? 'HEAD', true);
+    args.push('--end-of-options', ref);
+    if (o.path !== undefined) {
+      const p = normalizeRepoPath(o.path);
+      if (p) args.push('--', p);
+    }
+    try {
+      return parseLog((await this.git(args)).stdout);
+    } catch (e) {
+      if (e instanceof GitError && UNKNOWN_REVISION.test(e.stderr)) throw new RefNotFoundError(ref);
+      throw e;
+    }
+  }
+
+  async countCommits(ref: string, opts: { path?: string } = {}): Promise<number> {
+    const args = ['rev-list', '--count', '--end-of-options', assertRevision(ref, true)];
+    if (opts.path !== undefined && normalizeRepoPath(opts.path)) args.push('--', normalizeRepoPath(opts.path));
+    try {
+      return Number((await this.git(args)).stdout.toString().trim());
+    } catch (e) {
+      if (e instanceof GitError && UNKNOWN_REVISION.test(e.stderr)) throw new RefNotFoundError(ref);
+      throw e;
+    }
+  }
+
+  async mergeBase(a: string, b: string): Promise<string | null> {
+    const r = await this.git(['merge-base', '--end-of-options', assertRevision(a), assertRevision(b)], {
+      okExitCodes: [1],
+    });
+    return r.code === 0 ? r.stdout.toString().trim() : null;
+  }
+
+  /** Trailers of a message (key → last value), parsed by git as for stored commits. */
+  trailers(message: string): Promise<Record<string, string>> {
+    return parseTrailers(message);
+  }
+
+  /**
+   * Commits file changes to a branch without a working tree: a private index is loaded from the parent, edited,
+   * written as a tree, and the branch moves by compare-and-swap from the parent it was built on, so a concurrent
+   * writer makes this fail with RefMovedError instead of losing a commit.
+   */
+  async createCommit(o: CreateCommitOptions): Promise<CreateCommitResult> {
+    if (!isValidBranchName(o.branch)) throw new InvalidRefNameError(o.branch);
+    if (o.startBranch !== undefined && !isValidBranchName(o.startBranch)) throw new InvalidRefNameError(o.startBranch);
+    if (o.startSha !== undefined) assertRevision(o.startSha);
+    if (!Array.isArray(o.actions) || o.actions.length === 0) throw new InvalidInputError('actions', 'none given');
+    if (typeof o.message !== 'string' || o.message.includes('\0')) throw new InvalidInputError('message');
+    const author = checkIdentity(o.author, 'author');
+    const committer = checkIdentity(o.committer ?? o.author, 'committer');
+    const env = {
+      GIT_AUTHOR_NAME: author.name,
+      GIT_AUTHOR_EMAIL: author.email,
+      GIT_AUTHOR_DATE: gitDate(author.date),
+      GIT_COMMITTER_NAME: committer.name,
+      GIT_COMMITTER_EMAIL: committer.email,
+      GIT_COMMITTER_DATE: gitDate(committer.date ?? (o.committer ? undefined : author.date)),
+    };
+
+    const ref = `refs/heads/${o.branch}`;
+    const current = await this.revParse(ref);
+    if (o.expectedOldSha !== undefined && o.expectedOldSha !== current) {
+      throw new RefMovedError(ref, o.expectedOldSha, current);
+    }
+    const start = o.startSha ?? (o.startBranch !== undefined && o.startBranch !== o.branch ? `refs/heads/${o.startBranch}` : undefined);
+    let parent: string | null;
+    if (start !== undefined) {
+      if (current && !o.force) throw new RefExistsError(ref);
+      parent = await this.revParse(`${start}^{commit}`);
+      if (!parent) throw new StartRefMissingError(o.startSha ?? o.startBranch!);
+    } else {
+      parent = current;
+      // Only the first commit of an empty repository may start from nothing.
+      if (!parent && !(await this.isEmpty())) throw new StartRefMissingError(o.branch);
+    }
+
+    const dir = await mkdtemp(join(tmpdir(), 'bellows-commit-'));
+    try {
+      const indexEnv = { GIT_INDEX_FILE: join(dir, 'index') };
+      const changes = await this.planChanges(parent, o.actions);
+      const blobs = changes.filter((c): c is PlannedWrite => c.kind === 'write' && c.content !== undefined);
+      if (parent) await this.git(['read-tree', parent], { env: indexEnv });
+      if (blobs.length > 0) {
+        const files = await Promise.all(
+          blobs.map(async (b, i) => {
+            const file = join(dir, `blob-${i}`);
+            await writeFile(file, b.content!);
+            return file;
+          }),
+        );
+        // --no-filters: store the bytes given, whatever attributes say.
+        const out = await this.git(['hash-object', '-w', '--no-filters', '--stdin-paths'], { input: files.join('\n') + '\n' });
+        out.stdout.toString().trim().split('\n').forEach((id, i) => (blobs[i].id = id));
+      }
+      const zero = zeroShaLike(parent ?? SHA1_ZERO); // removals only happen when there is a parent
+      // Removals first so a file may take the place of a directory emptied in the same commit.
+      const records = [
+        ...changes.filter((c) => c.kind === 'remove').map((c) => `0 ${zero}\t${c.path}\0`),
+        ...changes.filter((c): c is PlannedWrite => c.kind === 'write').map((c) => `${c.mode} ${c.id}\t${c.path}\0`),
+      ];
+      await this.git(['update-index', '-z', '--index-info'], { env: indexEnv, input: records.join('') });
+      const tree = (await this.git(['write-tree'], { env: indexEnv })).stdout.toString().trim();
+      const commitArgs = ['commit-tree', tree, ...(parent ? ['-p', parent] : [])];
+      const sha = (await this.git(commitArgs, { env, input: o.message })).stdout.toString().trim();
+      await this.updateRef(ref, sha, current);
+      return { sha, treeSha: tree, parentSha: parent, branchCreated: current === null };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Checks the actions in order against the parent tree (one ls-tree of just the touched paths and their
+   * directories) and returns the final index edits. `update-index --index-info` silently replaces a file by a
+   * directory and the reverse, so every such conflict must be caught here.
+   */
+  private async planChanges(parent: string | null, actions: CommitAction[]): Promise<PlannedChange[]> {
+    const steps = actions.map((a) => ({ a, path: filePath(a.file_path), prev: a.action === 'move' ? filePath(a.previous_path) : undefined }));
+    // Path -> entry as the actions go; null once removed. Starts from the parent's entries for the touched paths.
+    const state = new Map<string, Entry | null>();
+    if (parent) {
+      const lookups = new Set(steps.flatMap(({ path, prev }) => [path, ...ancestors(path), ...(prev ? [prev, ...ancestors(prev)] : [])]));
+      // -t also lists the directories ls-tree walks through; the environment makes the paths literal.
+      const { stdout } = await this.git(['ls-tree', '-z', '-t', '--full-tree', parent, '--', ...lookups]);
+      for (const rec of stdout.toString('utf8').split('\0')) {
+        const m = /^(\d+) (\w+) ([0-9a-f]+)\t(.*)$/s.exec(rec);
+        if (m) state.set(m[4], { mode: m[1], type: m[2], id: m[3] });
+      }
+    }
+    const touched = new Set<string>();
+    const newDirs = new Set<string>();
+    const get = (p: string) => state.get(p) ?? null;
+    const isFile = (p: string) => get(p)?.type === 'blob';
+    const taken = (p: string) =>
+      get(p) !== null || newDirs.has(p) || ancestors(p).some((d) => (get(d)?.type ?? 'tree') !== 'tree');
+    const put = (p: string, e: Entry) => {
+      state.set(p, e);
+      touched.add(p);
+      for (const d of ancestors(p)) newDirs.add(d);
+    };
+    const drop = (p: string) => {
+      state.set(p, null);
+      touched.add(p);
+    };
+    const mode = (executable: boolean | undefined, old = MODE_FILE) =>
+      executable === undefined ? old : executable ? MODE_EXEC : MODE_FILE;
+    const blob = (content: Buffer | string | undefined): Entry => ({ mode: MODE_FILE, type: 'blob', content: Buffer.from(content ?? '') });
+
+    for (const { a, path, prev } of steps) {
+      const old = get(path);
+      switch (a.action) {
+        case 'create':
+          if (taken(path)) throw new FileExistsError(path);
+          put(path, { ...blob(a.content), mode: mode(a.executable) });
+          break;
+        case 'update':
+          if (!isFile(path)) throw new FileNotFoundError(path);
+          put(path, { ...blob(a.content), mode: mode(a.executable, old!.mode) });
+          break;
+        case 'delete':
+          if (!isFile(path)) throw new FileNotFoundError(path);
+          drop(path);
+          break;
+        case 'move': {
+          if (!isFile(prev!)) throw new FileNotFoundError(prev!);
+          const from = get(prev!)!;
+          drop(prev!);
+          if (taken(path)) throw new FileExistsError(path);
+          const body = a.content === undefined ? from : blob(a.content);
+          put(path, { ...body, mode: mode(a.executable, from.mode) });
+          break;
+        }
+        case 'chmod':
+          if (!isFile(path)) throw new FileNotFoundError(path);
+          if (typeof a.executable !== 'boolean') throw new InvalidInputError('executable', path);
+          put(path, { ...old!, mode: mode(a.executable) });
+          break;
+        default:
+          throw new InvalidInputError('action', String((a as { action: unknown }).action));
+      }
+    }
+    return [...touched].map((path): PlannedChange => {
+      const e = get(path);
+      return e ? { kind: 'write', path, mode: e.mode, id: e.id, content: e.content } : { kind: 'remove', path };
+    });
+  }
+
+  // ----- trees and blobs ---------------------------------------------------------------------------------------
+
+  /** Entries of the directory at `path` (recursive: everything below it, directories included), or null. */
+  async readTree(ref: string, path = '', opts: { recursive?: boolean } = {}): Promise<TreeEntry[] | null> {
+    const dir = normalizeRepoPath(path);
+    const args = ['ls-tree', '-z', '-l', ...(opts.recursive ? ['-r', '-t'] : []), '--end-of-options', `${assertRevision(ref)}:${dir}`];
+    const r = await this.git(args, { okExitCodes: [128] });
+    if (r.code !== 0) {
+      if (/Not a valid object name|not a tree object/i.test(r.stderr)) return null;
+      throw new GitError(`git ls-tree failed: ${r.stderr.trim()}`, args, r.code, r.stderr);
+    }
+    const prefix = dir ? `${dir}/` : '';
+    const entries: TreeEntry[] = [];
+    for (const rec of r.stdout.toString('utf8').split('\0')) {
+      const m = /^(\d+) (blob|tree|commit) ([0-9a-f]+) +(-|\d+)\t(.*)$/s.exec(rec);
+      if (!m) continue;
+      const full = prefix + m[5];
+      entries.push({
+        mode: m[1],
+        type: m[2] as TreeEntry['type'],
+        id: m[3],
+        path: full,
+        name: full.slice(full.lastIndexOf('/') + 1),
+        size: m[4] === '-' ? null : Number(m[4]),
+      });
+    }
+    return entries;
+  }
+
+  /** The blob at `path`, with its id and mode; null when the ref or path is missing or is not a file. */
+  async readBlob(ref: string, path: string, opts: { maxBytes?: number } = {}): Promise<BlobContent | null> {
+    const p = normalizeRepoPath(path);
+    if (!p) return null;
+    const r = await this.git(['ls-tree', '-z', '-l', '--full-tree', '--end-of-options', assertRevision(ref), '--', p], {
+      okExitCodes: [128],
+    });
+    if (r.code !== 0) return null;
+    const m = r.stdout
+      .toString('utf8')
+      .split('\0')
+      .map((rec) => /^(\d+) (\w+) ([0-9a-f]+) +(-|\d+)\t(.*)$/s.exec(rec))
+      .find((x) => x && x[5] === p);
+    if (!m || m[2] !== 'blob') return null;
+    const size = Number(m[4]);
+    if (opts.maxBytes !== undefined && size > opts.maxBytes) throw new InvalidInputError('blob', `${size} bytes is over the limit`);
+    const { stdout } = await this.git(['cat-file', 'blob', m[3]], { maxBuffer: size + 1 });
+    return { content: stdout, size, id: m[3], mode: m[1] };
+  }
+
+  async blobExists(ref: string, path: string): Promise<boolean> {
+    const p = normalizeRepoPath(path);
+    if (!p) return false;
+    const r = await this.git(['cat-file', '-t', `${assertRevision(ref)}:${p}`], { okExitCodes: [128] });
+    return r.code === 0 && r.stdout.toString().trim() === 'blob';
+  }
+
+  /** Streams a blob by id (raw file downloads) without buffering it. */
+  blobStream(id: string): Readable {
+    if (!isFullSha(id)) throw new InvalidInputError('blob id', id);
+    return spawnGit(['cat-file', 'blob', id], { gitDir: this.path, stdio: ['ignore', 'pipe', 'ignore'], timeoutMs: 10 * 60_000 })
+      .stdout!;
+  }
+
+  // ----- comparisons and search ------------------------------------------------------------------------------
+
+  /** Changed files between two commits (renames detected), each with its patch. Two git calls. */
+  async diff(from: string, to: string, opts: { maxPatchBytes?: number } = {}): Promise<DiffFile[]> {
+    const common = ['-M', '--no-color', '--no-ext-diff', '--no-textconv', '--end-of-options', assertRevision(from), assertRevision(to)];
+    const [raw, patch] = await Promise.all([
+      this.git(['diff', '--raw', '-z', '--no-abbrev', ...common]),
+      this.git(['diff', '-p', ...common]),
+    ]);
+    // Both outputs list files in the same order; content lines never start with "diff --git ".
+    const chunks = patch.stdout.toString('utf8').split(/^diff --git /m).slice(1);
+    const limit = opts.maxPatchBytes ?? 200 * 1024;
+    const files: DiffFile[] = [];
+    const tokens = raw.stdout.toString('utf8').split('\0');
+    for (let i = 0; i < tokens.length; i++) {
+      const meta = /^:(\d+) (\d+) [0-9a-f]+ [0-9a-f]+ ([A-Z])\d*$/.exec(tokens[i]);
+      if (!meta) continue;
+      const status = meta[3];
+      const oldPath = tokens[++i];
+      const newPath = status === 'R' || status === 'C' ? tokens[++i] : oldPath;
+      const chunk = chunks[files.length] ?? '';
+      const hunk = chunk.indexOf('\n@@ ');
+      const binary = /^Binary files .* differ$/m.exec(chunk);
+      const text = hunk !== -1 ? chunk.slice(hunk + 1) : binary ? `${binary[0]}\n` : '';
+      const tooLarge = Buffer.byteLength(text) > limit;
+      files.push({
+        old_path: oldPath,
+        new_path: newPath,
+        a_mode: meta[1],
+        b_mode: meta[2],
+        new_file: status === 'A',
+        renamed_file: status === 'R',
+        deleted_file: status === 'D',
+        diff: tooLarge ? '' : text,
+        too_large: tooLarge,
+      });
+    }
+    return files;
+  }
+
+  /** Matching lines at a ref. Patterns go after -e, so a leading "-" in a search term is just text. */
+  async grep(
+    ref: string,
+    pattern: string,
+    opts: { ignoreCase?: boolean; fixed?: boolean; limit?: number; path?: string } = {},
+  ): Promise<GrepMatch[]> {
+    if (typeof pattern !== 'string' || pattern === '' || /[\0\n]/.test(pattern)) throw new InvalidInputError('pattern');
+    const rev = assertRevision(ref);
+    const args = ['grep', '-z', '-n', '-I', '--no-color', opts.fixed ? '-F' : '-E'];
+    if (opts.ignoreCase) args.push('-i');
+    args.push('-e', pattern, rev, '--');
+    if (opts.path !== undefined && normalizeRepoPath(opts.path)) args.push(normalizeRepoPath(opts.path));
+    const r = await this.git(args, { okExitCodes: [1], maxBuffer: 8 * 1024 * 1024, truncate: true });
+    const out = r.stdout.toString('utf8');
+    const limit = opts.limit ?? 1000;
+    const matches: GrepMatch[] = [];
+    // Records are "<rev>:<path>\0<line>\0<text>\n"; the path may hold any byte but NUL.
+    for (let at = 0; matches.length < limit; ) {
+      const a = out.indexOf('\0', at);
+      const b = a === -1 ? -1 : out.indexOf('\0', a + 1);
+      const c = b === -1 ? -1 : out.indexOf('\n', b + 1);
+      if (c === -1) break;
+      matches.push({ path: out.slice(at + rev.length + 1, a), line: Number(out.slice(a + 1, b)), text: out.slice(b + 1, c) });
+      at = c + 1;
+    }
+    return matches;
+  }
+
+  // ----- statistics ------------------------------------------------------------------------------------------
+
+  async isEmpty(): Promise<boolean> {
+    const cached = refCache.get(this.path)?.get('branches') as Promise<readonly Branch[]> | undefined;
+    if (cached) return (await cached).length === 0;
+    const { stdout } = await this.git(['for-each-ref', '--count=1', '--format=x', 'refs/heads/']);
+    return stdout.length === 0;
+  }
+
+  /** Bytes on disk, as repository_size/storage_size statistics report. No git call. */
+  async sizeBytes(): Promise<number> {
+    let total = 0;
+    for (const e of await readdir(this.path, { recursive: true, withFileTypes: true })) {
+      if (e.isFile()) total += (await lstat(join(e.parentPath, e.name))).size;
+    }
+    return total;
+  }
+
+  /** Percent of bytes per language for the tree at `ref`; {} for an unknown ref. */
+  async languages(ref: string): Promise<Record<string, number>> {
+    const entries = await this.readTree(ref, '', { recursive: true });
+    if (!entries) return {};
+    const files = entries.filter((e) => e.type === 'blob' && (e.mode === MODE_FILE || e.mode === MODE_EXEC));
+    return languageShares(files.map((e) => ({ path: e.path, size: e.size ?? 0 })));
+  }
+
+  /**
+   * Gitaly's repository checksum (XOR of SHA-1 over "<sha> <ref>" lines of HEAD and the usual ref namespaces), so a
+   * copied repository can be verified against its source.
+   */
+  async checksum(): Promise<string> {
+    const r = await this.git(['show-ref', '--head'], { okExitCodes: [1] });
+    const sum = Buffer.alloc(20);
+    for (const line of r.stdout.toString('utf8').split('\n')) {
+      if (!/HEAD|refs\/(heads|tags|keep-around|merge-requests|environments|notes)\//.test(line)) continue;
+      const h = createHash('sha1').update(line).digest();
+      for (let i = 0; i < 20; i++) sum[i] ^= h[i];
+    }
+    return sum.toString('hex');
+  }
+}
+
+/** A tree entry while planning a commit: from the parent (id known) or new (content to hash). */
+interface Entry {
+  mode: string;
+  type: string;
+  id?: string;
+  content?: Buffer;
+}
+
+interface PlannedWrite {
+  kind: 'write';
+  path: string;
+  mode: string;
+  /** Set once known: an existing blob, or after hashing `content`. */
+  id?: string;
+  content?: Buffer;
+}
+type PlannedChange = PlannedWrite | { kind: 'remove'; path: string };

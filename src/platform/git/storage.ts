@@ -1,0 +1,93 @@
+// Named storage shards (directories holding repositories) and where a project's repository lives in one.
+import { createHash } from 'node:crypto';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+
+export interface ShardConfig {
+  name: string;
+  path: string;
+  /** Relative share of new repositories; 0 takes none while any shard has weight. */
+  weight: number;
+}
+
+export class UnknownShardError extends Error {
+  override name = 'UnknownShardError';
+  constructor(readonly shard: string) {
+    super(`unknown storage shard: ${shard}`);
+  }
+}
+
+const SHARD_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/**
+ * Repository paths derive from the numeric project id only, never from names users choose, so renames and
+ * transfers never move files: `<shard>/@hashed/ab/cd/<sha256(id)>.git` (GitLab's hashed storage layout; the two
+ * fan-out levels keep directories small).
+ */
+export function diskPath(projectId: number, kind: 'project' | 'wiki' = 'project'): string {
+  if (!Number.isSafeInteger(projectId) || projectId <= 0) throw new RangeError(`invalid project id: ${projectId}`);
+  const h = createHash('sha256').update(String(projectId)).digest('hex');
+  return `@hashed/${h.slice(0, 2)}/${h.slice(2, 4)}/${h}${kind === 'wiki' ? '.wiki' : ''}.git`;
+}
+
+export class Storage {
+  private readonly shards: ReadonlyMap<string, Readonly<ShardConfig>>;
+  private readonly random: () => number;
+
+  constructor(shards: ShardConfig[], opts: { random?: () => number } = {}) {
+    if (!Array.isArray(shards) || shards.length === 0) throw new Error('at least one storage shard is required');
+    const map = new Map<string, Readonly<ShardConfig>>();
+    for (const s of shards) {
+      if (!SHARD_NAME_RE.test(s.name)) throw new Error(`invalid storage shard name: ${JSON.stringify(s.name)}`);
+      if (map.has(s.name)) throw new Error(`duplicate storage shard: ${s.name}`);
+      if (typeof s.path !== 'string' || !isAbsolute(s.path)) throw new Error(`storage shard ${s.name}: path must be absolute`);
+      if (!Number.isFinite(s.weight) || s.weight < 0) throw new Error(`storage shard ${s.name}: weight must be >= 0`);
+      map.set(s.name, Object.freeze({ name: s.name, path: resolve(s.path), weight: s.weight }));
+    }
+    this.shards = map;
+    this.random = opts.random ?? Math.random;
+  }
+
+  get names(): string[] {
+    return [...this.shards.keys()];
+  }
+
+  has(name: string): boolean {
+    return this.shards.has(name);
+  }
+
+  root(name: string): string {
+    const s = this.shards.get(name);
+    if (!s) throw new UnknownShardError(name);
+    return s.path;
+  }
+
+  /**
+   * A shard for a new repository, at random in proportion to the weights (Efraimidis–Spirakis: the largest
+   * random()^(1/weight) wins, as GitLab picks storages). Weight-0 shards only win when every weight is 0, and then
+   * the first shard is used.
+   */
+  pick(): string {
+    let best: string | undefined;
+    let bestKey = -1;
+    for (const s of this.shards.values()) {
+      if (s.weight === 0) continue;
+      const key = this.random() ** (1 / s.weight);
+      if (key > bestKey) {
+        bestKey = key;
+        best = s.name;
+      }
+    }
+    return best ?? this.names[0];
+  }
+
+  /** Absolute path of a project's repository on a shard; always inside the shard's directory. */
+  repoPath(shardName: string, projectId: number, kind: 'project' | 'wiki' = 'project'): string {
+    const root = this.root(shardName);
+    const path = join(root, diskPath(projectId, kind));
+    const rel = relative(root, path);
+    if (rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel)) {
+      throw new Error(`repository path escapes shard ${shardName}`);
+    }
+    return path;
+  }
+}
