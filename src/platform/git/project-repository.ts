@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { runGit, GitError, type GitRunOptions } from './command.ts';
 import { isFullSha, SHA1_ZERO } from './refs.ts';
+import { Repository, invalidateRefCache, type Branch, type Tag } from './repository.ts';
+import type { CommitInfo as PlatformCommit } from './commit.ts';
 
 export interface CommitInfo {
   id: string;
@@ -59,8 +61,6 @@ const FIELDS: ReadonlyArray<readonly [string, string]> = [
 ];
 const WIDTH = FIELDS.length;
 const LOG_FORMAT = `--format=tformat:%x1d${FIELDS.map(([p]) => `${p}%x00`).join('')}`;
-const REF_COMMIT_ATOMS = FIELDS.map(([, a]) => `%(${a})%00`).join('');
-const PEELED_ATOMS = FIELDS.map(([, a]) => `%(*${a})%00`).join('');
 
 function parseTrailers(text: string): Pick<CommitInfo, 'trailers' | 'extended_trailers'> {
   const trailers: Record<string, string> = {};
@@ -118,46 +118,59 @@ function parseLog(out: Buffer): CommitInfo[] {
   return commits;
 }
 
-// ---- ref cache ---------------------------------------------------------------------------------
+// ---- ref cache ----------------------------------------------------------------------------------
+// The branch and tag lists come from the platform Repository's ref cache, so one invalidation (ours after API
+// writes and pushes, or the platform's after its own writes) serves every reader. The indexed snapshot built
+// from a cached list is kept beside that list and lives exactly as long as it.
 
-interface CacheSlot {
-  generation: number;
-  heads?: Promise<RefSnapshot>;
-  tags?: Promise<RefSnapshot>;
-}
-
-const MAX_CACHED_REPOS = 256;
-const cache = new Map<string, CacheSlot>();
+const snapshots = new WeakMap<readonly unknown[], RefSnapshot>();
 let refReads = 0;
 
-/** How many times refs were read from git (tests and the benchmark use it to prove cache hits). */
+/** How many ref snapshots were built from git output (tests and the benchmark use it to prove cache hits). */
 export function refReadCount(): number {
   return refReads;
 }
 
-function slot(path: string): CacheSlot {
-  let s = cache.get(path);
-  if (s) {
-    // Least recently used order.
-    cache.delete(path);
-    cache.set(path, s);
-    return s;
-  }
-  s = { generation: 0 };
-  cache.set(path, s);
-  if (cache.size > MAX_CACHED_REPOS) cache.delete(cache.keys().next().value!);
-  return s;
-}
-
 /** Forgets the cached refs of a repository; call after anything that moves a ref. */
 export function invalidateRefs(path: string): void {
-  const s = cache.get(path);
-  if (s) {
-    s.generation++;
-    s.heads = undefined;
-    s.tags = undefined;
-  }
+  invalidateRefCache(path);
 }
+
+function fromPlatform(c: PlatformCommit): CommitInfo {
+  return {
+    ...c,
+    created_at: withMillis(c.created_at),
+    authored_date: withMillis(c.authored_date),
+    committed_date: withMillis(c.committed_date),
+  };
+}
+
+function snapshotOf<T extends { name: string }>(list: readonly T[], toEntry: (x: T) => RefEntry | null): RefSnapshot {
+  let snap = snapshots.get(list);
+  if (!snap) {
+    refReads++;
+    const entries: RefEntry[] = [];
+    for (const x of list) {
+      const e = toEntry(x);
+      if (e) entries.push(e);
+    }
+    // Byte order, as git sorts refnames.
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    snap = { list: entries, byName: new Map(entries.map((r) => [r.name, r])), merged: new Map() };
+    snapshots.set(list, snap);
+  }
+  return snap;
+}
+
+const branchEntry = (b: Branch): RefEntry => ({ name: b.name, lower: b.name.toLowerCase(), target: b.sha, commit: fromPlatform(b.commit) });
+const tagEntry = (t: Tag): RefEntry | null => t.commit
+  ? {
+    name: t.name, lower: t.name.toLowerCase(), target: t.target, commit: fromPlatform(t.commit),
+    tag: t.annotated ? { message: t.message ?? '', taggerName: t.tagger?.name ?? '', taggerEmail: t.tagger?.email ?? '', date: withMillis(t.tagger?.date ?? '') } : null,
+  }
+  : null;
+
+const EMPTY: RefSnapshot = { list: [], byName: new Map(), merged: new Map() };
 
 // ---- writers ----
 
@@ -275,62 +288,18 @@ export class ProjectRepository {
 
   // ---- refs ----
 
-  private async readRefs(kind: 'heads' | 'tags'): Promise<RefSnapshot> {
-    if (!this.exists()) return { list: [], byName: new Map(), merged: new Map() };
-    refReads++;
-    const prefix = `refs/${kind}/`;
-    const format = kind === 'heads'
-      ? `%(refname)%00${REF_COMMIT_ATOMS}`
-      : `%(refname)%00%(objecttype)%00%(objectname)%00%(contents)%00%(taggername)%00%(taggeremail:trim)%00%(taggerdate:iso-strict)%00${REF_COMMIT_ATOMS}${PEELED_ATOMS}`;
-    const { stdout } = await this.git(['for-each-ref', `--format=%1d${format}`, '--sort=refname', prefix]);
-    const list: RefEntry[] = [];
-    for (const rec of stdout.toString('utf8').split('\x1d')) {
-      if (!rec) continue;
-      const f = rec.split('\0');
-      const name = f[0].slice(prefix.length);
-      if (kind === 'heads') {
-        list.push({ name, lower: name.toLowerCase(), target: f[1], commit: toCommit(f.slice(1, 1 + WIDTH)) });
-      } else {
-        const [type, objectname, contents, tn, te, td] = f.slice(1, 7);
-        const direct = f.slice(7, 7 + WIDTH);
-        const peeled = f.slice(7 + WIDTH, 7 + 2 * WIDTH);
-        const annotated = type === 'tag';
-        const commitFields = annotated ? peeled : direct;
-        // Tags of trees or blobs carry no commit; the API lists commit tags only.
-        if (!commitFields[0] || (annotated ? false : type !== 'commit')) continue;
-        list.push({
-          name, lower: name.toLowerCase(), target: objectname,
-          commit: toCommit(commitFields),
-          tag: annotated ? { message: contents, taggerName: tn, taggerEmail: te, date: withMillis(td) } : null,
-        });
-      }
-    }
-    return { list, byName: new Map(list.map((r) => [r.name, r])), merged: new Map() };
+  private platform(): Repository {
+    return new Repository(this.path);
   }
 
-  private cached(kind: 'heads' | 'tags'): Promise<RefSnapshot> {
-    const s = slot(this.path);
-    const have = s[kind];
-    if (have) return have;
-    const gen = s.generation;
-    const p = this.readRefs(kind);
-    s[kind] = p;
-    p.catch(() => {
-      if (s[kind] === p) s[kind] = undefined;
-    });
-    // A ref change while the read ran makes this result stale: keep it only for the callers that awaited it.
-    p.then(() => {
-      if (s.generation !== gen && s[kind] === p) s[kind] = undefined;
-    }, () => {});
-    return p;
+  async branches(): Promise<RefSnapshot> {
+    if (!this.exists()) return EMPTY;
+    return snapshotOf(await this.platform().listBranches(), branchEntry);
   }
 
-  branches(): Promise<RefSnapshot> {
-    return this.cached('heads');
-  }
-
-  tags(): Promise<RefSnapshot> {
-    return this.cached('tags');
+  async tags(): Promise<RefSnapshot> {
+    if (!this.exists()) return EMPTY;
+    return snapshotOf(await this.platform().listTags(), tagEntry);
   }
 
   /** Names of branches merged into `target` (one git call per snapshot and target). */
