@@ -179,6 +179,8 @@ async function main(): Promise<void> {
     console.log(`${what}: ${bellows} (file:// ${ceiling}; target ${target})`);
   };
   try {
+    const baseline = await httpLoad(port, '/api/v4/user', s.token, 5, 16);
+    row('baseline: GET /user (token check and one row, 16 connections)', `${baseline.rps.toFixed(0)} req/s (p50 ${baseline.p50.toFixed(1)} ms)`, 'n/a', '—');
     const base = `/api/v4/projects/${s.branches.id}/repository/branches`;
     const page = await httpLoad(port, `${base}?per_page=20&page=7`, s.token, 5, 16);
     row(`GET branches, page of 20 of ${BRANCHES} (16 connections)`, `${page.rps.toFixed(0)} req/s (p50 ${page.p50.toFixed(1)} ms, p99 ${page.p99.toFixed(1)} ms, ${page.errors} errors)`, 'n/a', '≥ 2,000 req/s');

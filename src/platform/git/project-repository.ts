@@ -43,6 +43,8 @@ export interface RefSnapshot {
   byName: Map<string, RefEntry>;
   /** Filled on first need: branch names merged into the named target. */
   merged: Map<string, Promise<Set<string>>>;
+  /** Results of recent filters over this snapshot (search text -> entries), dropped with it. */
+  filtered?: Map<string, RefEntry[]>;
 }
 
 // Trailer entries split by RS, key/value by US.

@@ -34,7 +34,7 @@ export const branchRoutes: RouteDef<any>[] = [
       requireDownloadCode(ctx);
       const repo = repoFor(req.server.config, ctx.project);
       const snap = await repo.branches();
-      const list = filterBranches(snap.list, req.input);
+      const list = filterBranches(snap.list, req.input, snap);
       let page;
       if (req.input.page_token !== undefined) {
         const p = pageParams(req.input);

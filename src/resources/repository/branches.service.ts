@@ -4,12 +4,12 @@ import RE2 from 're2';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { AccessLevel } from '../../platform/membership.ts';
-import type { ProjectRepository, RefEntry } from '../../platform/git/project-repository.ts';
+import type { ProjectRepository, RefEntry, RefSnapshot } from '../../platform/git/project-repository.ts';
 import { isValidBranchName, isFullSha, SHA1_ZERO } from '../../platform/git/refs.ts';
 import { NotFoundError, ParamError, RuleError } from '../../platform/errors.ts';
 import type { Config } from '../../config/index.ts';
 import {
-  canPushBranch, developersCan, loadBranchRules, matching, type BranchRule, type Caller,
+  cachedBranchRules, canPushBranch, developersCan, loadBranchRules, matching, type BranchRule, type Caller,
 } from './protection.ts';
 import { afterRefsChanged, defaultBranchOf, presentCommit, projectWebUrl, urlPath } from './repository.common.ts';
 
@@ -21,7 +21,21 @@ export interface BranchListInput {
 }
 
 /** search: "^term" prefix, "term$" suffix, otherwise a substring with the exact match first; all case-insensitive. */
-export function filterBranches(list: RefEntry[], input: BranchListInput): RefEntry[] {
+export function filterBranches(list: RefEntry[], input: BranchListInput, snap?: RefSnapshot): RefEntry[] {
+  if (!snap || (!input.search && !input.regex)) return filterUncached(list, input);
+  // Listing pages repeat the same search; a snapshot remembers its last few filter results.
+  const key = JSON.stringify([input.search ?? '', input.regex ?? '', input.sort ?? '', input.page_token ?? '']);
+  const memo = (snap.filtered ??= new Map());
+  let hit = memo.get(key);
+  if (!hit) {
+    hit = filterUncached(list, input);
+    if (memo.size >= 64) memo.delete(memo.keys().next().value!);
+    memo.set(key, hit);
+  }
+  return hit;
+}
+
+function filterUncached(list: RefEntry[], input: BranchListInput): RefEntry[] {
   let out = list;
   const search = input.search;
   if (search) {
@@ -73,7 +87,7 @@ export async function describeBranches(
   deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, entries: RefEntry[], caller: Caller, rules?: BranchRule[],
 ): Promise<BranchView[]> {
   if (entries.length === 0) return [];
-  const [allRules, def] = await Promise.all([rules ?? loadBranchRules(deps.db, project.id), defaultBranchOf(project, repo)]);
+  const [allRules, def] = await Promise.all([rules ?? cachedBranchRules(deps.db, project.id), defaultBranchOf(project, repo)]);
   const merged = def ? await repo.mergedInto(def) : new Set<string>();
   return Promise.all(entries.map(async (entry) => {
     const m = matching(allRules, entry.name);
@@ -89,9 +103,21 @@ export async function describeBranches(
   }));
 }
 
-export function presentBranch(config: Config, project: ProjectRow, v: BranchView, commitFirst = false) {
-  const { extended_trailers: _x, ...commit } = presentCommit(config, project, v.entry.commit);
+const presentedCommits = new WeakMap<RefEntry, { base: string; commit: Record<string, unknown> }>();
+
+/** The branch commit, without extended_trailers (the spec's field list); built once per cached ref and project URL. */
+function branchCommit(config: Config, project: ProjectRow, entry: RefEntry) {
+  const base = projectWebUrl(config, project);
+  const memo = presentedCommits.get(entry);
+  if (memo && memo.base === base) return memo.commit;
+  const { extended_trailers: _x, ...commit } = presentCommit(config, project, entry.commit);
   void _x;
+  presentedCommits.set(entry, { base, commit });
+  return commit;
+}
+
+export function presentBranch(config: Config, project: ProjectRow, v: BranchView, commitFirst = false) {
+  const commit = branchCommit(config, project, v.entry);
   const rest = {
     name: v.entry.name,
     merged: v.merged,

@@ -97,7 +97,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
       const rule = await findProtectedBranch(req.server.db, ctx.project.id, req.input.name);
       const row = await req.server.db.selectFrom('protected_branches').select('updated_at').where('id', '=', rule.id).executeTakeFirst();
       checkUnmodifiedSince(req, row?.updated_at);
-      await deleteProtectedBranch(req.server.db, rule.id);
+      await deleteProtectedBranch(req.server.db, rule.id, ctx.project.id);
       return undefined;
     },
   },

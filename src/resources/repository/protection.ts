@@ -65,6 +65,27 @@ export async function loadBranchRules(db: Db, projectId: number): Promise<Branch
   });
 }
 
+// Branch listings read the rules on every page; they change rarely and only through this process's API, which
+// drops the entry. The short lifetime bounds staleness should another process change them. Push decisions and
+// writes always read the database.
+const RULES_TTL_MS = 5_000;
+const rulesCache = new Map<number, { at: number; rules: Promise<BranchRule[]> }>();
+
+export function cachedBranchRules(db: Db, projectId: number): Promise<BranchRule[]> {
+  const now = Date.now();
+  const hit = rulesCache.get(projectId);
+  if (hit && now - hit.at < RULES_TTL_MS) return hit.rules;
+  const rules = loadBranchRules(db, projectId);
+  if (rulesCache.size > 10_000) rulesCache.clear();
+  rulesCache.set(projectId, { at: now, rules });
+  rules.catch(() => rulesCache.delete(projectId));
+  return rules;
+}
+
+export function forgetBranchRules(projectId: number): void {
+  rulesCache.delete(projectId);
+}
+
 export async function loadTagRules(db: Db, projectId: number): Promise<TagRule[]> {
   const rules = await db.selectFrom('protected_tags').selectAll().where('project_id', '=', projectId).orderBy('id').execute();
   if (rules.length === 0) return [];
