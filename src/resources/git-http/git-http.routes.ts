@@ -114,7 +114,8 @@ function protocolEnv(req: FastifyRequest): Record<string, string> {
 }
 
 function requestBody(req: FastifyRequest): Readable {
-  const raw = (req.body as Readable | undefined) ?? req.raw;
+  const raw = req.body as Readable | undefined;
+  if (!raw || typeof (raw as Readable).pipe !== 'function') throw new GitHttpRefusal(415, 'The request body must be a git request (application/x-git-*-request).');
   const enc = String(req.headers['content-encoding'] ?? '').toLowerCase();
   if (enc === 'gzip' || enc === 'x-gzip') {
     const gunzip = createGunzip();
@@ -176,7 +177,13 @@ async function uploadPack(app: FastifyInstance, req: FastifyRequest, reply: Fast
     if (e instanceof GitHttpRefusal) return refuse(reply, e);
     throw e;
   }
-  const body = requestBody(req);
+  let body: Readable;
+  try {
+    body = requestBody(req);
+  } catch (e) {
+    if (e instanceof GitHttpRefusal) return refuse(reply, e);
+    throw e;
+  }
   const child = spawnGit(['upload-pack', '--stateless-rpc', target.repo.path], { env: protocolEnv(req), timeoutMs: RPC_TIMEOUT_MS, stdio: ['pipe', 'pipe', 'ignore'] });
   body.on('error', () => child.kill('SIGKILL'));
   child.stdin!.on('error', () => {});
@@ -198,7 +205,13 @@ async function receivePack(app: FastifyInstance, req: FastifyRequest, reply: Fas
     if (e instanceof GitHttpRefusal) return refuse(reply, e);
     throw e;
   }
-  const body = requestBody(req);
+  let body: Readable;
+  try {
+    body = requestBody(req);
+  } catch (e) {
+    if (e instanceof GitHttpRefusal) return refuse(reply, e);
+    throw e;
+  }
   const head = await readPushHead(body);
   if (!head) {
     await drain(body);

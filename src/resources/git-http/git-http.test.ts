@@ -271,3 +271,37 @@ describe('push policy', () => {
     assert.deepEqual(tags.body.map((x: any) => [x.name, x.protected]).sort(), [['other-tag', false], ['v1.0', true]]);
   });
 });
+
+describe('credentials and request shapes', () => {
+  test('user oauth2 with a token from a registered resolver (the OAuth provider plugs in the same way)', async () => {
+    t.app.auth.addResolver(async (secret) => secret === 'oauth-access-token-for-tests'
+      ? { kind: 'oauth', id: 1, userId: u.reporter.user.id, scopes: ['read_repository'], expiresAt: null, revoked: false }
+      : null);
+    const r = await g.run(['clone', '-q', url(project, 'oauth2:oauth-access-token-for-tests'), 'oauth-clone']);
+    assert.equal(r.code, 0, r.stderr);
+    const res = await t.app.inject({ method: 'GET', url: `/${project.full_path}.git/info/refs?service=git-receive-pack`, headers: { authorization: `Basic ${Buffer.from('oauth2:oauth-access-token-for-tests').toString('base64')}` } });
+    assert.equal(res.statusCode, 403);
+    assert.equal(res.body, `${MESSAGES.pushScope}\n`);
+  });
+
+  test('a body that is not a git request is refused, nothing crashes', async () => {
+    const auth = { authorization: `Basic ${Buffer.from(tok(u.owner)).toString('base64')}` };
+    let res = await t.app.inject({ method: 'POST', url: `/${project.full_path}.git/git-upload-pack`, payload: { a: 1 }, headers: auth });
+    assert.equal(res.statusCode, 415);
+    res = await t.app.inject({ method: 'POST', url: `/${project.full_path}.git/git-receive-pack`, payload: 'garbage', headers: { ...auth, 'content-type': 'application/x-git-receive-pack-request' } });
+    assert.equal(res.statusCode, 400);
+    assert.equal(res.body, 'The push request is not well formed.\n');
+  });
+
+  test('a large push streams through (chunked request body)', async () => {
+    const dir = await workdir(project, 'big-push');
+    const { writeFileSync } = await import('node:fs');
+    const { randomBytes } = await import('node:crypto');
+    writeFileSync(join(dir, 'blob.bin'), randomBytes(3 * 1024 * 1024));
+    await g.run(['add', 'blob.bin'], dir);
+    const sha = await commit(dir, 'big file');
+    const r = await g.run(['push', 'origin', 'HEAD:big-branch'], dir);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(await headOf(project, 'big-branch'), sha);
+  });
+});
