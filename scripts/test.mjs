@@ -19,7 +19,8 @@ const filter = process.argv.slice(2);
 let files = [...find('src'), ...find('test')].sort();
 if (filter.length) files = files.filter((f) => filter.some((x) => f.includes(x)));
 
-const env = { ...process.env };
+// Cheap password hashes keep the suite fast; production keeps the default cost.
+const env = { BELLOWS_PASSWORD_HASH_COST: '10', ...process.env };
 let template = null;
 if (process.env.DATABASE_URL) {
   template = `bellows_tpl_${process.pid}`;

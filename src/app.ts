@@ -1,11 +1,12 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import type { Config } from './config/index.ts';
 import type { Database } from './platform/db/index.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
+import { configurePasswordHashing } from './platform/crypto/passwords.ts';
 import { createAuthenticator, type Authenticator } from './http/auth.ts';
-import { installErrorHandler } from './http/errors.ts';
+import { badRequest, installErrorHandler, sendRendered } from './http/errors.ts';
 import { genReqId, installBodyParsers, installConventions, parseQuery } from './http/plumbing.ts';
 import { createRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { registerHealth } from './http/health.ts';
@@ -32,11 +33,20 @@ declare module 'fastify' {
 /** Builds the whole application in a fixed order; tests use it with inject, main with a listener. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
+  configurePasswordHashing(deps.config.passwordHashCost);
   const app = Fastify({
     logger: deps.logger ?? false,
+    // Requests are logged once, on response, by the conventions (without query strings).
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId,
     trustProxy: false,
+    // The conventions answer requests that arrive while stopping (see http/plumbing.ts).
+    return503OnClosing: false,
     bodyLimit: 10 * 1024 * 1024,
+    // Room for a request line above the configured query-string limit, so that the 414 is ours.
+    http: { maxHeaderSize: Math.max(16 * 1024, deps.config.maxQueryStringBytes + 8 * 1024) },
+    // A path with broken percent-encoding never reaches a route.
+    frameworkErrors: (err, _req, reply) => sendRendered(reply, badRequest),
     routerOptions: {
       ignoreTrailingSlash: true,
       ignoreDuplicateSlashes: true,

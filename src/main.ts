@@ -23,10 +23,10 @@ export async function serve(): Promise<void> {
     config, database,
     logger: {
       level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', 'req.headers["private-token"]', 'req.headers.cookie'], remove: true },
+      redact: { paths: ['req.headers.authorization', 'req.headers["private-token"]', 'req.headers.cookie', 'req.headers.sudo'], remove: true },
       serializers: {
         // Query strings may carry private_token/access_token: log the path only.
-        req: (r: any) => ({ method: r.method, path: String(r.url).split('?')[0], remote_ip: r.ip, request_id: r.id }),
+        req: (r: any) => ({ method: r.method, path: String(r.url).split('?')[0], remote_ip: r.ip }),
       },
     },
   });

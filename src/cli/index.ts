@@ -2,7 +2,6 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig } from '../config/index.ts';
 import { openDatabase } from '../platform/db/index.ts';
 import { systemClock } from '../platform/clock.ts';
-import { serve } from '../main.ts';
 import { createUser, getUserOr404 } from '../resources/users/users.service.ts';
 import { createPersonalAccessToken } from '../resources/access-tokens/access-tokens.service.ts';
 
@@ -25,7 +24,11 @@ const dateArg = (v: string) => {
 export function buildCli(): Command {
   const program = new Command('bellows').description('Bellows: a self-hosted code collaboration server').showHelpAfterError();
 
-  program.command('serve').description('run the server (migrates the database first)').action(serve);
+  // The server (Fastify and every route) is loaded only for `serve`, so the other commands start quickly.
+  program.command('serve').description('run the server (migrates the database first)').action(async () => {
+    const { serve } = await import('../main.ts');
+    await serve();
+  });
 
   program.command('migrate').description('apply pending database migrations').action(async () => {
     const config = loadConfig();
@@ -33,6 +36,14 @@ export function buildCli(): Command {
     const applied = await database.migrate();
     await database.close();
     console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
+  });
+
+  const configCmd = program.command('config').description('inspect the configuration');
+  configCmd.command('check').description('validate the settings and print them (secrets hidden)').action(() => {
+    const c = loadConfig();
+    const hide = (v: string | null) => (v ? '(set)' : null);
+    const shown = { ...c, databaseUrl: c.databaseUrl ? c.databaseUrl.replace(/\/\/([^@/]*)@/, '//***@') : null, rootPassword: hide(c.rootPassword), rootToken: hide(c.rootToken) };
+    console.log(JSON.stringify(shown, null, 2));
   });
 
   const user = program.command('user').description('manage users');

@@ -1,5 +1,6 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { isIP } from 'node:net';
 import YAML from 'yaml';
 
 export interface StorageShard {
@@ -19,6 +20,8 @@ export interface Config {
   logLevel: string;
   impersonationEnabled: boolean;
   adminMode: boolean;
+  /** log2 of the scrypt cost for new password hashes. */
+  passwordHashCost: number;
   maxQueryStringBytes: number;
   rateLimit: {
     authenticatedPerPeriod: number;
@@ -33,13 +36,21 @@ export class ConfigError extends Error {}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/** Every key a config file may hold; anything else is a typo and stops start-up. */
+export const FILE_KEYS = [
+  'port', 'host', 'data_dir', 'external_url', 'database_url', 'root_password', 'root_token', 'log_level',
+  'impersonation_enabled', 'admin_mode', 'max_query_string_bytes', 'rate_limit_authenticated',
+  'rate_limit_unauthenticated', 'rate_limit_period', 'storage', 'monitoring_allowlist',
+] as const;
+
 type Layer = Record<string, unknown>;
 
 /** Settings from defaults, then an optional YAML/JSON file, then the environment; validated once and frozen. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
-  const dataDir = resolve(env.BELLOWS_DATA_DIR ?? (overrides.dataDir as string | undefined) ?? './data');
-  const file = env.BELLOWS_CONFIG ?? (existsSync('bellows.yml') ? 'bellows.yml' : null);
+  const file = env.BELLOWS_CONFIG || (existsSync('bellows.yml') ? 'bellows.yml' : null);
   const fromFile: Layer = file ? readConfigFile(file) : {};
+  const unknown = Object.keys(fromFile).filter((k) => !(FILE_KEYS as readonly string[]).includes(k));
+  if (unknown.length) throw new ConfigError(`config file ${file} has unknown setting "${unknown[0]}" (known: ${FILE_KEYS.join(', ')})`);
 
   const pick = (envName: string, fileKey: string, fallback: unknown): unknown => {
     if (env[envName] !== undefined && env[envName] !== '') return env[envName];
@@ -47,6 +58,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     return fallback;
   };
 
+  const dataDir = resolve(String(pick('BELLOWS_DATA_DIR', 'data_dir', overrides.dataDir ?? './data')));
   const port = toInt('PORT', pick('PORT', 'port', overrides.port ?? 8080), 0, 65535);
   const host = String(pick('HOST', 'host', overrides.host ?? '127.0.0.1'));
   const externalUrlRaw = String(pick('BELLOWS_EXTERNAL_URL', 'external_url', overrides.externalUrl ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`));
@@ -77,17 +89,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   if (!storage.some((s) => s.weight > 0)) throw new ConfigError('at least one storage shard needs a weight above 0');
 
+  const monitoringAllowlist = listOf(pick('BELLOWS_MONITORING_ALLOWLIST', 'monitoring_allowlist', overrides.monitoringAllowlist ?? ['127.0.0.0/8', '::1']));
+  for (const entry of monitoringAllowlist) {
+    if (!isCidr(entry)) throw new ConfigError(`monitoring allowlist entry "${entry}" is not an IP address or CIDR range`);
+  }
+
+  const rootPassword = (pick('BELLOWS_ROOT_PASSWORD', 'root_password', overrides.rootPassword ?? null) as string | null) || null;
+  if (rootPassword !== null && String(rootPassword).length < 8) throw new ConfigError('BELLOWS_ROOT_PASSWORD must be at least 8 characters long');
+
   const config: Config = {
     port,
     host,
     dataDir,
     externalUrl,
     databaseUrl,
-    rootPassword: (pick('BELLOWS_ROOT_PASSWORD', 'root_password', overrides.rootPassword ?? null) as string | null) || null,
+    rootPassword,
     rootToken: (pick('BELLOWS_ROOT_TOKEN', 'root_token', overrides.rootToken ?? null) as string | null) || null,
     logLevel,
     impersonationEnabled: toBool('impersonation_enabled', pick('BELLOWS_IMPERSONATION_ENABLED', 'impersonation_enabled', overrides.impersonationEnabled ?? true)),
     adminMode: toBool('admin_mode', pick('BELLOWS_ADMIN_MODE', 'admin_mode', overrides.adminMode ?? false)),
+    passwordHashCost: toInt('BELLOWS_PASSWORD_HASH_COST', pick('BELLOWS_PASSWORD_HASH_COST', 'password_hash_cost', overrides.passwordHashCost ?? 15), 10, 20),
     maxQueryStringBytes: toInt('BELLOWS_MAX_QUERY_STRING_BYTES', pick('BELLOWS_MAX_QUERY_STRING_BYTES', 'max_query_string_bytes', overrides.maxQueryStringBytes ?? 8192), 256, 1 << 20),
     rateLimit: {
       authenticatedPerPeriod: toInt('BELLOWS_RATE_LIMIT_AUTHENTICATED', pick('BELLOWS_RATE_LIMIT_AUTHENTICATED', 'rate_limit_authenticated', overrides.rateLimit?.authenticatedPerPeriod ?? 0), 0, 1e9),
@@ -95,10 +116,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       periodSeconds: toInt('BELLOWS_RATE_LIMIT_PERIOD', pick('BELLOWS_RATE_LIMIT_PERIOD', 'rate_limit_period', overrides.rateLimit?.periodSeconds ?? 60), 1, 86400),
     },
     storage,
-    monitoringAllowlist: String(pick('BELLOWS_MONITORING_ALLOWLIST', 'monitoring_allowlist', (overrides.monitoringAllowlist ?? ['127.0.0.0/8', '::1']).join(',')))
-      .split(',').map((s) => s.trim()).filter(Boolean),
+    monitoringAllowlist,
   };
   return deepFreeze(config);
+}
+
+function listOf(v: unknown): string[] {
+  const items = Array.isArray(v) ? v.map(String) : String(v).split(',');
+  return items.map((x) => x.trim()).filter(Boolean);
+}
+
+function isCidr(entry: string): boolean {
+  const [addr, bits, more] = entry.split('/');
+  if (more !== undefined) return false;
+  const fam = isIP(addr);
+  if (!fam) return false;
+  if (bits === undefined) return true;
+  if (!/^\d{1,3}$/.test(bits)) return false;
+  return Number(bits) <= (fam === 4 ? 32 : 128);
 }
 
 function readConfigFile(file: string): Layer {

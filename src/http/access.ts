@@ -20,6 +20,11 @@ export interface GroupContext {
   level: number;
 }
 
+/** Ids beyond 32 bits and paths with a NUL match nothing; asking the database would only make it complain. */
+function storable(key: { id: number } | { path: string }): boolean {
+  return 'id' in key ? key.id <= 2_147_483_647 : !key.path.includes('\u0000');
+}
+
 const NO_ACCESS: ProjectAccess = { project: null, group: null, effective: 0 };
 
 export function canReadVisibility(actor: Actor, visibilityLevel: number, level: number): boolean {
@@ -37,6 +42,7 @@ export async function projectAccessFor(db: Db, actor: Actor, project: ProjectRow
 /** Looks a project up by id or full path; 404 "Project Not Found" when missing or unreadable. */
 export async function findProject(db: Db, actor: Actor, idOrPath: string | number): Promise<ProjectContext> {
   const key = parseIdOrPath(String(idOrPath));
+  if (!storable(key)) throw new NotFoundError('Project');
   let q = db.selectFrom('projects').selectAll().where('pending_delete', '=', 0);
   if ('id' in key) q = q.where('id', '=', key.id);
   else if (key.path.includes('/')) q = q.where('full_path_lower', '=', key.path.toLowerCase());
@@ -56,6 +62,7 @@ export function requireProjectLevel(ctx: ProjectContext, min: number): void {
 /** Looks a group up by id or full path (no redirects); 404 "Group Not Found" when missing or unreadable. */
 export async function findGroup(db: Db, actor: Actor, idOrPath: string | number): Promise<GroupContext> {
   const key = parseIdOrPath(String(idOrPath));
+  if (!storable(key)) throw new NotFoundError('Group');
   let q = db.selectFrom('namespaces').selectAll().where('kind', '=', 'group');
   q = 'id' in key ? q.where('id', '=', key.id) : q.where('full_path_lower', '=', key.path.toLowerCase());
   const group = await q.executeTakeFirst();

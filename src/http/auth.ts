@@ -99,6 +99,8 @@ export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock
 
   async function findUserByIdOrUsername(value: string) {
     const q = db.selectFrom('users').selectAll();
+    // Values no user can have (a NUL, an id beyond 32 bits) would only make the database complain.
+    if (value.includes('\u0000') || (/^\d+$/.test(value) && Number(value) > 2_147_483_647)) return undefined;
     if (/^\d+$/.test(value)) return q.where('id', '=', Number(value)).executeTakeFirst();
     return q.where((eb) => eb(eb.fn('lower', ['username']), '=', value.toLowerCase())).executeTakeFirst();
   }
@@ -166,7 +168,8 @@ export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock
       const sudoValue = sudoParam !== undefined && sudoParam !== '' ? String(sudoParam) : typeof sudoHeader === 'string' && sudoHeader !== '' ? sudoHeader : undefined;
       if (sudoValue !== undefined) {
         if (!actor.user) throw new UnauthorizedError();
-        if (!actor.user.admin) throw new ForbiddenError('Must be admin to use sudo');
+        // Administrator rights as they stand for this token (admin mode may withhold them).
+        if (!actor.admin) throw new ForbiddenError('Must be admin to use sudo');
         if (actor.via !== 'token') throw new ForbiddenError('Must be authenticated using an OAuth or personal access token to use sudo');
         if (!actor.token!.scopes.includes('sudo')) throw new InsufficientScopeError(['sudo']);
         const target = await findUserByIdOrUsername(sudoValue);

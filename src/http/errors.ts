@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BadRequestError, ConflictError, DomainError, ForbiddenError, InsufficientScopeError, InvalidTokenError, MissingParamError,
-  NotFoundError, ParamError, PreconditionFailedError, RecordNotFoundError, RuleError, UnauthorizedError, ValidationError,
+  NotFoundError, OAuthError, ParamError, PreconditionFailedError, RecordNotFoundError, RuleError, UnauthorizedError, ValidationError,
   type ParamProblem, type RuleKind, type TokenProblem,
 } from '../platform/errors.ts';
 
@@ -26,6 +26,10 @@ const PARAM_TEXT: Record<ParamProblem, string> = {
   not_allowed: 'has a value not allowed',
   missing: 'is missing',
   empty: 'is empty',
+  at_least_one: 'are missing, at least one parameter must be provided',
+  mutually_exclusive: 'are mutually exclusive',
+  exactly_one: 'are missing, exactly one parameter must be provided',
+  all_or_none: 'provide all or none of parameters',
 };
 
 const RULE_STATUS: Record<RuleKind, number> = {
@@ -34,6 +38,7 @@ const RULE_STATUS: Record<RuleKind, number> = {
 
 /** The body of an error raised by the API's own rules. `style: 'message'` puts parameter errors under `message`. */
 export function renderDomainError(err: DomainError, style: 'grape' | 'message' = 'grape'): RenderedError {
+  if (err instanceof OAuthError) return renderOAuthError(err);
   if (err instanceof NotFoundError) return msg(404, err.thing ? `404 ${err.thing} Not Found` : '404 Not Found');
   if (err instanceof RecordNotFoundError) return msg(404, '404 Not found');
   if (err instanceof ValidationError) return { status: 400, body: { message: err.errors } };
@@ -71,9 +76,74 @@ export function renderDomainError(err: DomainError, style: 'grape' | 'message' =
   return msg(500, '500 Internal Server Error');
 }
 
+// OAuth 2.0 endpoints speak RFC 6749/6750 errors with the reference provider's texts.
+const OAUTH_TEXT: Record<string, string> = {
+  invalid_request: 'The request is missing a required parameter, includes an unsupported parameter value, or is otherwise malformed.',
+  'invalid_request:multiple_auth': 'The request utilizes more than one mechanism for authenticating the client.',
+  'invalid_request:challenge_method': 'The code_challenge_method must be S256.',
+  'invalid_request:challenge': 'The code_challenge must be the URL-safe Base64 encoding of a SHA-256 digest (43 characters).',
+  invalid_client: 'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
+  invalid_grant: 'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
+  unauthorized_client: 'The client is not authorized to perform this request using this method.',
+  'unauthorized_client:revoke': 'You are not authorized to revoke this token',
+  unsupported_grant_type: 'The authorization grant type is not supported by the authorization server.',
+  invalid_scope: 'The requested scope is invalid, unknown, or malformed.',
+  unsupported_response_type: 'The authorization server does not support this response type.',
+  unsupported_response_mode: 'The authorization server does not support this response mode.',
+  access_denied: 'The resource owner or authorization server denied the request.',
+  invalid_redirect_uri: "The requested redirect URI is malformed or doesn't match the client redirect URI.",
+  invalid_token: 'The access token is invalid',
+  'invalid_token:expired': 'The access token expired',
+  'invalid_token:revoked': 'The access token was revoked',
+  insufficient_scope: 'Access to this resource requires scope "openid", "profile" or "read_user".',
+};
+
+/** The error_description of an OAuth error (also used in error redirects and on the error page). */
+export function oauthDescription(err: OAuthError): string {
+  if (err.code === 'invalid_request' && err.opts.missing) return `Missing required parameter: ${err.opts.missing}.`;
+  return OAUTH_TEXT[`${err.code}:${err.opts.reason}`] ?? OAUTH_TEXT[err.code];
+}
+
+/** RFC 6750 §3: header values may not carry '"' or '\\'; the reference replaces anything else outside the set with '_'. */
+function headerSafe(s: string): string {
+  return s.replace(/[^\x20-\x21\x23-\x5B\x5D-\x7E]/g, '_');
+}
+
+function bearerChallenge(code: string, description: string): string {
+  return `Bearer realm="Doorkeeper", error="${code}", error_description="${headerSafe(description)}"`;
+}
+
+const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+export function renderOAuthError(err: OAuthError): RenderedError {
+  const description = oauthDescription(err);
+  const body = { error: err.code, error_description: description };
+  switch (err.opts.surface ?? 'token') {
+    case 'revoke':
+      // Revocation refuses a foreign token with 403 and no challenge; malformed requests are token-endpoint errors.
+      if (err.code === 'unauthorized_client') return { status: 403, body, headers: { ...NO_STORE } };
+      break;
+    case 'info':
+      return { status: 401, body: { ...body, state: 'unauthorized' }, headers: { ...NO_STORE, 'www-authenticate': bearerChallenge(err.code, description) } };
+    case 'userinfo':
+      // Protected-resource errors carry only the challenge header (RFC 6750 §3).
+      return {
+        status: err.code === 'insufficient_scope' ? 403 : 401,
+        body: '',
+        headers: { ...NO_STORE, 'www-authenticate': bearerChallenge(err.code, description) },
+      };
+    default:
+      break;
+  }
+  const status = err.code === 'invalid_client' || err.code === 'unauthorized_client' ? 401 : 400;
+  return { status, body, headers: { ...NO_STORE, 'www-authenticate': bearerChallenge(err.code, description) } };
+}
+
 function msg(status: number, message: string): RenderedError {
   return { status, body: { message } };
 }
+
+export const badRequest: RenderedError = { status: 400, body: { error: '400 Bad Request' } };
 
 export const routeNotFound: RenderedError = { status: 404, body: { error: '404 Not Found' } };
 
@@ -102,13 +172,15 @@ export function tooManyRequests(headers: Record<string, string>): RenderedError 
   return { status: 429, body: 'Retry later\n', headers, contentType: 'text/plain; charset=utf-8' };
 }
 
+export const serviceUnavailable: RenderedError = { status: 503, body: { message: '503 Service Unavailable' } };
+
 export const accepted: RenderedError = { status: 202, body: { message: '202 Accepted' } };
 
 /** Framework-level failures (body parsing, content types, limits) in the reference's words. */
-function renderFrameworkError(err: any): RenderedError {
+function renderFrameworkError(err: any, req: FastifyRequest): RenderedError {
   switch (err?.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, body: { error: `The provided content-type '${String(err.contentType ?? '').split(';')[0]}' is not supported.` } };
+      return { status: 415, body: { error: `The provided content-type '${String(req.headers['content-type'] ?? '').split(';')[0].trim()}' is not supported.` } };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return msg(413, '413 Request Entity Too Large');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -119,7 +191,7 @@ function renderFrameworkError(err: any): RenderedError {
     default:
       break;
   }
-  if (err?.statusCode === 400 && err?.code?.startsWith?.('FST_')) return { status: 400, body: { error: '400 Bad Request' } };
+  if (err?.statusCode === 400 && err?.code?.startsWith?.('FST_')) return badRequest;
   return msg(500, '500 Internal Server Error');
 }
 
@@ -137,7 +209,7 @@ export function installErrorHandler(app: FastifyInstance): void {
       const style = (req.routeOptions?.config as any)?.errorStyle ?? 'grape';
       return sendRendered(reply, renderDomainError(err, style));
     }
-    const rendered = renderFrameworkError(err);
+    const rendered = renderFrameworkError(err, req);
     if (rendered.status >= 500) req.log.error({ err }, 'request failed');
     return sendRendered(reply, rendered);
   });

@@ -25,7 +25,8 @@ const SECRET_PARAMS = new Set(['private_token', 'access_token']);
 
 /** Absolute URL of the same request with some parameters replaced, from the configured external URL. */
 export function linkUrl(req: FastifyRequest, overrides: Record<string, unknown>): string {
-  const pathname = req.url.split('?')[0];
+  // Repeated slashes are routed as one; the links carry the canonical path.
+  const pathname = req.url.split('?')[0].replace(/\/{2,}/g, '/');
   const pathParams = new Set(Object.keys((req.params as object) ?? {}));
   const input = ((req as any).input ?? {}) as Record<string, unknown>;
   const merged: Record<string, unknown> = {};
@@ -34,7 +35,8 @@ export function linkUrl(req: FastifyRequest, overrides: Record<string, unknown>)
     merged[k] = v;
   }
   Object.assign(merged, overrides);
-  const query = qs.stringify(merged, { arrayFormat: 'brackets', sort: (a: string, b: string) => a.localeCompare(b), format: 'RFC1738' });
+  // Keys in byte order, as the reference's `to_query` sorts them (independent of the locale).
+  const query = qs.stringify(merged, { arrayFormat: 'brackets', sort: (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0), format: 'RFC1738' });
   const base = req.server.config.externalUrl;
   return `${base}${pathname}${query ? `?${query}` : ''}`;
 }
@@ -76,8 +78,11 @@ export async function paginateQuery<DB, TB extends keyof DB, O>(
   const offset = (p.page - 1) * p.perPage;
   let total: number | null = null;
   if (opts.withCount !== false) {
-    const counted = await query.clearSelect().clearOrderBy().select(sql<number>`1`.as('one')).limit(COUNT_LIMIT + 1).execute();
-    total = counted.length > COUNT_LIMIT ? null : counted.length;
+    // Counting stops at 10,001 matches: the database never counts a huge table to the end.
+    const capped = query.clearSelect().clearOrderBy().select(sql<number>`1`.as('one')).limit(COUNT_LIMIT + 1);
+    const row = await req.server.db.selectFrom(capped.as('capped') as any).select(sql<number>`count(*)`.as('n')).executeTakeFirst();
+    const counted = Number((row as { n?: unknown } | undefined)?.n ?? 0);
+    total = counted > COUNT_LIMIT ? null : counted;
   }
   const rows = (await query.limit(p.perPage + 1).offset(offset).execute()) as O[];
   const hasNext = rows.length > p.perPage;

@@ -1,27 +1,54 @@
 import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { MissingParamError, ParamError, type ParamProblem } from '../platform/errors.ts';
+import { fitsIntColumn } from '../platform/db/dialect.ts';
 
 const Ajv = (AjvModule as any).default ?? AjvModule;
 
 // One validator for the merged parameters of a request (path, query, body): the v4 API accepts the
 // same parameter from any of them. Coercion follows the spec: booleans only from true/false,
 // integers from decimal strings, a scalar where an array is declared becomes a one-element array.
-const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: false, strict: false, removeAdditional: false });
+const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: true, verbose: true, strict: false, removeAdditional: false });
 ajv.addFormat('date-time', { type: 'string', validate: (s: string) => parseDateTime(s) !== null });
 ajv.addFormat('date', { type: 'string', validate: (s: string) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s)) });
 
 export type InputValidator = (merged: Record<string, unknown>) => Record<string, unknown>;
 
-export function compileInput(schema: TObject): InputValidator {
+export function compileInput(schema: TObject, pathParams: string[] = []): InputValidator {
   const validate: ValidateFunction = ajv.compile(schema);
   const props = (schema.properties ?? {}) as Record<string, TSchema>;
-  const nonString = Object.entries(props).filter(([, s]) => !acceptsString(s)).map(([k]) => k);
+  const order = Object.keys(props);
+  const nonString = order.filter((k) => !acceptsString(props[k]));
+  const booleans = order.filter((k) => isBoolean(props[k]));
+  const scalars = order.filter((k) => isScalar(props[k]));
+  const integers = order.filter((k) => props[k].type === 'integer');
   return (merged) => {
     const input: Record<string, unknown> = { ...merged };
-    // An empty value for a non-string parameter means "not given" (`?id_after=` is ignored).
-    for (const k of nonString) if (input[k] === '') delete input[k];
-    if (!validate(input)) throw toParamError(validate.errors ?? []);
+    // An empty value (or JSON null) for a non-string parameter means "not given" (`?id_after=` is ignored).
+    for (const k of nonString) if (input[k] === '' || input[k] === null) delete input[k];
+    // Booleans are `true` / `false` only (spec); the validator alone would also take 1, 0 and null.
+    const strict: Array<{ param: string; problem: ParamProblem }> = [];
+    // A scalar parameter given an array or a hash (`name[]=v`) is a type error, not its first element.
+    for (const k of scalars) {
+      const v = input[k];
+      if (v !== null && typeof v === 'object') strict.push({ param: k, problem: 'invalid' });
+    }
+    for (const k of booleans) {
+      const v = input[k];
+      if (v !== undefined && v !== true && v !== false && v !== 'true' && v !== 'false') strict.push({ param: k, problem: 'invalid' });
+    }
+    // A NUL character cannot be stored (PostgreSQL refuses it); no parameter may carry one.
+    for (const k of order) if (hasNul(input[k])) strict.push({ param: k, problem: 'invalid' });
+    const valid = validate(input);
+    // Integers beyond 32 bits are no id, page or count this API knows; the database would refuse them.
+    for (const k of integers) {
+      const v = input[k];
+      if (typeof v !== 'number' || (v <= INT_MAX && v >= -INT_MAX - 1)) continue;
+      // A path id that large names no record: look up 0 (ids start at 1), so the area answers its own 404.
+      if (pathParams.includes(k)) input[k] = 0;
+      else strict.push({ param: k, problem: 'invalid' });
+    }
+    if (!valid || strict.length) throw toParamError(validate.errors ?? [], strict, order);
     return input;
   };
 }
@@ -32,20 +59,74 @@ function acceptsString(s: TSchema): boolean {
   return false;
 }
 
-function toParamError(errors: ErrorObject[]): Error {
-  const e = errors[0];
-  if (!e) return ParamError.of('params', 'invalid');
-  const base = pathToName(e.instancePath);
-  if (e.keyword === 'required') {
-    const missing = (e.params as { missingProperty: string }).missingProperty;
-    return base ? ParamError.of(`${base}[${missing}]`, 'missing') : new MissingParamError(missing);
+const INT_MAX = 2_147_483_647;
+
+function hasNul(v: unknown, depth = 0): boolean {
+  if (typeof v === 'string') return v.includes('\u0000');
+  if (depth > 8 || v === null || typeof v !== 'object') return false;
+  return Object.entries(v).some(([k, x]) => k.includes('\u0000') || hasNul(x, depth + 1));
+}
+
+const SCALAR = new Set(['string', 'integer', 'number', 'boolean']);
+
+function isScalar(s: TSchema): boolean {
+  if (typeof s.type === 'string') return SCALAR.has(s.type);
+  if (Array.isArray(s.anyOf)) return s.anyOf.every((x: TSchema) => isScalar(x));
+  return false;
+}
+
+function isBoolean(s: TSchema): boolean {
+  return s.type === 'boolean';
+}
+
+const RANK: Record<ParamProblem, number> = { missing: 0, invalid: 1, value: 2, not_allowed: 3, empty: 4, at_least_one: 5, mutually_exclusive: 6, exactly_one: 7, all_or_none: 8 };
+
+/**
+ * The reference reports every parameter problem at once, in declaration order, joined with ", ".
+ * A missing required root parameter wins and is reported alone, in the spec's rule-2 wording.
+ */
+function toParamError(errors: ErrorObject[], extra: Array<{ param: string; problem: ParamProblem }>, order: string[]): Error {
+  const missing = errors.filter((e) => e.keyword === 'required' && e.instancePath === '')
+    .map((e) => (e.params as { missingProperty: string }).missingProperty)
+    .sort((a, b) => order.indexOf(a) - order.indexOf(b));
+  if (missing.length) return new MissingParamError(missing[0]);
+
+  // One problem per parameter: group the validator's errors by the value they are about.
+  const byParam = new Map<string, ParamProblem>();
+  const note = (param: string, problem: ParamProblem) => {
+    const had = byParam.get(param);
+    if (had === undefined || RANK[problem] < RANK[had]) byParam.set(param, problem);
+  };
+  for (const x of extra) note(x.param, x.problem);
+  const enumPaths = new Set(errors.filter((e) => e.keyword === 'anyOf' && isEnumLike(e)).map((e) => e.instancePath));
+  for (const e of errors) {
+    const base = pathToName(e.instancePath);
+    if (e.keyword === 'required') {
+      note(`${base}[${(e.params as { missingProperty: string }).missingProperty}]`, 'missing');
+      continue;
+    }
+    if (enumPaths.has(e.instancePath)) {
+      note(base || 'params', 'value');
+      continue;
+    }
+    let problem: ParamProblem = 'invalid';
+    if (e.keyword === 'enum' || e.keyword === 'const') problem = 'value';
+    else if (e.keyword === 'not') problem = 'not_allowed';
+    else if (e.keyword === 'minLength' && (e.params as any).limit === 1) problem = 'empty';
+    else if (e.keyword === 'minimum' || e.keyword === 'maximum') problem = 'value';
+    note(base || 'params', problem);
   }
-  let problem: ParamProblem = 'invalid';
-  if (e.keyword === 'enum' || e.keyword === 'const' || (e.keyword === 'anyOf' && isEnumLike(e))) problem = 'value';
-  else if (e.keyword === 'not') problem = 'not_allowed';
-  else if (e.keyword === 'minLength' && (e.params as any).limit === 1) problem = 'empty';
-  else if (e.keyword === 'minimum' || e.keyword === 'maximum') problem = 'value';
-  return ParamError.of(base || 'params', problem);
+  // Declaration order, nested names after their root parameter.
+  const rootOf = (name: string) => name.split('[')[0];
+  const problems = [...byParam.entries()]
+    .map(([param, problem]) => ({ param, problem }))
+    .sort((a, b) => {
+      const ia = order.indexOf(rootOf(a.param));
+      const ib = order.indexOf(rootOf(b.param));
+      return (ia < 0 ? order.length : ia) - (ib < 0 ? order.length : ib) || (a.param < b.param ? -1 : a.param > b.param ? 1 : 0);
+    });
+  if (problems.length === 0) return ParamError.of('params', 'invalid');
+  return new ParamError(problems);
 }
 
 function isEnumLike(e: ErrorObject): boolean {
@@ -83,6 +164,7 @@ export function parseDateTime(s: string): number | null {
 
 /** A project or group `:id`: an integer id, or a full path (URL-decoded by the router). */
 export function parseIdOrPath(raw: string): { id: number } | { path: string } {
-  if (/^\d+$/.test(raw)) return { id: Number(raw) };
+  // Digits beyond the id column's range are no id (and PostgreSQL would refuse the comparison).
+  if (/^\d+$/.test(raw) && fitsIntColumn(Number(raw))) return { id: Number(raw) };
   return { path: raw };
 }

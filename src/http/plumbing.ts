@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import qs from 'qs';
-import { methodNotAllowed, queryTooLong, routeNotFound, sendRendered, tooManyRequests } from './errors.ts';
+import { methodNotAllowed, queryTooLong, routeNotFound, sendRendered, serviceUnavailable, tooManyRequests } from './errors.ts';
 import { API_PREFIX } from './route.ts';
 
 // Request-level conventions of the v4 API: body parsing, request ids, security headers,
@@ -43,8 +43,21 @@ export function genReqId(req: { headers: Record<string, unknown> }): string {
 export function installConventions(app: FastifyInstance): void {
   const cfg = app.config;
 
+  // While stopping, requests that still arrive on open connections are turned away in the reference's words;
+  // the ones already running finish.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  // Answers given while stopping close their connection, so that keep-alive clients do not hold the stop up.
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
+
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    if (closing) return sendRendered(reply.header('connection', 'close'), serviceUnavailable);
     if (!req.url.startsWith(API_PREFIX)) return;
     reply.header('x-frame-options', 'SAMEORIGIN');
     reply.header('x-content-type-options', 'nosniff');
@@ -60,11 +73,40 @@ export function installConventions(app: FastifyInstance): void {
     if (limited) return sendRendered(reply, tooManyRequests(limited));
   });
 
+  // One structured line per request, the useful subset of the reference's API log. The path is
+  // logged without its query string: tokens may travel there (private_token, access_token).
+  app.addHook('onResponse', async (req, reply) => {
+    const actor = (req as { actor?: { user: { id: number; username: string } | null; token: { kind: string; id: number } | null } }).actor;
+    req.log.info({
+      method: req.method,
+      path: req.url.split('?')[0],
+      route: req.routeOptions?.url ?? null,
+      status: reply.statusCode,
+      duration_s: Math.round(reply.elapsedTime) / 1000,
+      remote_ip: req.ip,
+      user_id: actor?.user?.id ?? null,
+      username: actor?.user?.username ?? null,
+      token_type: actor?.token?.kind ?? null,
+      token_id: actor?.token?.id ?? null,
+    }, 'request completed');
+  });
+
+  // API JSON answers say exactly `application/json`, as the reference's API does: python-gitlab parses a body only then.
+  // (The OAuth endpoints keep the charset, as the reference's token endpoint sends it.)
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (!req.url.startsWith(API_PREFIX)) return payload;
+    const type = reply.getHeader('content-type');
+    if (typeof type === 'string' && type.startsWith('application/json;')) reply.header('content-type', 'application/json');
+    return payload;
+  });
+
   // Weak ETag on JSON GET responses; a matching If-None-Match answers 304 with no body.
   app.addHook('onSend', async (req, reply, payload) => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
     const type = String(reply.getHeader('content-type') ?? '');
     if (!type.startsWith('application/json')) return payload;
+    // Responses that carry secrets (OAuth tokens) must not be cached or revalidated.
+    if (String(reply.getHeader('cache-control') ?? '').includes('no-store')) return payload;
     const tag = `W/"${createHash('sha1').update(payload).digest('base64url')}"`;
     reply.header('etag', tag);
     reply.header('cache-control', 'max-age=0, private, must-revalidate');

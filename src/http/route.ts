@@ -3,6 +3,9 @@ import type { Static, TObject } from '@sinclair/typebox';
 import { Type } from '@sinclair/typebox';
 import { compileInput } from './params.ts';
 import { requireAdmin, requireUser, type Actor } from './auth.ts';
+import { sendRendered, tooManyRequests } from './errors.ts';
+import { hasCredential } from './rate-limit.ts';
+import { InvalidTokenError, UnauthorizedError } from '../platform/errors.ts';
 
 export type AccessRule = 'public' | 'authenticated' | 'admin';
 
@@ -39,10 +42,10 @@ export function mergedParams(req: FastifyRequest): Record<string, unknown> {
 export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): void {
   for (const def of defs) {
     const input = def.input ?? Type.Object({});
-    const validate = compileInput(input);
+    const pathParams = [...def.url.matchAll(/:(\w+)/g)].map((m) => m[1]);
+    const validate = compileInput(input, pathParams);
     const accepted = ['api', ...(def.method === 'GET' ? ['read_api'] : []), ...(def.scopes ?? [])];
     const docSchema: Record<string, unknown> = { summary: def.summary, tags: def.tags ?? [] };
-    const pathParams = [...def.url.matchAll(/:(\w+)/g)].map((m) => m[1]);
     const props = (input.properties ?? {}) as Record<string, unknown>;
     if (pathParams.length) {
       docSchema.params = Type.Object(Object.fromEntries(pathParams.map((p) => [p, (props[p] as any) ?? Type.String()])));
@@ -61,8 +64,20 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
       handler: async (request, reply) => {
         const req = request as unknown as ApiRequest<any>;
         const params = mergedParams(req);
-        const actor = await req.server.auth.authenticate(req, params);
+        const limiter = req.server.rateLimiter;
+        let actor: Actor;
+        try {
+          actor = await req.server.auth.authenticate(req, params);
+        } catch (e) {
+          // A credential that authenticates nobody counts against the address, like no credential.
+          const limited = (e instanceof UnauthorizedError || e instanceof InvalidTokenError) && hasCredential(req) ? limiter.hitAddress(req) : null;
+          if (limited) return sendRendered(reply, tooManyRequests(limited));
+          throw e;
+        }
         req.actor = actor;
+        // Per user: the token's owner when acting through sudo.
+        const limited = actor.user ? limiter.hitUser(actor.token?.userId ?? actor.user.id) : hasCredential(req) ? limiter.hitAddress(req) : null;
+        if (limited) return sendRendered(reply, tooManyRequests(limited));
         req.server.auth.checkScopes(actor, accepted);
         if (def.access === 'authenticated') requireUser(actor);
         if (def.access === 'admin') requireAdmin(actor);

@@ -30,7 +30,12 @@ export class MissingParamError extends DomainError {
   }
 }
 
-export type ParamProblem = 'invalid' | 'value' | 'not_allowed' | 'missing' | 'empty';
+/**
+ * The last four name several parameters at once (`param` is then "a, b, c"), as the reference's
+ * `at_least_one_of`, `mutually_exclusive`, `exactly_one_of` and `all_or_none_of` rules.
+ */
+export type ParamProblem = 'invalid' | 'value' | 'not_allowed' | 'missing' | 'empty'
+  | 'at_least_one' | 'mutually_exclusive' | 'exactly_one' | 'all_or_none';
 
 /** Declared-parameter type or value problems, reported as the reference's "<param> is invalid" family. */
 export class ParamError extends DomainError {
@@ -39,6 +44,10 @@ export class ParamError extends DomainError {
   }
   static of(param: string, problem: ParamProblem) {
     return new ParamError([{ param, problem }]);
+  }
+  /** A rule over several parameters, e.g. `ParamError.group(['password', 'reset_password'], 'at_least_one')`. */
+  static group(params: string[], problem: ParamProblem) {
+    return new ParamError([{ param: params.join(', '), problem }]);
   }
 }
 
@@ -95,5 +104,29 @@ export class InvalidTokenError extends DomainError {
 export class InsufficientScopeError extends DomainError {
   constructor(readonly scopes: string[]) {
     super('insufficient scope');
+  }
+}
+
+export type OAuthErrorCode =
+  | 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type'
+  | 'invalid_scope' | 'unsupported_response_type' | 'unsupported_response_mode' | 'access_denied'
+  | 'invalid_redirect_uri' | 'invalid_token' | 'insufficient_scope';
+
+/** Which OAuth endpoint answers: each has its own status and header conventions. */
+export type OAuthSurface = 'token' | 'revoke' | 'info' | 'userinfo' | 'authorize';
+
+/**
+ * An OAuth 2.0 protocol error. `missing` names an absent parameter; `reason` picks a more precise
+ * description (e.g. 'multiple_auth', 'challenge_method', 'expired', 'revoked').
+ */
+export class OAuthError extends DomainError {
+  constructor(
+    readonly code: OAuthErrorCode,
+    readonly opts: { missing?: string; reason?: string; surface?: OAuthSurface } = {},
+  ) {
+    super(code);
+  }
+  on(surface: OAuthSurface): OAuthError {
+    return new OAuthError(this.code, { ...this.opts, surface });
   }
 }

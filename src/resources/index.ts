@@ -2,6 +2,19 @@ import type { FastifyInstance } from 'fastify';
 import { registerRoutes } from '../http/route.ts';
 import { userRoutes } from './users/users.routes.ts';
 import { accessTokenRoutes } from './access-tokens/access-tokens.routes.ts';
+import { broadcastMessageRoutes } from './broadcast-messages/broadcast-messages.routes.ts';
+import { featureRoutes } from './features/features.routes.ts';
+import { notificationSettingRoutes } from './notification-settings/notification-settings.routes.ts';
+import { deployKeyRoutes } from './deploy-keys/deploy-keys.routes.ts';
+import { errorTrackingRoutes } from './error-tracking/error-tracking.routes.ts';
+import { featureFlagUserListRoutes } from './feature-flag-user-lists/feature-flag-user-lists.routes.ts';
+import { groupRoutes } from './groups/groups.routes.ts';
+import { namespaceRoutes } from './namespaces/namespaces.routes.ts';
+import { memberRoutes } from './members/members.routes.ts';
+import { resourceAccessTokenRoutes } from './members/resource-access-tokens.routes.ts';
+import { applicationRoutes } from './applications/applications.routes.ts';
+import { registerOAuth } from '../oauth/index.ts';
+import { registerWeb } from '../web/index.ts';
 import { branchRoutes } from './repository/branches.routes.ts';
 import { protectedBranchRoutes, protectedTagRoutes } from './repository/protected.routes.ts';
 import { repositoryRoutes } from './repository/repository.routes.ts';
@@ -12,10 +25,23 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
   registerRoutes(app, [
     ...userRoutes,
     ...accessTokenRoutes,
+    ...broadcastMessageRoutes,
+    ...featureRoutes,
+    ...notificationSettingRoutes,
+    ...deployKeyRoutes,
+    ...errorTrackingRoutes,
+    ...featureFlagUserListRoutes,
+    ...groupRoutes,
+    ...namespaceRoutes,
+    ...memberRoutes,
+    ...resourceAccessTokenRoutes,
+    ...applicationRoutes,
     ...branchRoutes,
     ...protectedBranchRoutes,
     ...protectedTagRoutes,
     ...repositoryRoutes,
   ]);
+  registerOAuth(app);
+  registerWeb(app);
   registerGitHttp(app);
 }

@@ -14,3 +14,13 @@ test('GET /user returns the token owner', async () => {
   assert.equal(r.body.username, u.user.username);
   assert.equal(r.headers['x-request-id']?.length! > 0, true);
 });
+
+test('integers beyond the id columns: a path id names nothing (404), a filter is invalid (no database error)', async () => {
+  const u = await makeUser(t.app);
+  const big = await call(t.app, 'GET', '/users/99999999999', { token: u.token });
+  assert.equal(big.status, 404);
+  assert.deepEqual(big.body, { message: '404 User Not Found' });
+  const list = await call(t.app, 'GET', '/personal_access_tokens?user_id=99999999999', { token: u.token });
+  assert.equal(list.status, 400);
+  assert.deepEqual(list.body, { error: 'user_id is invalid' });
+});

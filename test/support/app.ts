@@ -21,7 +21,7 @@ export interface TestApp {
  * A whole application on a fresh database: in-memory SQLite by default, or, when DATABASE_URL is set,
  * a new PostgreSQL database cloned from the migrated template that scripts/test.mjs prepares.
  */
-export async function buildTestApp(opts: { env?: Record<string, string>; clock?: Clock; config?: Partial<Config> } = {}): Promise<TestApp> {
+export async function buildTestApp(opts: { env?: Record<string, string>; clock?: Clock; config?: Partial<Config>; logger?: object } = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bellows-test-'));
   const baseUrl = process.env.DATABASE_URL;
   let databaseUrl: string | null = null;
@@ -43,7 +43,7 @@ export async function buildTestApp(opts: { env?: Record<string, string>; clock?:
       await c.end();
     };
   }
-  const config = loadConfig({ BELLOWS_DATA_DIR: dataDir, ...(opts.env ?? {}) } as NodeJS.ProcessEnv, {
+  const config = loadConfig({ BELLOWS_DATA_DIR: dataDir, BELLOWS_PASSWORD_HASH_COST: process.env.BELLOWS_PASSWORD_HASH_COST ?? '10', ...(opts.env ?? {}) } as NodeJS.ProcessEnv, {
     externalUrl: 'http://bellows.test',
     ...opts.config,
     databaseUrl,
@@ -51,7 +51,7 @@ export async function buildTestApp(opts: { env?: Record<string, string>; clock?:
   const database = openDatabase({ databaseUrl, dataDir, sqliteFile: databaseUrl ? undefined : ':memory:' });
   await database.migrate();
   const clock = opts.clock ?? new ManualClock(Date.parse('2026-06-01T12:00:00Z'));
-  const app = await buildApp({ config, database, clock });
+  const app = await buildApp({ config, database, clock, logger: opts.logger });
   return {
     app, config, clock, dataDir,
     async close() {

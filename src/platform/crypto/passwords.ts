@@ -4,9 +4,14 @@ const scrypt = (pw: string, salt: Buffer, len: number, opts: ScryptOptions) =>
   new Promise<Buffer>((res, rej) => scryptCb(pw, salt, len, opts, (e, k) => (e ? rej(e) : res(k))));
 
 // PHC-style string so the cost can be raised later without invalidating stored hashes.
-const LN = 15;
+let LN = 15;
 const R = 8;
 const P = 1;
+
+/** Cost of new hashes as log2(N); stored hashes keep the cost they were made with. */
+export function configurePasswordHashing(ln: number): void {
+  LN = ln;
+}
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);

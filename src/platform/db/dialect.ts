@@ -17,3 +17,16 @@ export function timeType(dialect: DialectName) {
 export function dialectOf(db: Kysely<any>): DialectName {
   return (db as any).__dialect as DialectName;
 }
+
+/** A unique-index violation, whichever database raised it (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_UNIQUE). */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** Largest value of an `integer` column (PostgreSQL int4); a larger id cannot exist, and PostgreSQL refuses to compare with it. */
+export const MAX_INT_COLUMN = 2_147_483_647;
+
+export function fitsIntColumn(n: number): boolean {
+  return Number.isSafeInteger(n) && n >= -MAX_INT_COLUMN - 1 && n <= MAX_INT_COLUMN;
+}

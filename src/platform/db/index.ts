@@ -46,6 +46,9 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
   if (opts.databaseUrl) {
     dialect = 'postgres';
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    // An idle connection closed by the server (restart, pg_terminate_backend) is dropped from the pool and
+    // replaced on next use; without a listener its 'error' event would end the process.
+    pool.on('error', () => {});
     db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   } else {
     dialect = 'sqlite';

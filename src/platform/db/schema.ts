@@ -48,6 +48,16 @@ export interface NamespacesTable {
   subgroup_creation_level: string;
   created_at: number;
   updated_at: number;
+  // Group settings (0002_groups); defaults apply to user namespaces too.
+  share_with_group_lock: Generated<number>;
+  require_two_factor_authentication: Generated<number>;
+  two_factor_grace_period: Generated<number>;
+  auto_devops_enabled: Generated<number | null>;
+  emails_enabled: Generated<number>;
+  mentions_disabled: Generated<number | null>;
+  lfs_enabled: Generated<number>;
+  default_branch_protection: Generated<number>;
+  default_branch: Generated<string | null>;
 }
 
 export interface MembersTable {
@@ -119,6 +129,148 @@ export interface FeatureGatesTable {
   updated_at: number;
 }
 
+export interface BroadcastMessagesTable {
+  id: Generated<number>;
+  message: string;
+  starts_at: number;
+  ends_at: number;
+  font: string | null;
+  target_access_levels: string; // comma separated levels; empty: every level
+  target_path: string | null;
+  broadcast_type: string; // banner | notification
+  dismissable: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface NotificationSettingsTable {
+  id: Generated<number>;
+  user_id: number;
+  source_type: string; // Global | Namespace | Project
+  source_id: number; // 0 for the global setting
+  level: string;
+  events: string; // JSON object of event name to boolean
+  notification_email: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface DeployKeysTable {
+  id: Generated<number>;
+  user_id: number | null; // who created it
+  title: string;
+  key: string; // the sanitised key text
+  key_type: string; // algorithm name of the blob, e.g. ssh-ed25519
+  key_bits: number;
+  key_blob: string; // base64 of the decoded key blob
+  fingerprint: string; // MD5, colon hex
+  fingerprint_sha256: string; // base64 without padding, no "SHA256:" prefix
+  public: number;
+  expires_at: number | null;
+  last_used_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface DeployKeysProjectsTable {
+  id: Generated<number>;
+  deploy_key_id: number;
+  project_id: number;
+  can_push: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ErrorTrackingSettingsTable {
+  id: Generated<number>;
+  project_id: number;
+  enabled: number;
+  integrated: number;
+  project_name: string | null;
+  api_url: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ErrorTrackingClientKeysTable {
+  id: Generated<number>;
+  project_id: number;
+  active: number;
+  public_key: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface FeatureFlagUserListsTable {
+  id: Generated<number>;
+  project_id: number;
+  iid: number;
+  name: string;
+  user_xids: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface FeatureFlagUserListIidsTable {
+  project_id: number;
+  last_iid: number;
+}
+
+export interface ResourceBotsTable {
+  user_id: number;
+  source_type: string; // Namespace | Project
+  source_id: number;
+  access_level: number;
+  created_at: number;
+}
+
+export interface OAuthApplicationsTable {
+  id: Generated<number>;
+  owner_id: number | null; // null for applications registered through the admin API
+  name: string;
+  uid: string;
+  secret_digest: string;
+  redirect_uri: string; // one URI per line
+  scopes: string; // space separated
+  confidential: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OAuthGrantsTable {
+  id: Generated<number>;
+  application_id: number;
+  user_id: number;
+  code_digest: string;
+  redirect_uri: string;
+  scopes: string;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  expires_at: number;
+  created_at: number;
+  revoked_at: number | null; // set when the code is redeemed
+}
+
+export interface OAuthAccessTokensTable {
+  id: Generated<number>;
+  application_id: number | null;
+  user_id: number;
+  grant_id: number | null;
+  token_digest: string;
+  refresh_token_digest: string | null;
+  scopes: string;
+  expires_at: number | null;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface SignInThrottlesTable {
+  id: Generated<number>;
+  key: string;
+  failures: number;
+  last_failure_at: number;
+}
+
 export interface ProtectedBranchesTable {
   id: Generated<number>;
   project_id: number;
@@ -166,6 +318,19 @@ export interface DB {
   projects: ProjectsTable;
   sessions: SessionsTable;
   feature_gates: FeatureGatesTable;
+  broadcast_messages: BroadcastMessagesTable;
+  notification_settings: NotificationSettingsTable;
+  deploy_keys: DeployKeysTable;
+  deploy_keys_projects: DeployKeysProjectsTable;
+  error_tracking_settings: ErrorTrackingSettingsTable;
+  error_tracking_client_keys: ErrorTrackingClientKeysTable;
+  feature_flag_user_lists: FeatureFlagUserListsTable;
+  feature_flag_user_list_iids: FeatureFlagUserListIidsTable;
+  resource_bots: ResourceBotsTable;
+  oauth_applications: OAuthApplicationsTable;
+  oauth_grants: OAuthGrantsTable;
+  oauth_access_tokens: OAuthAccessTokensTable;
+  sign_in_throttles: SignInThrottlesTable;
   protected_branches: ProtectedBranchesTable;
   protected_branch_access_levels: ProtectedBranchAccessLevelsTable;
   protected_tags: ProtectedTagsTable;

@@ -3,7 +3,8 @@ import { Bool, DateTime, Enum, Input, Int, Opt, PaginationParams, Str } from '..
 import { paginateQuery } from '../../http/pagination.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { parseDateTime } from '../../http/params.ts';
-import { ForbiddenError, RuleError } from '../../platform/errors.ts';
+import { ConflictError, ForbiddenError, ParamError } from '../../platform/errors.ts';
+import type { ServiceDeps } from '../../platform/deps.ts';
 import { createUser, deleteUser, getUserOr404, setUserState, updateUser, type User } from './users.service.ts';
 import { userBasic, userEntity, userPublic, userWithAdmin } from './users.presenter.ts';
 
@@ -25,6 +26,21 @@ const UserFields = {
   external: Opt(Bool()),
   note: Opt(Str()),
 };
+
+/** The reference answers a clash with an existing user with 409 and this text, before any other validation message. */
+async function refuseTaken(deps: ServiceDeps, input: { email?: string; username?: string }, exceptUserId?: number): Promise<void> {
+  const other = (q: any) => (exceptUserId === undefined ? q : q.where('id', '!=', exceptUserId));
+  if (input.email) {
+    const hit = await other(deps.db.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['email']), '=', input.email!.toLowerCase()))).executeTakeFirst();
+    if (hit) throw new ConflictError('Email has already been taken');
+  }
+  if (input.username) {
+    const hit = await other(deps.db.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['username']), '=', input.username!.toLowerCase()))).executeTakeFirst();
+    if (hit) throw new ConflictError('Username has already been taken');
+  }
+}
+
+const { name: _name, username: _username, email: _email, password: _password, ...OptionalAttributes } = UserFields;
 
 async function namespaceIdOf(req: ApiRequest<any>, u: User): Promise<number | null> {
   const ns = await req.server.db.selectFrom('namespaces').select('id').where('kind', '=', 'user').where('owner_id', '=', u.id).executeTakeFirst();
@@ -55,6 +71,15 @@ export const userRoutes: RouteDef<any>[] = [
     }),
     handler: async (req, reply) => {
       const i = req.input;
+      // Anonymous callers may only look a single user up by username, never list everyone.
+      if (!req.actor.user && !i.username) throw new ForbiddenError('Not authorized to access /api/v4/users');
+      if (!req.actor.admin) {
+        // Ordering and creation-time filters are for administrators; others get the default order.
+        delete i.created_after;
+        delete i.created_before;
+        i.order_by = 'id';
+        i.sort = 'desc';
+      }
       let q = req.server.db.selectFrom('users').selectAll();
       if (i.username) q = q.where((eb) => eb(eb.fn('lower', ['username']), '=', i.username!.toLowerCase()));
       if (i.search) {
@@ -89,22 +114,25 @@ export const userRoutes: RouteDef<any>[] = [
     method: 'GET', url: '/users/:id', summary: 'One user', tags: ['users'], access: 'public', scopes: ['read_user'],
     input: Input({ id: Int() }),
     handler: async (req) => {
+      if (!req.actor.user) throw new ForbiddenError('Not authorized!');
       const u = await getUserOr404(req.server, req.input.id);
       return present(req, u, req.actor.user?.id === u.id ? 'self' : 'other');
     },
   },
   {
     method: 'POST', url: '/users', summary: 'Create a user', tags: ['users'], access: 'admin',
+    // Declaration order decides which missing parameter is named first: email, name, username.
     input: Input({
-      ...UserFields,
-      email: Str(), name: Str(), username: Str(),
-      reset_password: Opt(Bool()), force_random_password: Opt(Bool()), skip_confirmation: Opt(Bool()),
+      email: Str(), password: Opt(Str()), reset_password: Opt(Bool()), skip_confirmation: Opt(Bool()),
+      name: Str(), username: Str(), force_random_password: Opt(Bool()),
+      ...OptionalAttributes,
     }),
     handler: async (req) => {
       const i = req.input;
-      if (!i.password && !i.reset_password && !i.force_random_password) {
-        throw new RuleError('bad_request', '400 Bad request - password, reset_password, force_random_password are missing, at least one parameter must be provided');
+      if (i.password === undefined && i.reset_password === undefined && i.force_random_password === undefined) {
+        throw ParamError.group(['password', 'reset_password', 'force_random_password'], 'at_least_one');
       }
+      await refuseTaken(req.server, i);
       const password = i.password ?? (i.force_random_password || i.reset_password ? null : undefined);
       const u = await createUser(req.server, { ...i, password, skipConfirmation: i.skip_confirmation });
       return present(req, u, 'other');
@@ -116,6 +144,7 @@ export const userRoutes: RouteDef<any>[] = [
     handler: async (req) => {
       const u = await getUserOr404(req.server, req.input.id);
       const { id: _id, ...rest } = req.input;
+      await refuseTaken(req.server, rest, u.id);
       return present(req, await updateUser(req.server, u, rest), 'other');
     },
   },

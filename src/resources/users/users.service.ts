@@ -44,7 +44,7 @@ export interface CreateUserInput {
   note?: string | null;
 }
 
-async function usernameTaken(deps: ServiceDeps, username: string, exceptUserId?: number): Promise<boolean> {
+export async function usernameTaken(deps: ServiceDeps, username: string, exceptUserId?: number): Promise<boolean> {
   const lower = username.toLowerCase();
   const u = await deps.db.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['username']), '=', lower)).executeTakeFirst();
   if (u && u.id !== exceptUserId) return true;
@@ -52,7 +52,7 @@ async function usernameTaken(deps: ServiceDeps, username: string, exceptUserId?:
   return !!ns && !(ns.kind === 'user' && ns.owner_id === exceptUserId);
 }
 
-async function emailTaken(deps: ServiceDeps, email: string, exceptUserId?: number): Promise<boolean> {
+export async function emailTaken(deps: ServiceDeps, email: string, exceptUserId?: number): Promise<boolean> {
   const u = await deps.db.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).executeTakeFirst();
   return !!u && u.id !== exceptUserId;
 }
@@ -183,6 +183,8 @@ export async function deleteUser(deps: ServiceDeps, user: User): Promise<void> {
 
 export async function findUser(deps: ServiceDeps, idOrUsername: string | number): Promise<User | undefined> {
   const q = deps.db.selectFrom('users').selectAll();
+  const raw = String(idOrUsername);
+  if (raw.includes('\u0000') || (/^\d+$/.test(raw) && Number(raw) > 2_147_483_647)) return undefined;
   if (typeof idOrUsername === 'number' || /^\d+$/.test(idOrUsername)) return q.where('id', '=', Number(idOrUsername)).executeTakeFirst();
   return q.where((eb) => eb(eb.fn('lower', ['username']), '=', idOrUsername.toLowerCase())).executeTakeFirst();
 }

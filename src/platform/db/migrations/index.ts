@@ -1,6 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { DialectName } from '../dialect.ts';
 import * as m0001 from './0001_core.ts';
+import * as m0006 from './0006_instance_settings.ts';
+import * as m0007 from './0007_project_settings.ts';
+import * as m0002 from './0002_groups.ts';
+import * as m0005 from './0005_oauth.ts';
 import * as m0004 from './0004_repository.ts';
 
 export interface VersionedMigration {
@@ -11,5 +15,9 @@ export interface VersionedMigration {
 // Applied in this order, each once; add new files at the end with the next number.
 export const migrations: VersionedMigration[] = [
   { name: '0001_core', up: m0001.up },
+  { name: '0006_instance_settings', up: m0006.up },
+  { name: '0007_project_settings', up: m0007.up },
+  { name: '0002_groups', up: m0002.up },
+  { name: '0005_oauth', up: m0005.up },
   { name: '0004_repository', up: m0004.up },
 ];

@@ -1,0 +1,267 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
+import type { ApiRequest, RouteDef } from '../../http/route.ts';
+import { Bool, Enum, Input, Int, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
+import { pageParams, paginateQuery, setKeysetLink } from '../../http/pagination.ts';
+import { findGroup, requireGroupLevel } from '../../http/access.ts';
+import { checkUnmodifiedSince } from '../../http/conditional.ts';
+import { accepted, keysetUnavailable, offsetLimitExceeded, sendRendered } from '../../http/errors.ts';
+import { ForbiddenError, ParamError } from '../../platform/errors.ts';
+import { AccessLevel, ALL_ACCESS_LEVELS, Visibility, projectAccessLevels } from '../../platform/membership.ts';
+import {
+  PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, assertCanCreateTopLevel, canCreateSubgroup, createGroup, deleteGroup,
+  containsText, memberOfSelfOrAncestor, readableGroups, transferFailure, transferGroup, updateGroup, type Group,
+} from './groups.service.ts';
+import { groupDetail, groupEntity, projectSummary } from './groups.presenter.ts';
+import { canReadVisibility } from '../../http/access.ts';
+
+const OFFSET_LIMIT = 50_000;
+
+const SettingsParams = {
+  description: Opt(Str()),
+  visibility: Opt(Enum(['private', 'internal', 'public'] as const)),
+  share_with_group_lock: Opt(Bool()),
+  require_two_factor_authentication: Opt(Bool()),
+  two_factor_grace_period: Opt(Int()),
+  project_creation_level: Opt(Enum(PROJECT_CREATION_LEVELS)),
+  auto_devops_enabled: Opt(Bool()),
+  subgroup_creation_level: Opt(Enum(SUBGROUP_CREATION_LEVELS)),
+  emails_disabled: Opt(Bool()),
+  emails_enabled: Opt(Bool()),
+  mentions_disabled: Opt(Bool()),
+  lfs_enabled: Opt(Bool()),
+  request_access_enabled: Opt(Bool()),
+  default_branch_protection: Opt(IntEnum([0, 1, 2, 3, 4])),
+  default_branch: Opt(Str()),
+};
+
+const ListParams = {
+  skip_groups: Opt(Type.Array(Type.String())),
+  all_available: Opt(Bool()),
+  search: Opt(Str()),
+  owned: Opt(Bool({ default: false })),
+  order_by: Opt(Enum(['name', 'path', 'id', 'similarity'] as const, { default: 'name' })),
+  sort: Opt(Enum(['asc', 'desc'] as const, { default: 'asc' })),
+  statistics: Opt(Bool({ default: false })),
+  min_access_level: Opt(IntEnum(ALL_ACCESS_LEVELS)),
+  top_level_only: Opt(Bool()),
+  with_custom_attributes: Opt(Bool({ default: false })),
+  pagination: Opt(Str()),
+  cursor: Opt(Str()),
+  ...PaginationParams,
+};
+
+type ListInput = {
+  skip_groups?: string[]; all_available?: boolean; search?: string; owned?: boolean; order_by?: 'name' | 'path' | 'id' | 'similarity';
+  sort?: 'asc' | 'desc'; min_access_level?: number; top_level_only?: boolean; pagination?: string; cursor?: string;
+  page?: number; per_page?: number;
+};
+
+/** An integer list given as an array, a comma-separated string, or both. */
+function intList(raw: string[] | undefined, name: string): number[] {
+  const out: number[] = [];
+  for (const part of (raw ?? []).flatMap((v) => String(v).split(','))) {
+    const t = part.trim();
+    if (t === '') continue;
+    if (!/^\d+$/.test(t)) throw ParamError.of(name, 'invalid');
+    out.push(Number(t));
+  }
+  return out;
+}
+
+/** The group list query shared by GET /groups and GET /groups/:id/subgroups. */
+function listQuery(req: ApiRequest<any>, i: ListInput, parent: Group | null, descendants = false) {
+  const actor = req.actor;
+  const now = req.server.clock.now();
+  let q = req.server.db.selectFrom('namespaces').selectAll().where('kind', '=', 'group');
+  if (parent && descendants) q = q.where('traversal', 'like', `${parent.traversal}%`).where('id', '!=', parent.id);
+  else if (parent) q = q.where('parent_id', '=', parent.id);
+  if (i.owned || i.min_access_level !== undefined) {
+    // These replace the visible set: only groups the user holds at that level.
+    if (!actor.user) return q.where(({ lit }) => lit(false));
+    if (i.owned) {
+      q = q.where(({ exists, selectFrom }) => exists(selectFrom('members as m').select('m.id')
+        .whereRef('m.source_id', '=', 'namespaces.id').where('m.source_type', '=', 'Namespace')
+        .where('m.user_id', '=', actor.user!.id).where('m.access_level', '=', AccessLevel.OWNER)
+        .where((eb) => eb.or([eb('m.expires_at', 'is', null), eb('m.expires_at', '>', now)]))));
+    }
+    if (i.min_access_level !== undefined) q = q.where(memberOfSelfOrAncestor(actor.user.id, now, i.min_access_level));
+  } else if (parent) {
+    q = q.where(readableGroups(actor, now));
+  } else if (actor.user) {
+    // Signed-in users list the groups they belong to; all_available adds every group they may see
+    // (the default for administrators).
+    const allAvailable = i.all_available ?? actor.admin;
+    if (allAvailable) q = q.where(readableGroups(actor, now));
+    else q = q.where(memberOfSelfOrAncestor(actor.user.id, now));
+  } else {
+    q = q.where('visibility_level', '>=', Visibility.public);
+  }
+  if (i.search) {
+    const s = i.search.toLowerCase();
+    // Terms shorter than three characters match whole names only, as the reference's fuzzy search.
+    q = s.length >= 3
+      ? q.where((eb) => eb.or([containsText('namespaces.name', s), containsText('namespaces.path', s)]))
+      : q.where((eb) => eb.or([eb(eb.fn('lower', ['name']), '=', s), eb(eb.fn('lower', ['path']), '=', s)]));
+  }
+  const skip = intList(i.skip_groups, 'skip_groups');
+  if (skip.length) q = q.where('id', 'not in', skip);
+  if (i.top_level_only) q = q.where('parent_id', 'is', null);
+  return q;
+}
+
+function ordered<Q extends { orderBy: (...a: any[]) => Q }>(q: Q, i: ListInput): Q {
+  // Similarity ranking is approximated by name order.
+  const by = i.order_by === 'similarity' ? 'name' : i.order_by ?? 'name';
+  let out = q.orderBy(by, i.sort ?? 'asc');
+  // The reference breaks ties by id ascending whatever the direction.
+  if (by !== 'id') out = out.orderBy('id', 'asc');
+  return out;
+}
+
+function encodeCursor(g: Group): string {
+  return Buffer.from(JSON.stringify({ name: g.name, id: g.id })).toString('base64url');
+}
+
+function decodeCursor(s: string): { name: string; id: number } {
+  try {
+    const v = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
+    if (typeof v?.name === 'string' && Number.isInteger(v?.id)) return v;
+  } catch {
+    /* reported below */
+  }
+  throw ParamError.of('cursor', 'invalid');
+}
+
+async function presentList(req: ApiRequest<any>, rows: Group[]) {
+  const base = req.server.config.externalUrl;
+  return rows.map((g) => groupEntity(g, base));
+}
+
+async function listGroups(req: ApiRequest<any>, reply: FastifyReply, parent: Group | null, descendants = false) {
+  const i = req.input as ListInput;
+  const q = listQuery(req, i, parent, descendants);
+  // Anonymous group lists use the pagination strategies of the reference: keyset by name, and the offset cap.
+  if (!req.actor.user && !parent) {
+    const p = pageParams(i);
+    if (i.pagination === 'keyset') {
+      if ((i.order_by ?? 'name') !== 'name' || (i.sort ?? 'asc') !== 'asc') return sendRendered(reply, keysetUnavailable);
+      let kq = q;
+      if (i.cursor) {
+        const c = decodeCursor(i.cursor);
+        kq = kq.where((eb) => eb.or([eb('name', '>', c.name), eb.and([eb('name', '=', c.name), eb('id', '>', c.id)])]));
+      }
+      const rows = await kq.orderBy('name', 'asc').orderBy('id', 'asc').limit(p.perPage + 1).execute();
+      const hasNext = rows.length > p.perPage;
+      if (hasNext) rows.pop();
+      // The next link appears only while more rows follow: the last page carries none.
+      if (hasNext) setKeysetLink(req, reply, rows.length, { cursor: encodeCursor(rows[rows.length - 1]), per_page: p.perPage }, ['page']);
+      return presentList(req, rows);
+    }
+    if (p.page * p.perPage > OFFSET_LIMIT) return sendRendered(reply, offsetLimitExceeded('Group', OFFSET_LIMIT));
+  }
+  const rows = await paginateQuery(req, reply, ordered(q, i));
+  return presentList(req, rows);
+}
+
+async function groupProjects(req: ApiRequest<any>, g: Group) {
+  const db = req.server.db;
+  const rows = await db.selectFrom('projects').selectAll().where('namespace_id', '=', g.id).where('pending_delete', '=', 0)
+    .orderBy('id', 'asc').limit(100).execute();
+  const levels = req.actor.user ? await projectAccessLevels(db, req.actor.user.id, rows, req.server.clock.now()) : new Map();
+  const base = req.server.config.externalUrl;
+  return rows.filter((p) => canReadVisibility(req.actor, p.visibility_level, levels.get(p.id)?.effective ?? 0))
+    .map((p) => projectSummary(p, g, base));
+}
+
+export const groupRoutes: RouteDef<any>[] = [
+  {
+    method: 'GET', url: '/groups', summary: 'List groups', tags: ['groups'], access: 'public',
+    input: Input(ListParams),
+    handler: async (req, reply) => listGroups(req, reply, null),
+  },
+  {
+    method: 'POST', url: '/groups', summary: 'Create a group', tags: ['groups'], access: 'authenticated',
+    input: Input({ name: Str(), path: Str(), parent_id: Opt(Int()), ...SettingsParams }),
+    handler: async (req) => {
+      const i = req.input;
+      let parent: Group | null = null;
+      if (i.parent_id !== undefined) {
+        const ctx = await findGroup(req.server.db, req.actor, i.parent_id);
+        if (!canCreateSubgroup(req.actor, ctx.group, ctx.level)) throw new ForbiddenError();
+        parent = ctx.group;
+      } else {
+        assertCanCreateTopLevel(req.actor);
+      }
+      const { parent_id: _p, ...settings } = i;
+      const g = await createGroup(req.server, req.actor.user!.id, parent, settings);
+      return groupDetail(g, req.server.config.externalUrl);
+    },
+  },
+  {
+    method: 'GET', url: '/groups/:id', summary: 'One group', tags: ['groups'], access: 'public',
+    input: Input({ id: Str(), with_projects: Opt(Bool({ default: true })), with_custom_attributes: Opt(Bool({ default: false })) }),
+    handler: async (req) => {
+      const { group } = await findGroup(req.server.db, req.actor, req.input.id);
+      const base = req.server.config.externalUrl;
+      if (!req.input.with_projects) return groupEntity(group, base);
+      return groupDetail(group, base, { projects: await groupProjects(req, group) });
+    },
+  },
+  {
+    method: 'PUT', url: '/groups/:id', summary: 'Edit a group', tags: ['groups'], access: 'authenticated',
+    input: Input({ id: Str(), name: Opt(Str()), path: Opt(Str()), ...SettingsParams }),
+    handler: async (req) => {
+      const ctx = await findGroup(req.server.db, req.actor, req.input.id);
+      requireGroupLevel(ctx, AccessLevel.OWNER);
+      const { id: _id, ...settings } = req.input;
+      const g = await updateGroup(req.server, ctx.group, settings);
+      return groupDetail(g, req.server.config.externalUrl, { projects: await groupProjects(req, g) });
+    },
+  },
+  {
+    method: 'DELETE', url: '/groups/:id', summary: 'Delete a group', tags: ['groups'], access: 'authenticated',
+    input: Input({ id: Str() }),
+    handler: async (req, reply) => {
+      const ctx = await findGroup(req.server.db, req.actor, req.input.id);
+      requireGroupLevel(ctx, AccessLevel.OWNER);
+      checkUnmodifiedSince(req, ctx.group.updated_at);
+      await deleteGroup(req.server, ctx.group);
+      return sendRendered(reply, accepted);
+    },
+  },
+  {
+    method: 'GET', url: '/groups/:id/subgroups', summary: 'List the direct subgroups of a group', tags: ['groups'], access: 'public',
+    input: Input({ id: Str(), ...ListParams }),
+    handler: async (req, reply) => {
+      const { group } = await findGroup(req.server.db, req.actor, req.input.id);
+      return listGroups(req, reply, group);
+    },
+  },
+  {
+    method: 'GET', url: '/groups/:id/descendant_groups', summary: 'List every group below a group', tags: ['groups'], access: 'public',
+    input: Input({ id: Str(), ...ListParams }),
+    handler: async (req, reply) => {
+      const { group } = await findGroup(req.server.db, req.actor, req.input.id);
+      return listGroups(req, reply, group, true);
+    },
+  },
+  {
+    method: 'POST', url: '/groups/:id/transfer', summary: 'Move a group under another group or to the top level', tags: ['groups'], access: 'authenticated',
+    input: Input({ id: Str(), group_id: Opt(Int()) }),
+    handler: async (req) => {
+      const ctx = await findGroup(req.server.db, req.actor, req.input.id);
+      requireGroupLevel(ctx, AccessLevel.OWNER);
+      let target: Group | null = null;
+      if (req.input.group_id !== undefined) {
+        const t = await findGroup(req.server.db, req.actor, req.input.group_id);
+        if (!canCreateSubgroup(req.actor, t.group, t.level)) throw transferFailure("You don't have enough permissions.");
+        target = t.group;
+      } else if (!req.actor.admin && !req.actor.user?.can_create_group) {
+        throw transferFailure("You don't have enough permissions.");
+      }
+      const g = await transferGroup(req.server, ctx.group, target);
+      return groupDetail(g, req.server.config.externalUrl);
+    },
+  },
+];

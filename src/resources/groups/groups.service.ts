@@ -1,0 +1,297 @@
+import type { Kysely, Transaction } from 'kysely';
+import { sql } from 'kysely';
+import type { ServiceDeps } from '../../platform/deps.ts';
+import type { DB } from '../../platform/db/schema.ts';
+import { isUniqueViolation } from '../../platform/db/dialect.ts';
+import { ValidationError, ForbiddenError, BadRequestError, RuleError } from '../../platform/errors.ts';
+import { AccessLevel, Visibility, visibilityName, type NamespaceRow, type VisibilityName } from '../../platform/membership.ts';
+import type { Actor } from '../../http/auth.ts';
+import { pathProblem } from '../users/users.service.ts';
+
+export type Group = NamespaceRow;
+
+export const PROJECT_CREATION_LEVELS = ['noone', 'owner', 'maintainer', 'developer', 'administrator'] as const;
+export const SUBGROUP_CREATION_LEVELS = ['owner', 'maintainer'] as const;
+
+export interface GroupSettingsInput {
+  name?: string;
+  path?: string;
+  description?: string;
+  visibility?: VisibilityName;
+  share_with_group_lock?: boolean;
+  require_two_factor_authentication?: boolean;
+  two_factor_grace_period?: number;
+  project_creation_level?: (typeof PROJECT_CREATION_LEVELS)[number];
+  auto_devops_enabled?: boolean;
+  subgroup_creation_level?: (typeof SUBGROUP_CREATION_LEVELS)[number];
+  emails_disabled?: boolean;
+  emails_enabled?: boolean;
+  mentions_disabled?: boolean;
+  lfs_enabled?: boolean;
+  request_access_enabled?: boolean;
+  default_branch_protection?: number;
+  default_branch?: string;
+}
+
+// Letters (any script), digits, emoji, '_', '.', '-', space and parentheses; starts with a letter, digit, emoji or '_'.
+const NAME_RE = /^[\p{L}\p{N}_\p{Extended_Pictographic}][\p{L}\p{N}\p{M}_.\- ()\p{Extended_Pictographic}\u200d\ufe0f]*$/u;
+const NAME_TEXT = "can contain only letters, digits, emoji, '_', '.', dash, space, parenthesis. It must start with letter, digit, emoji or '_'.";
+
+type Errors = Record<string, string[]>;
+const addError = (errors: Errors, k: string, m: string) => (errors[k] ??= []).push(m);
+
+function checkName(errors: Errors, name: string | undefined) {
+  if (name === undefined) return;
+  if (name.trim() === '') return addError(errors, 'name', "can't be blank");
+  if (name.length > 255) addError(errors, 'name', 'is too long (maximum is 255 characters)');
+  if (!NAME_RE.test(name)) addError(errors, 'name', NAME_TEXT);
+}
+
+function checkPath(errors: Errors, path: string | undefined) {
+  if (path === undefined) return;
+  if (path === '') return addError(errors, 'path', "can't be blank");
+  if (path.length > 255) addError(errors, 'path', 'is too long (maximum is 255 characters)');
+  const p = pathProblem(path);
+  if (p) addError(errors, 'path', p);
+}
+
+/** Whether `full` is already the path of a namespace or a project (case-insensitive). */
+async function routeTaken(db: Kysely<DB>, full: string, exceptNamespaceId?: number): Promise<boolean> {
+  const lower = full.toLowerCase();
+  const ns = await db.selectFrom('namespaces').select('id').where('full_path_lower', '=', lower).executeTakeFirst();
+  if (ns && ns.id !== exceptNamespaceId) return true;
+  const p = await db.selectFrom('projects').select('id').where('full_path_lower', '=', lower).executeTakeFirst();
+  return !!p;
+}
+
+function settingsValues(input: GroupSettingsInput): Record<string, unknown> {
+  const set: Record<string, unknown> = {};
+  if (input.description !== undefined) set.description = input.description;
+  if (input.visibility !== undefined) set.visibility_level = Visibility[input.visibility];
+  const flag = (k: keyof GroupSettingsInput, col: string = k) => {
+    if (input[k] !== undefined) set[col] = input[k] ? 1 : 0;
+  };
+  flag('share_with_group_lock');
+  flag('require_two_factor_authentication');
+  flag('auto_devops_enabled');
+  flag('mentions_disabled');
+  flag('lfs_enabled');
+  flag('request_access_enabled');
+  // emails_disabled is the deprecated inverse of emails_enabled; the latter wins when both are given.
+  if (input.emails_disabled !== undefined) set.emails_enabled = input.emails_disabled ? 0 : 1;
+  flag('emails_enabled');
+  if (input.two_factor_grace_period !== undefined) set.two_factor_grace_period = input.two_factor_grace_period;
+  if (input.project_creation_level !== undefined) set.project_creation_level = input.project_creation_level;
+  if (input.subgroup_creation_level !== undefined) set.subgroup_creation_level = input.subgroup_creation_level;
+  if (input.default_branch_protection !== undefined) set.default_branch_protection = input.default_branch_protection;
+  if (input.default_branch !== undefined) set.default_branch = input.default_branch || null;
+  return set;
+}
+
+function visibilityAboveParent(errors: Errors, level: number, parent: Group | null) {
+  if (parent && level > parent.visibility_level) {
+    addError(errors, 'visibility_level', `${visibilityName(level)} is not allowed since the parent group has a ${visibilityName(parent.visibility_level)} visibility.`);
+  }
+}
+
+/** Who may create a subgroup in `parent`, by its subgroup_creation_level. */
+export function canCreateSubgroup(actor: Actor, parent: Group, level: number): boolean {
+  if (actor.admin) return true;
+  return parent.subgroup_creation_level === 'owner' ? level >= AccessLevel.OWNER : level >= AccessLevel.MAINTAINER;
+}
+
+/** Who may create projects in a group, by its project_creation_level. */
+export function canCreateProjectIn(actor: Actor, group: Pick<Group, 'project_creation_level'>, level: number): boolean {
+  if (actor.admin) return true;
+  switch (group.project_creation_level) {
+    case 'noone':
+    case 'administrator':
+      return false;
+    case 'owner':
+      return level >= AccessLevel.OWNER;
+    case 'maintainer':
+      return level >= AccessLevel.MAINTAINER;
+    default:
+      return level >= AccessLevel.DEVELOPER;
+  }
+}
+
+export async function createGroup(deps: ServiceDeps, creatorId: number, parent: Group | null, input: GroupSettingsInput & { name: string; path: string }): Promise<Group> {
+  const errors: Errors = {};
+  checkName(errors, input.name);
+  checkPath(errors, input.path);
+  // New groups are private unless asked otherwise (the reference's default_group_visibility).
+  const visibility = input.visibility ? Visibility[input.visibility] : Visibility.private;
+  visibilityAboveParent(errors, visibility, parent);
+  const fullPath = parent ? `${parent.full_path}/${input.path}` : input.path;
+  if (!errors.path && (await routeTaken(deps.db, fullPath))) addError(errors, 'path', 'has already been taken');
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const row = await trx.insertInto('namespaces').values({
+      name: input.name, path: input.path, kind: 'group', parent_id: parent?.id ?? null, owner_id: null,
+      visibility_level: visibility, description: input.description ?? '',
+      full_path: fullPath, full_path_lower: fullPath.toLowerCase(),
+      full_name: parent ? `${parent.full_name} / ${input.name}` : input.name, traversal: '/',
+      request_access_enabled: 1, project_creation_level: 'developer', subgroup_creation_level: 'maintainer',
+      created_at: now, updated_at: now,
+    }).returning('id').executeTakeFirstOrThrow();
+    await trx.updateTable('namespaces').set({ ...settingsValues({ ...input, visibility: undefined }), traversal: `${parent?.traversal ?? '/'}${row.id}/` })
+      .where('id', '=', row.id).execute();
+    await trx.insertInto('members').values({
+      source_type: 'Namespace', source_id: row.id, user_id: creatorId, access_level: AccessLevel.OWNER,
+      expires_at: null, created_by_id: creatorId, created_at: now, updated_at: now,
+    }).execute();
+    return trx.selectFrom('namespaces').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
+  }).catch((e) => {
+    // Another request took the path between the check above and this insert.
+    if (isUniqueViolation(e)) throw new ValidationError({ path: ['has already been taken'] });
+    throw e;
+  });
+}
+
+export async function updateGroup(deps: ServiceDeps, group: Group, input: GroupSettingsInput): Promise<Group> {
+  const errors: Errors = {};
+  checkName(errors, input.name);
+  checkPath(errors, input.path);
+  const parent = group.parent_id ? await deps.db.selectFrom('namespaces').selectAll().where('id', '=', group.parent_id).executeTakeFirst() ?? null : null;
+  if (input.visibility !== undefined) {
+    const level = Visibility[input.visibility];
+    visibilityAboveParent(errors, level, parent);
+    const higherProject = await deps.db.selectFrom('projects').select('id').where('namespace_id', '=', group.id)
+      .where('pending_delete', '=', 0).where('visibility_level', '>', level).executeTakeFirst();
+    if (higherProject) addError(errors, 'visibility_level', `${input.visibility} is not allowed since this group contains projects with higher visibility.`);
+    const higherChild = await deps.db.selectFrom('namespaces').select('id').where('parent_id', '=', group.id).where('visibility_level', '>', level).executeTakeFirst();
+    if (higherChild) addError(errors, 'visibility_level', `${input.visibility} is not allowed since there are sub-groups with higher visibility.`);
+  }
+  if (input.path !== undefined && input.path !== group.path && !errors.path) {
+    const full = parent ? `${parent.full_path}/${input.path}` : input.path;
+    if (await routeTaken(deps.db, full, group.id)) addError(errors, 'path', 'has already been taken');
+  }
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+
+  const set: Record<string, unknown> = { ...settingsValues(input), updated_at: deps.clock.now() };
+  if (input.name !== undefined) set.name = input.name;
+  if (input.path !== undefined) set.path = input.path;
+  return deps.db.transaction().execute(async (trx) => {
+    await trx.updateTable('namespaces').set(set).where('id', '=', group.id).execute();
+    if ((input.name !== undefined && input.name !== group.name) || (input.path !== undefined && input.path !== group.path)) {
+      await refreshSubtree(trx, group.id);
+    }
+    return trx.selectFrom('namespaces').selectAll().where('id', '=', group.id).executeTakeFirstOrThrow();
+  });
+}
+
+/** Why a transfer is refused, in the reference's words ("Transfer failed: ..."). */
+export function transferFailure(reason: string): RuleError {
+  return new RuleError('bad_request', `Transfer failed: ${reason}`);
+}
+
+/**
+ * Moves a group under another group (or to the top level) with everything below it. A group more
+ * visible than its new parent, and everything below it, takes the parent's visibility.
+ */
+export async function transferGroup(deps: ServiceDeps, group: Group, target: Group | null): Promise<Group> {
+  if ((target?.id ?? null) === group.parent_id) {
+    throw transferFailure(target ? 'Group is already associated to the parent group.' : 'Group is already a root group.');
+  }
+  if (target && target.traversal.startsWith(group.traversal)) throw transferFailure('Cannot transfer group to one of its subgroup.');
+  const full = target ? `${target.full_path}/${group.path}` : group.path;
+  if (await routeTaken(deps.db, full, group.id)) throw transferFailure('The parent group already has a subgroup or a project with the same path.');
+  return deps.db.transaction().execute(async (trx) => {
+    await trx.updateTable('namespaces').set({ parent_id: target?.id ?? null, updated_at: deps.clock.now() }).where('id', '=', group.id).execute();
+    await refreshSubtree(trx, group.id);
+    if (target && group.visibility_level > target.visibility_level) {
+      const moved = await trx.selectFrom('namespaces').select('traversal').where('id', '=', group.id).executeTakeFirstOrThrow();
+      const ids = (await trx.selectFrom('namespaces').select('id').where('traversal', 'like', `${moved.traversal}%`).execute()).map((r) => r.id);
+      await trx.updateTable('namespaces').set({ visibility_level: target.visibility_level }).where('id', 'in', ids).where('visibility_level', '>', target.visibility_level).execute();
+      await trx.updateTable('projects').set({ visibility_level: target.visibility_level }).where('namespace_id', 'in', ids).where('visibility_level', '>', target.visibility_level).execute();
+    }
+    return trx.selectFrom('namespaces').selectAll().where('id', '=', group.id).executeTakeFirstOrThrow();
+  });
+}
+
+/**
+ * Recomputes traversal, full_path and full_name of a group from its parent, then of every descendant
+ * group (parents before children), then the full_path of every project in that subtree.
+ */
+export async function refreshSubtree(trx: Transaction<DB> | Kysely<DB>, groupId: number): Promise<void> {
+  const root = await trx.selectFrom('namespaces').selectAll().where('id', '=', groupId).executeTakeFirstOrThrow();
+  const parent = root.parent_id ? await trx.selectFrom('namespaces').selectAll().where('id', '=', root.parent_id).executeTakeFirstOrThrow() : null;
+  const oldPrefix = root.traversal;
+  const descendants = await trx.selectFrom('namespaces').select(['id', 'parent_id', 'name', 'path', 'traversal'])
+    .where('traversal', 'like', `${oldPrefix}%`).where('id', '!=', root.id).execute();
+  descendants.sort((a, b) => a.traversal.length - b.traversal.length);
+  const computed = new Map<number, { traversal: string; full_path: string; full_name: string }>();
+  const place = (id: number, name: string, path: string, up: { traversal: string; full_path: string; full_name: string } | null) => {
+    const v = {
+      traversal: `${up?.traversal ?? '/'}${id}/`,
+      full_path: up ? `${up.full_path}/${path}` : path,
+      full_name: up ? `${up.full_name} / ${name}` : name,
+    };
+    computed.set(id, v);
+    return v;
+  };
+  place(root.id, root.name, root.path, parent);
+  for (const d of descendants) place(d.id, d.name, d.path, computed.get(d.parent_id!)!);
+  for (const [id, v] of computed) {
+    await trx.updateTable('namespaces').set({ ...v, full_path_lower: v.full_path.toLowerCase() }).where('id', '=', id).execute();
+  }
+  const projects = await trx.selectFrom('projects').select(['id', 'path', 'namespace_id']).where('namespace_id', 'in', [...computed.keys()]).execute();
+  for (const p of projects) {
+    const full = `${computed.get(p.namespace_id)!.full_path}/${p.path}`;
+    await trx.updateTable('projects').set({ full_path: full, full_path_lower: full.toLowerCase() }).where('id', '=', p.id).execute();
+  }
+}
+
+/** Ids of the group and every group below it. */
+export async function subtreeIds(db: Kysely<DB>, group: Pick<Group, 'traversal'>): Promise<number[]> {
+  const rows = await db.selectFrom('namespaces').select('id').where('traversal', 'like', `${group.traversal}%`).execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Removes a group, its subgroups and their memberships and bots. A group that still holds projects
+ * (in it or below it) is refused: their repositories belong to the projects' own removal.
+ */
+export async function deleteGroup(deps: ServiceDeps, group: Group): Promise<void> {
+  const ids = await subtreeIds(deps.db, group);
+  const project = await deps.db.selectFrom('projects').select('id').where('namespace_id', 'in', ids).executeTakeFirst();
+  if (project) throw new BadRequestError('Group still holds projects; delete or transfer them first');
+  await deps.db.transaction().execute(async (trx) => {
+    const bots = await trx.selectFrom('resource_bots').select('user_id').where('source_type', '=', 'Namespace').where('source_id', 'in', ids).execute();
+    await trx.deleteFrom('members').where('source_type', '=', 'Namespace').where('source_id', 'in', ids).execute();
+    if (bots.length) await trx.deleteFrom('users').where('id', 'in', bots.map((b) => b.user_id)).execute();
+    // Children first, so that no row ever points at a removed parent.
+    const rows = await trx.selectFrom('namespaces').select(['id', 'traversal']).where('id', 'in', ids).execute();
+    rows.sort((a, b) => b.traversal.length - a.traversal.length);
+    for (const r of rows) await trx.deleteFrom('namespaces').where('id', '=', r.id).execute();
+  });
+}
+
+/** SQL condition: `column` contains `term`, case-insensitively, with LIKE wildcards in the term taken literally. */
+export function containsText(column: string, term: string) {
+  const pattern = `%${term.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
+}
+
+/** SQL condition: the namespace row `namespaces` is the user's through a membership of it or of an ancestor. */
+export function memberOfSelfOrAncestor(userId: number, now: number, minLevel = 0) {
+  return sql<boolean>`exists (select 1 from members m join namespaces a on a.id = m.source_id
+    where m.source_type = 'Namespace' and m.user_id = ${userId} and m.access_level >= ${minLevel}
+      and (m.expires_at is null or m.expires_at > ${now})
+      and namespaces.traversal like a.traversal || '%')`;
+}
+
+/** SQL condition: groups the actor may read (public; internal for signed-in non-external users; members; admins all). */
+export function readableGroups(actor: Actor, now: number) {
+  if (actor.admin) return sql<boolean>`1 = 1`;
+  if (!actor.user) return sql<boolean>`namespaces.visibility_level >= ${Visibility.public}`;
+  const min = actor.user.external ? Visibility.public : Visibility.internal;
+  return sql<boolean>`(namespaces.visibility_level >= ${min} or ${memberOfSelfOrAncestor(actor.user.id, now)})`;
+}
+
+export function assertCanCreateTopLevel(actor: Actor): void {
+  if (!actor.admin && !actor.user?.can_create_group) throw new ForbiddenError();
+}

@@ -1,0 +1,139 @@
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { migrations } from '../../src/platform/db/migrations/index.ts';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCli, scratch, startServer, type Scratch } from './processes.ts';
+import { openDatabase } from '../../src/platform/db/index.ts';
+import { verifyPassword } from '../../src/platform/crypto/passwords.ts';
+import { digest } from '../../src/platform/crypto/tokens.ts';
+
+// The admin command line and `bellows serve` as real processes, on SQLite or (with DATABASE_URL) PostgreSQL.
+
+let s: Scratch;
+before(async () => { s = await scratch(); });
+after(async () => { await s.cleanup(); });
+
+async function withDb<T>(sc: Scratch, fn: (db: ReturnType<typeof openDatabase>['db']) => Promise<T>): Promise<T> {
+  const database = openDatabase({ databaseUrl: sc.databaseUrl, dataDir: sc.dataDir });
+  try {
+    return await fn(database.db);
+  } finally {
+    await database.close();
+  }
+}
+
+test('migrate, user create and token create; the printed token authenticates against the server', async () => {
+  let r = runCli(['migrate'], s.env);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, `applied: ${[...migrations.map((m) => m.name)].sort().join(', ')}\n`);
+  r = runCli(['migrate'], s.env);
+  assert.equal(r.stdout, 'database is up to date\n');
+
+  r = runCli(['user', 'create', '--username', 'carol', '--email', 'carol@example.com', '--password', 'sekret-pass', '--admin'], s.env);
+  assert.equal(r.status, 0, r.stderr);
+  const created = JSON.parse(r.stdout);
+  assert.deepEqual(created, { id: created.id, username: 'carol', admin: true });
+
+  r = runCli(['user', 'create', '--username', 'carol', '--email', 'other@example.com'], s.env);
+  assert.equal(r.status, 1);
+  assert.equal(r.stderr, 'bellows: {"username":["has already been taken"]}\n');
+
+  r = runCli(['token', 'create', '--user', 'CAROL', '--scopes', 'read_api,read_user', '--name', 'automation'], s.env);
+  assert.equal(r.status, 0, r.stderr);
+  const token = r.stdout.trim();
+  assert.match(token, /^glpat-[A-Za-z0-9_-]{32}$/);
+
+  r = runCli(['token', 'create', '--user', 'nobody'], s.env);
+  assert.deepEqual([r.status, r.stderr], [1, 'bellows: User not found\n']);
+
+  await withDb(s, async (db) => {
+    const row = await db.selectFrom('personal_access_tokens').selectAll().where('token_digest', '=', digest(token)).executeTakeFirstOrThrow();
+    assert.equal(row.scopes, 'read_api read_user');
+    assert.equal(row.name, 'automation');
+    const u = await db.selectFrom('users').selectAll().where('username', '=', 'carol').executeTakeFirstOrThrow();
+    assert.ok(await verifyPassword('sekret-pass', u.password_digest));
+  });
+
+  const server = await startServer({ ...s.env, BELLOWS_ROOT_PASSWORD: 'root-password-1', BELLOWS_MAX_QUERY_STRING_BYTES: '32768' });
+  try {
+    const me = await fetch(`${server.url}/api/v4/user`, { headers: { 'private-token': token } });
+    assert.equal(me.status, 200);
+    const body = await me.json() as { username: string; is_admin: boolean };
+    assert.equal(body.username, 'carol');
+    assert.equal(body.is_admin, true);
+    const write = await fetch(`${server.url}/api/v4/users/${created.id}/block`, { method: 'POST', headers: { 'private-token': token } });
+    assert.equal(write.status, 403, 'the scopes given on the command line hold');
+    // The HTTP server takes request lines longer than its default 16 KiB, so the configured limit decides.
+    const within = await fetch(`${server.url}/api/v4/user?unused=${'x'.repeat(20_000)}`, { headers: { 'private-token': token } });
+    assert.equal(within.status, 200);
+    const over = await fetch(`${server.url}/api/v4/users?search=${'x'.repeat(33_000)}`, { headers: { 'private-token': token } });
+    assert.equal(over.status, 414);
+    assert.deepEqual(await over.json(), { message: '414 Request-URI Too Large' });
+  } finally {
+    assert.equal(await server.stop(), 0);
+  }
+  // BELLOWS_ROOT_PASSWORD set the root password at that first start; no password file then.
+  assert.ok(!existsSync(join(s.dataDir, 'initial_root_password')));
+  await withDb(s, async (db) => {
+    const u = await db.selectFrom('users').selectAll().where('username', '=', 'root').executeTakeFirstOrThrow();
+    assert.ok(await verifyPassword('root-password-1', u.password_digest));
+  });
+});
+
+test('serve: first start creates root with a generated password, registers BELLOWS_ROOT_TOKEN, logs without secrets, stops cleanly on SIGTERM', async () => {
+  const sc = await scratch();
+  try {
+    const rootToken = 'glpat-root-token-for-tests-0123456789';
+    const server = await startServer({ ...sc.env, BELLOWS_ROOT_TOKEN: rootToken });
+    let code: number | null;
+    try {
+      const passwordFile = join(sc.dataDir, 'initial_root_password');
+      assert.ok(existsSync(passwordFile), 'the generated password is written down');
+      const password = /^Password: (\S+)$/m.exec(readFileSync(passwordFile, 'utf8'))?.[1];
+      assert.ok(password && password.length >= 16);
+
+      const ready = await fetch(`${server.url}/-/readiness`);
+      assert.deepEqual(await ready.json(), { status: 'ok', master_check: [{ status: 'ok' }] });
+      assert.equal(await (await fetch(`${server.url}/-/health`)).text(), 'Bellows OK');
+
+      const me = await fetch(`${server.url}/api/v4/user?private_token=${rootToken}`, { headers: { 'x-request-id': 'serve-req-1' } });
+      assert.equal(me.status, 200);
+      assert.equal(me.headers.get('x-request-id'), 'serve-req-1');
+      const root = await me.json() as { username: string; is_admin: boolean; id: number };
+      assert.deepEqual([root.username, root.is_admin], ['root', true]);
+      const bearer = await fetch(`${server.url}/api/v4/personal_access_tokens/self`, { headers: { authorization: `Bearer ${rootToken}` } });
+      const self = await bearer.json() as { scopes: string[]; expires_at: string | null };
+      assert.deepEqual(self.scopes, ['api', 'read_api', 'read_user', 'read_repository', 'write_repository', 'sudo', 'admin_mode']);
+      assert.equal(self.expires_at, null);
+      const users = await fetch(`${server.url}/api/v4/users?per_page=1&access_token=${rootToken}`);
+      assert.match(String(users.headers.get('link')), new RegExp(`^<${server.url}/api/v4/users\\?order_by=id&page=1&per_page=1&sort=desc>; rel="first"`));
+
+      await withDb(sc, async (db) => {
+        const u = await db.selectFrom('users').selectAll().where('username', '=', 'root').executeTakeFirstOrThrow();
+        assert.ok(await verifyPassword(password!, u.password_digest));
+        assert.equal(u.admin, 1);
+      });
+    } finally {
+      code = await server.stop('SIGTERM');
+    }
+    assert.equal(code, 0, server.output());
+    const out = server.output();
+    assert.ok(!out.includes(rootToken), 'the token never reaches the log');
+    const lines = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    const req = lines.find((l) => l.request_id === 'serve-req-1');
+    assert.ok(req, 'a JSON line for the request');
+    assert.deepEqual([req.msg, req.path, req.status, req.username], ['request completed', '/api/v4/user', 200, 'root']);
+    assert.ok(lines.some((l) => l.msg === 'created the root administrator'));
+    assert.ok(lines.some((l) => l.msg === 'stopping' && l.signal === 'SIGTERM'));
+
+    // A second start keeps root as it is and does not write the password again.
+    const again = await startServer({ ...sc.env, BELLOWS_ROOT_TOKEN: rootToken });
+    const whoami = await fetch(`${again.url}/api/v4/user`, { headers: { 'private-token': rootToken } });
+    assert.equal(whoami.status, 200);
+    assert.equal(await again.stop('SIGINT'), 0);
+    assert.ok(!again.output().includes('created the root administrator'));
+  } finally {
+    await sc.cleanup();
+  }
+});

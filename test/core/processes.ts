@@ -1,0 +1,115 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import pg from 'pg';
+
+// Support for tests that run the real command line: a temp data dir and, on PostgreSQL, an empty database.
+
+export const BIN = resolve('bin/bellows.mjs');
+
+export interface Scratch {
+  dataDir: string;
+  env: Record<string, string>;
+  databaseUrl: string | null;
+  cleanup(): Promise<void>;
+}
+
+/** A temp data dir; with DATABASE_URL set, also a new empty database on that server. */
+export async function scratch(): Promise<Scratch> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bellows-cli-'));
+  const base = process.env.DATABASE_URL;
+  let databaseUrl: string | null = null;
+  let name: string | null = null;
+  if (base) {
+    name = `bellows_cli_${process.pid}_${randomBytes(4).toString('hex')}`;
+    const c = new pg.Client({ connectionString: base });
+    await c.connect();
+    await c.query(`CREATE DATABASE ${name}`);
+    await c.end();
+    const u = new URL(base);
+    u.pathname = `/${name}`;
+    databaseUrl = u.toString();
+  }
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? dataDir,
+    BELLOWS_DATA_DIR: dataDir,
+    BELLOWS_LOG_LEVEL: 'info',
+  };
+  if (databaseUrl) env.DATABASE_URL = databaseUrl;
+  return {
+    dataDir, env, databaseUrl,
+    async cleanup() {
+      if (name && base) {
+        const c = new pg.Client({ connectionString: base });
+        await c.connect();
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await c.end();
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function runCli(args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8', timeout: 60_000, cwd: env.BELLOWS_CWD ?? process.cwd() });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.on('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => res(port));
+    });
+  });
+}
+
+export interface Server {
+  url: string;
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** `bellows serve` as a real process; resolves once /-/readiness answers 200. */
+export async function startServer(env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => { out += d; });
+  child.stderr.on('data', (d) => { out += d; });
+  const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${out}`);
+    try {
+      const r = await fetch(`${url}/-/readiness`);
+      if (r.status === 200) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`server did not become ready:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    output: () => out,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
