@@ -1,5 +1,4 @@
 // Protected branches and protected tags: the rules and their access-level entries, stored and presented.
-import { sql } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
 import { ConflictError, RecordNotFoundError, RuleError } from '../../platform/errors.ts';
@@ -22,15 +21,10 @@ interface Names {
   keys: Map<number, string>;
 }
 
-/** Deploy keys live in their own area; their table may be absent in a build without it. */
 async function deployKeyTitles(db: Db, ids: number[]): Promise<Map<number, string>> {
   if (ids.length === 0) return new Map();
-  try {
-    const rows = await sql<{ id: number; title: string }>`select id, title from deploy_keys where id in (${sql.join(ids)})`.execute(db);
-    return new Map(rows.rows.map((r) => [Number(r.id), r.title]));
-  } catch {
-    return new Map();
-  }
+  const rows = await db.selectFrom('deploy_keys').select(['id', 'title']).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, r.title]));
 }
 
 async function namesFor(db: Db, entries: AccessEntry[]): Promise<Names> {
@@ -96,7 +90,7 @@ export async function presentProtectedTags(db: Db, rules: TagRule[]) {
 }
 
 /** Checks that every user, group and deploy key named exists; the reference answers 422 with full messages. */
-async function validateEntries(db: Db, label: string, entries: EntryInput[]): Promise<void> {
+async function validateEntries(db: Db, projectId: number, label: string, entries: EntryInput[]): Promise<void> {
   const problems: string[] = [];
   for (const e of entries) {
     const subjects = ['access_level', 'user_id', 'group_id', 'deploy_key_id'].filter((k) => (e as any)[k] !== undefined && (e as any)[k] !== null);
@@ -118,6 +112,11 @@ async function validateEntries(db: Db, label: string, entries: EntryInput[]): Pr
     if (e.deploy_key_id !== undefined) {
       const k = await deployKeyTitles(db, [e.deploy_key_id]);
       if (!k.has(e.deploy_key_id)) problems.push(`${label} access levels deploy key does not exist`);
+      else {
+        const link = await db.selectFrom('deploy_keys_projects').select('id')
+          .where('project_id', '=', projectId).where('deploy_key_id', '=', e.deploy_key_id).executeTakeFirst();
+        if (!link) problems.push(`${label} access levels deploy key is not enabled for this project`);
+      }
     }
   }
   if (problems.length) throw new RuleError('unprocessable', problems);
@@ -146,9 +145,9 @@ export async function createProtectedBranch(deps: ServiceDeps, projectId: number
   const { db } = deps;
   const existing = await db.selectFrom('protected_branches').select('id').where('project_id', '=', projectId).where('name', '=', input.name).executeTakeFirst();
   if (existing) throw new ConflictError(`Protected branch '${input.name}' already exists`);
-  await validateEntries(db, 'Push', input.push);
-  await validateEntries(db, 'Merge', input.merge);
-  await validateEntries(db, 'Unprotect', input.unprotect);
+  await validateEntries(db, projectId, 'Push', input.push);
+  await validateEntries(db, projectId, 'Merge', input.merge);
+  await validateEntries(db, projectId, 'Unprotect', input.unprotect);
   const now = deps.clock.now();
   try {
     await db.transaction().execute(async (trx) => {
@@ -189,7 +188,7 @@ export async function createProtectedTag(deps: ServiceDeps, projectId: number, n
   const { db } = deps;
   const existing = await db.selectFrom('protected_tags').select('id').where('project_id', '=', projectId).where('name', '=', name).executeTakeFirst();
   if (existing) throw new RuleError('unprocessable', ['Name has already been taken']);
-  await validateEntries(db, 'Create', create);
+  await validateEntries(db, projectId, 'Create', create);
   const now = deps.clock.now();
   try {
     await db.transaction().execute(async (trx) => {

@@ -149,10 +149,26 @@ describe('protected tags', () => {
     assert.deepEqual([r.status, r.body], [422, { message: ['Create access levels deploy key does not exist'] }]);
   });
 
+  test('deploy keys: enabled on the project, shown with deploy_key_id and their title', async () => {
+    const now = Date.now();
+    const key = await t.app.db.insertInto('deploy_keys').values({
+      user_id: u.owner.user.id, title: 'CI deploy key', key: 'ssh-ed25519 AAAA', key_type: 'ssh-ed25519', key_bits: 256, key_blob: 'AAAA',
+      fingerprint: 'aa', fingerprint_sha256: 'bb', public: 0, expires_at: null, last_used_at: null, created_at: now, updated_at: now,
+    }).returning('id').executeTakeFirstOrThrow();
+    let r = await call(t.app, 'POST', base(), { token: u.maintainer.token, body: { name: 'deploy-*', allowed_to_create: [{ deploy_key_id: key.id }] } });
+    assert.deepEqual([r.status, r.body], [422, { message: ['Create access levels deploy key is not enabled for this project'] }]);
+    await t.app.db.insertInto('deploy_keys_projects').values({ deploy_key_id: key.id, project_id: p.id, can_push: 1, created_at: now, updated_at: now }).execute();
+    r = await call(t.app, 'POST', base(), { token: u.maintainer.token, body: { name: 'deploy-*', allowed_to_create: [{ deploy_key_id: key.id }] } });
+    assert.equal(r.status, 201);
+    assert.deepEqual(r.body.create_access_levels.map((x: any) => ({ ...x, id: 0 })), [
+      { id: 0, access_level: 40, access_level_description: 'CI deploy key', deploy_key_id: key.id },
+    ]);
+  });
+
   test('list and single by exact name', async () => {
     const r = await call(t.app, 'GET', base(), { token: u.reporter.token });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.map((x: any) => x.name), ['release-*', 'v*', 'mixed']);
+    assert.deepEqual(r.body.map((x: any) => x.name), ['release-*', 'v*', 'mixed', 'deploy-*']);
     const one = await call(t.app, 'GET', `${base()}/v*`, { token: u.developer.token });
     assert.equal(one.body.name, 'v*');
     const miss = await call(t.app, 'GET', `${base()}/v1`, { token: u.developer.token });
