@@ -414,11 +414,9 @@ export class ProjectRepository {
 
   /** The blob at `path` in `commit`: its sha, mode and content, or null. */
   async blob(commit: string, path: string): Promise<{ id: string; mode: string; size: number; content: Buffer } | null> {
-    const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
     const r = await this.git(['ls-tree', '-z', '--end-of-options', commit, '--', path], { okExitCodes: [128] });
     if (r.code !== 0) return null;
     const line = r.stdout.toString('utf8').split('\0').find((l) => l && l.slice(l.indexOf('\t') + 1) === path);
-    void dir;
     if (!line) return null;
     const [mode, type, id] = line.slice(0, line.indexOf('\t')).split(' ');
     if (type !== 'blob') return null;

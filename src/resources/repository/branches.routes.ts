@@ -1,4 +1,3 @@
-import { Type } from '@sinclair/typebox';
 import type { RouteDef } from '../../http/route.ts';
 import { Enum, IdOrPath, Input, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { findProject, requireProjectLevel } from '../../http/access.ts';
@@ -55,11 +54,16 @@ export const branchRoutes: RouteDef<any>[] = [
     access: 'public',
     scopes: ['read_repository'],
     input: Input({ id: IdOrPath(), branch: Str({ description: 'URL-encoded branch name' }) }),
-    async handler(req) {
+    async handler(req, reply) {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
       requireDownloadCode(ctx);
       const repo = repoFor(req.server.config, ctx.project);
       const entry = await findBranch(repo, req.input.branch);
+      // HEAD answers whether the branch exists: 204, or 404, without a body.
+      if (req.method === 'HEAD') {
+        reply.code(204);
+        return undefined;
+      }
       const [view] = await describeBranches(req.server, ctx.project, repo, [entry], callerOf(ctx, req.actor));
       return presentBranch(req.server.config, ctx.project, view);
     },
@@ -133,4 +137,3 @@ export async function settleBackgroundJobs(): Promise<void> {
   while (backgroundJobs.size) await Promise.all([...backgroundJobs]);
 }
 
-void Type;

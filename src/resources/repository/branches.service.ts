@@ -5,7 +5,7 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { AccessLevel } from '../../platform/membership.ts';
 import type { ProjectRepository, RefEntry, RefSnapshot } from '../../platform/git/project-repository.ts';
-import { isValidBranchName, isFullSha, SHA1_ZERO } from '../../platform/git/refs.ts';
+import { isValidBranchName } from '../../platform/git/refs.ts';
 import { NotFoundError, ParamError, RuleError } from '../../platform/errors.ts';
 import type { Config } from '../../config/index.ts';
 import {
@@ -203,4 +203,3 @@ export async function deleteMergedBranches(deps: ServiceDeps, project: ProjectRo
   return doomed.map((b) => b.name);
 }
 
-export { isFullSha, SHA1_ZERO };

@@ -130,6 +130,10 @@ describe('GET /projects/:id/repository/branches/:branch', () => {
     assert.deepEqual([r.status, r.body], [400, { message: 'The branch refname is invalid' }]);
     r = await call(t.app, 'GET', `/projects/${p.id}/repository/branches/nope`, { token: u.developer.token });
     assert.deepEqual([r.status, r.body], [404, { message: '404 Branch Not Found' }]);
+    r = await call(t.app, 'HEAD', `/projects/${p.id}/repository/branches/feature%2Fx`, { token: u.developer.token });
+    assert.deepEqual([r.status, r.text], [204, '']);
+    r = await call(t.app, 'HEAD', `/projects/${p.id}/repository/branches/nope`, { token: u.developer.token });
+    assert.deepEqual([r.status, r.text], [404, '']);
   });
 });
 

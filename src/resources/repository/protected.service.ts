@@ -3,7 +3,6 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
 import { ConflictError, RecordNotFoundError, RuleError } from '../../platform/errors.ts';
 import { ACCESS_DESCRIPTIONS, forgetBranchRules, loadBranchRules, loadTagRules, type AccessEntry, type BranchRule, type TagRule } from './protection.ts';
-import { invalidateRefs } from '../../platform/git/project-repository.ts';
 
 export const ACCESS_LEVEL_VALUES = [0, 30, 40, 60] as const;
 
@@ -216,4 +215,3 @@ export async function deleteProtectedTag(db: Db, id: number): Promise<void> {
   await db.deleteFrom('protected_tags').where('id', '=', id).execute();
 }
 
-export { invalidateRefs };

@@ -6,7 +6,7 @@ import { findProject, requireProjectLevel, type ProjectContext } from '../../htt
 import { paginateArray, pageParams, setOffsetHeaders } from '../../http/pagination.ts';
 import { parseDateTime } from '../../http/params.ts';
 import { AccessLevel } from '../../platform/membership.ts';
-import { ForbiddenError, MissingParamError, NotFoundError, RuleError } from '../../platform/errors.ts';
+import { ForbiddenError, MissingParamError, NotFoundError } from '../../platform/errors.ts';
 import type { FileAction } from '../../platform/git/project-repository.ts';
 import { requireUser } from '../../http/auth.ts';
 import { matching, loadTagRules } from './protection.ts';
@@ -349,4 +349,3 @@ export const repositoryRoutes: RouteDef<any>[] = [
   },
 ];
 
-void RuleError;
