@@ -8,7 +8,7 @@ import { spawnGit } from '../../platform/git/command.ts';
 import { FLUSH, pkt, readPushHead, refusedPushResponse } from '../../platform/git/pktline.ts';
 import { canReadVisibility, projectAccessFor } from '../../http/access.ts';
 import { anonymous, type Actor } from '../../http/auth.ts';
-import { verifyPassword } from '../../platform/crypto/passwords.ts';
+import { checkSignIn } from '../../web/sign-in.service.ts';
 import { ForbiddenError, InvalidTokenError, UnauthorizedError } from '../../platform/errors.ts';
 import { AccessLevel, type ProjectRow } from '../../platform/membership.ts';
 import type { ProjectRepository } from '../../platform/git/project-repository.ts';
@@ -33,7 +33,7 @@ interface Target {
 }
 
 class GitHttpRefusal extends Error {
-  constructor(readonly status: number, readonly text: string, readonly challenge = false) {
+  constructor(readonly status: number, readonly text: string, readonly challenge = false, readonly headers: Record<string, string> = {}) {
     super(text);
   }
 }
@@ -41,6 +41,7 @@ class GitHttpRefusal extends Error {
 function refuse(reply: FastifyReply, r: GitHttpRefusal): FastifyReply {
   reply.code(r.status).type('text/plain; charset=utf-8');
   if (r.challenge) reply.header('www-authenticate', REALM);
+  for (const [k, v] of Object.entries(r.headers)) reply.header(k, v);
   return reply.send(`${r.text}\n`);
 }
 
@@ -64,9 +65,15 @@ async function gitActor(app: FastifyInstance, req: FastifyRequest): Promise<Acto
     if (!(e instanceof UnauthorizedError)) throw e;
   }
   if (login === 'oauth2' || !login) throw denied;
-  const user = await app.auth.findUserByIdOrUsername(login);
-  if (!user || /^\d+$/.test(login) || !(await verifyPassword(secret, user.password_digest))) throw denied;
-  if (user.state === 'blocked') throw new GitHttpRefusal(403, 'Your account has been blocked.');
+  // Passwords go through the sign-in checks: the same brute-force throttle per login and address as the web page.
+  const result = await checkSignIn(app, login, secret, req.ip);
+  if (!result.ok) {
+    if (result.reason === 'blocked') throw new GitHttpRefusal(403, 'Your account has been blocked.');
+    if (result.reason === 'invalid') throw denied;
+    if (result.reason === 'throttled' || result.reason === 'locked') throw new GitHttpRefusal(429, `Too many failed sign-in attempts. Try again in ${result.retryAfterSeconds} seconds.`, false, { 'retry-after': String(result.retryAfterSeconds) });
+    throw denied;
+  }
+  const user = result.user;
   return { user, admin: !!user.admin, token: null, via: 'session', sudo: false };
 }
 

@@ -284,6 +284,20 @@ describe('credentials and request shapes', () => {
     assert.equal(res.body, `${MESSAGES.pushScope}\n`);
   });
 
+  test('wrong passwords are throttled as on the sign-in page', async () => {
+    const bad = { authorization: `Basic ${Buffer.from(`${u.guest.user.username}:not-the-password`).toString('base64')}` };
+    const path = `/${publicProject.full_path}.git/info/refs?service=git-upload-pack`;
+    for (let i = 0; i < 3; i++) {
+      const res = await t.app.inject({ method: 'GET', url: path, headers: bad });
+      assert.equal(res.statusCode, 401);
+      assert.equal(res.headers['www-authenticate'], 'Basic realm="Bellows"');
+    }
+    const res = await t.app.inject({ method: 'GET', url: path, headers: bad });
+    assert.equal(res.statusCode, 429);
+    assert.equal(res.headers['retry-after'], '1');
+    assert.equal(res.body, 'Too many failed sign-in attempts. Try again in 1 seconds.\n');
+  });
+
   test('a body that is not a git request is refused, nothing crashes', async () => {
     const auth = { authorization: `Basic ${Buffer.from(tok(u.owner)).toString('base64')}` };
     let res = await t.app.inject({ method: 'POST', url: `/${project.full_path}.git/git-upload-pack`, payload: { a: 1 }, headers: auth });
