@@ -16,6 +16,10 @@ import { applicationRoutes } from './applications/applications.routes.ts';
 import { registerOAuth } from '../oauth/index.ts';
 import { registerWeb } from '../web/index.ts';
 import { projectRoutes } from './projects/projects.routes.ts';
+import { branchRoutes } from './repository/branches.routes.ts';
+import { protectedBranchRoutes, protectedTagRoutes } from './repository/protected.routes.ts';
+import { repositoryRoutes } from './repository/repository.routes.ts';
+import { registerGitHttp } from './git-http/git-http.routes.ts';
 
 /** Every resource area, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
@@ -34,7 +38,12 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...resourceAccessTokenRoutes,
     ...applicationRoutes,
     ...projectRoutes,
+    ...branchRoutes,
+    ...protectedBranchRoutes,
+    ...protectedTagRoutes,
+    ...repositoryRoutes,
   ]);
   registerOAuth(app);
   registerWeb(app);
+  registerGitHttp(app);
 }

@@ -362,6 +362,45 @@ export interface ProjectLanguagesTable {
   share: number;
 }
 
+export interface ProtectedBranchesTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string; // a branch name or a wildcard such as "release/*"
+  allow_force_push: number;
+  code_owner_approval_required: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ProtectedBranchAccessLevelsTable {
+  id: Generated<number>;
+  protected_branch_id: number;
+  kind: string; // push | merge | unprotect
+  access_level: number | null;
+  user_id: number | null;
+  group_id: number | null;
+  deploy_key_id: number | null;
+  created_at: number;
+}
+
+export interface ProtectedTagsTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ProtectedTagCreateAccessLevelsTable {
+  id: Generated<number>;
+  protected_tag_id: number;
+  access_level: number | null;
+  user_id: number | null;
+  group_id: number | null;
+  deploy_key_id: number | null;
+  created_at: number;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -391,4 +430,8 @@ export interface DB {
   redirect_routes: RedirectRoutesTable;
   project_statistics: ProjectStatisticsTable;
   project_languages: ProjectLanguagesTable;
+  protected_branches: ProtectedBranchesTable;
+  protected_branch_access_levels: ProtectedBranchAccessLevelsTable;
+  protected_tags: ProtectedTagsTable;
+  protected_tag_create_access_levels: ProtectedTagCreateAccessLevelsTable;
 }

@@ -1,0 +1,593 @@
+// A project's bare repository: refs with their commits (cached per repository, invalidated explicitly on every
+// ref change), history, trees, blobs, and commits written through plumbing with a compare-and-swap ref update.
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { runGit, GitError, type GitRunOptions } from './command.ts';
+import { isFullSha, SHA1_ZERO } from './refs.ts';
+import { Repository, invalidateRefCache, type Branch, type Tag } from './repository.ts';
+import type { CommitInfo as PlatformCommit } from './commit.ts';
+
+export interface CommitInfo {
+  id: string;
+  short_id: string;
+  created_at: string;
+  parent_ids: string[];
+  title: string;
+  message: string;
+  author_name: string;
+  author_email: string;
+  authored_date: string;
+  committer_name: string;
+  committer_email: string;
+  committed_date: string;
+  trailers: Record<string, string>;
+  extended_trailers: Record<string, string[]>;
+}
+
+export interface RefEntry {
+  /** Short name: "main", "feature/x", "v1.0". */
+  name: string;
+  lower: string;
+  /** The object the ref points at (a tag object for annotated tags). */
+  target: string;
+  commit: CommitInfo;
+  /** Annotated tags only. */
+  tag?: { message: string; taggerName: string; taggerEmail: string; date: string } | null;
+}
+
+export interface RefSnapshot {
+  /** Sorted by name (byte order, as git sorts). */
+  list: RefEntry[];
+  byName: Map<string, RefEntry>;
+  /** Filled on first need: branch names merged into the named target. */
+  merged: Map<string, Promise<Set<string>>>;
+  /** Results of recent filters over this snapshot (search text -> entries), dropped with it. */
+  filtered?: Map<string, RefEntry[]>;
+}
+
+// Trailer entries split by RS, key/value by US.
+const TRAILERS = 'only,unfold,separator=%x1e,key_value_separator=%x1f';
+const FIELDS: ReadonlyArray<readonly [string, string]> = [
+  ['%H', 'objectname'],
+  ['%P', 'parent'],
+  ['%an', 'authorname'],
+  ['%ae', 'authoremail:trim'],
+  ['%aI', 'authordate:iso-strict'],
+  ['%cn', 'committername'],
+  ['%ce', 'committeremail:trim'],
+  ['%cI', 'committerdate:iso-strict'],
+  ['%B', 'contents'],
+  [`%(trailers:${TRAILERS})`, `contents:trailers:${TRAILERS}`],
+];
+const WIDTH = FIELDS.length;
+const LOG_FORMAT = `--format=tformat:%x1d${FIELDS.map(([p]) => `${p}%x00`).join('')}`;
+
+function parseTrailers(text: string): Pick<CommitInfo, 'trailers' | 'extended_trailers'> {
+  const trailers: Record<string, string> = {};
+  const extended: Record<string, string[]> = {};
+  for (const entry of text.split('\x1e')) {
+    const cut = entry.indexOf('\x1f');
+    if (cut <= 0) continue;
+    const key = entry.slice(0, cut);
+    const value = entry.slice(cut + 1).replace(/\n$/, '');
+    trailers[key] = value;
+    (extended[key] ??= []).push(value);
+  }
+  return { trailers, extended_trailers: extended };
+}
+
+export function commitTitle(message: string): string {
+  const first = message.split(/\r?\n/, 1)[0] ?? '';
+  return first;
+}
+
+// "2024-01-02T03:04:05+02:00" -> "2024-01-02T03:04:05.000+02:00", the API's datetime shape with the commit's offset.
+const withMillis = (d: string) => d.replace(/^(.{19})(?=[+-]|Z)/, '$1.000');
+
+function toCommit(f: string[]): CommitInfo {
+  const [id, parents, an, ae, adRaw, cn, ce, cdRaw, message, trailerText] = f;
+  const ad = withMillis(adRaw ?? '');
+  const cd = withMillis(cdRaw ?? '');
+  return {
+    id,
+    short_id: id.slice(0, 8),
+    created_at: cd,
+    parent_ids: parents ? parents.split(' ') : [],
+    title: commitTitle(message),
+    message,
+    author_name: an,
+    author_email: ae,
+    authored_date: ad,
+    committer_name: cn,
+    committer_email: ce,
+    committed_date: cd,
+    ...parseTrailers(trailerText ?? ''),
+  };
+}
+
+/** Parses `git log` output written with LOG_FORMAT (records start with GS, fields end with NUL). */
+function parseLog(out: Buffer): CommitInfo[] {
+  const text = out.toString('utf8');
+  const commits: CommitInfo[] = [];
+  for (const rec of text.split('\x1d')) {
+    if (!rec) continue;
+    const f = rec.split('\0');
+    if (f.length < WIDTH) continue;
+    commits.push(toCommit(f.slice(0, WIDTH)));
+  }
+  return commits;
+}
+
+// ---- ref cache ----------------------------------------------------------------------------------
+// The branch and tag lists come from the platform Repository's ref cache, so one invalidation (ours after API
+// writes and pushes, or the platform's after its own writes) serves every reader. The indexed snapshot built
+// from a cached list is kept beside that list and lives exactly as long as it.
+
+const snapshots = new WeakMap<readonly unknown[], RefSnapshot>();
+let refReads = 0;
+
+/** How many ref snapshots were built from git output (tests and the benchmark use it to prove cache hits). */
+export function refReadCount(): number {
+  return refReads;
+}
+
+/** Forgets the cached refs of a repository; call after anything that moves a ref. */
+export function invalidateRefs(path: string): void {
+  invalidateRefCache(path);
+}
+
+function fromPlatform(c: PlatformCommit): CommitInfo {
+  return {
+    ...c,
+    created_at: withMillis(c.created_at),
+    authored_date: withMillis(c.authored_date),
+    committed_date: withMillis(c.committed_date),
+  };
+}
+
+function snapshotOf<T extends { name: string }>(list: readonly T[], toEntry: (x: T) => RefEntry | null): RefSnapshot {
+  let snap = snapshots.get(list);
+  if (!snap) {
+    refReads++;
+    const entries: RefEntry[] = [];
+    for (const x of list) {
+      const e = toEntry(x);
+      if (e) entries.push(e);
+    }
+    // Byte order, as git sorts refnames.
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    snap = { list: entries, byName: new Map(entries.map((r) => [r.name, r])), merged: new Map() };
+    snapshots.set(list, snap);
+  }
+  return snap;
+}
+
+const branchEntry = (b: Branch): RefEntry => ({ name: b.name, lower: b.name.toLowerCase(), target: b.sha, commit: fromPlatform(b.commit) });
+const tagEntry = (t: Tag): RefEntry | null => t.commit
+  ? {
+    name: t.name, lower: t.name.toLowerCase(), target: t.target, commit: fromPlatform(t.commit),
+    tag: t.annotated ? { message: t.message ?? '', taggerName: t.tagger?.name ?? '', taggerEmail: t.tagger?.email ?? '', date: withMillis(t.tagger?.date ?? '') } : null,
+  }
+  : null;
+
+const EMPTY: RefSnapshot = { list: [], byName: new Map(), merged: new Map() };
+
+// ---- writers ----
+
+const writeLocks = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs `fn` after every earlier writer of the same repository in this process has finished. Writers in other
+ * processes are kept apart by the compare-and-swap ref updates; this only avoids needless retries here.
+ */
+export function serialised<T>(path: string, fn: () => Promise<T>): Promise<T> {
+  const prev = writeLocks.get(path) ?? Promise.resolve();
+  const run = prev.then(fn, fn);
+  const tail = run.catch(() => undefined);
+  writeLocks.set(path, tail);
+  void tail.then(() => {
+    if (writeLocks.get(path) === tail) writeLocks.delete(path);
+  });
+  return run;
+}
+
+// ---- identities and actions --------------------------------------------------------------------
+
+export interface Identity {
+  name: string;
+  email: string;
+  /** Epoch milliseconds. */
+  time: number;
+}
+
+export type FileAction =
+  | { action: 'create'; file_path: string; content: Buffer; executable?: boolean }
+  | { action: 'update'; file_path: string; content: Buffer; executable?: boolean; last_commit_id?: string }
+  | { action: 'delete'; file_path: string; last_commit_id?: string }
+  | { action: 'move'; file_path: string; previous_path: string; content?: Buffer; last_commit_id?: string }
+  | { action: 'chmod'; file_path: string; executable: boolean };
+
+export class ActionError extends Error {
+  constructor(readonly kind: 'exists' | 'missing' | 'stale' | 'invalid', readonly path: string, message: string) {
+    super(message);
+  }
+}
+
+export class RefUpdateError extends Error {
+  constructor(readonly kind: 'moved' | 'exists' | 'missing', message: string) {
+    super(message);
+  }
+}
+
+export interface TreeEntry {
+  id: string;
+  name: string;
+  type: 'tree' | 'blob' | 'commit';
+  path: string;
+  mode: string;
+}
+
+export interface DiffEntry {
+  old_path: string;
+  new_path: string;
+  a_mode: string;
+  b_mode: string;
+  new_file: boolean;
+  renamed_file: boolean;
+  deleted_file: boolean;
+  diff: string;
+}
+
+function ident(i: Identity, role: 'AUTHOR' | 'COMMITTER'): Record<string, string> {
+  const clean = (s: string) => s.replace(/[<>\n\0]/g, '').trim();
+  return {
+    [`GIT_${role}_NAME`]: clean(i.name) || 'unknown',
+    [`GIT_${role}_EMAIL`]: clean(i.email),
+    [`GIT_${role}_DATE`]: `@${Math.floor(i.time / 1000)} +0000`,
+  };
+}
+
+/** A repository path inside the tree, as the API takes it: relative, normalised, no "." or ".." parts, no NUL. */
+export function normalisePath(p: string): string | null {
+  if (typeof p !== 'string') return null;
+  const parts = p.split('/').filter((x) => x !== '');
+  if (parts.length === 0) return null;
+  for (const x of parts) if (x === '.' || x === '..' || x === '.git' || x.includes('\0') || /[\n\r]/.test(x)) return null;
+  return parts.join('/');
+}
+
+export class ProjectRepository {
+  constructor(readonly path: string) {}
+
+  /** The repository's place on a shard: hashed from the project id so renames never move it. */
+  static forProject(shardPath: string, projectId: number): ProjectRepository {
+    const h = createHash('sha256').update(String(projectId)).digest('hex');
+    return new ProjectRepository(join(shardPath, '@hashed', h.slice(0, 2), h.slice(2, 4), `${h}.git`));
+  }
+
+  exists(): boolean {
+    return existsSync(join(this.path, 'HEAD'));
+  }
+
+  /** Creates the bare repository if it is missing (a project whose repository is not on disk reads as empty). */
+  async ensure(defaultBranch = 'main'): Promise<void> {
+    if (this.exists()) return;
+    mkdirSync(dirname(this.path), { recursive: true });
+    await runGit(['init', '--bare', '--quiet', `--initial-branch=${defaultBranch}`, '--', this.path]);
+    // Pushes and API writes are checked by the server; these keep the object store sane.
+    await this.git(['config', 'receive.fsckObjects', 'true']);
+    await this.git(['config', 'receive.advertisePushOptions', 'false']);
+    await this.git(['config', 'uploadpack.allowFilter', 'true']);
+    await this.git(['config', 'uploadpack.allowAnySHA1InWant', 'false']);
+    invalidateRefs(this.path);
+  }
+
+  git(args: string[], opts: GitRunOptions = {}) {
+    return runGit(args, { ...opts, gitDir: this.path });
+  }
+
+  // ---- refs ----
+
+  private platform(): Repository {
+    return new Repository(this.path);
+  }
+
+  async branches(): Promise<RefSnapshot> {
+    if (!this.exists()) return EMPTY;
+    return snapshotOf(await this.platform().listBranches(), branchEntry);
+  }
+
+  async tags(): Promise<RefSnapshot> {
+    if (!this.exists()) return EMPTY;
+    return snapshotOf(await this.platform().listTags(), tagEntry);
+  }
+
+  /** Names of branches merged into `target` (one git call per snapshot and target). */
+  async mergedInto(target: string): Promise<Set<string>> {
+    const snap = await this.branches();
+    const head = snap.byName.get(target);
+    if (!head) return new Set();
+    let p = snap.merged.get(target);
+    if (!p) {
+      p = this.git(['for-each-ref', '--format=%(refname)', `--merged=${head.commit.id}`, 'refs/heads/']).then(({ stdout }) =>
+        new Set(stdout.toString('utf8').split('\n').filter(Boolean).map((r) => r.slice('refs/heads/'.length))));
+      snap.merged.set(target, p);
+      p.catch(() => snap.merged.delete(target));
+    }
+    return p;
+  }
+
+  async headBranch(): Promise<string | null> {
+    if (!this.exists()) return null;
+    const r = await this.git(['symbolic-ref', '--quiet', 'HEAD'], { okExitCodes: [1] });
+    const ref = r.stdout.toString().trim();
+    return r.code === 0 && ref.startsWith('refs/heads/') ? ref.slice(11) : null;
+  }
+
+  async setHead(branch: string): Promise<void> {
+    await this.git(['symbolic-ref', 'HEAD', `refs/heads/${branch}`]);
+  }
+
+  /** A revision the caller named (branch, tag or full/short sha) to a commit sha; null when it names nothing. */
+  async resolveCommit(rev: string): Promise<string | null> {
+    if (!this.exists() || !rev || rev.startsWith('-') || /[\s\0:]|\.\.|@\{|\^\{/.test(rev)) return null;
+    const r = await this.git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`], { okExitCodes: [1, 128] });
+    const sha = r.stdout.toString().trim();
+    return r.code === 0 && isFullSha(sha) ? sha : null;
+  }
+
+  async commit(sha: string): Promise<CommitInfo | null> {
+    const list = await this.log({ ref: sha, limit: 1, noWalk: true });
+    return list[0] ?? null;
+  }
+
+  async log(o: { ref: string; path?: string; since?: number; until?: number; skip?: number; limit: number; noWalk?: boolean; firstParent?: boolean; all?: boolean }): Promise<CommitInfo[]> {
+    if (!this.exists()) return [];
+    const args = ['log', LOG_FORMAT, `--max-count=${o.limit}`];
+    if (o.noWalk) args.push('--no-walk');
+    if (o.skip) args.push(`--skip=${o.skip}`);
+    if (o.since !== undefined) args.push(`--since=@${Math.floor(o.since / 1000)}`);
+    if (o.until !== undefined) args.push(`--until=@${Math.floor(o.until / 1000)}`);
+    if (o.firstParent) args.push('--first-parent');
+    if (o.all) args.push('--all');
+    else args.push('--end-of-options', o.ref);
+    args.push('--');
+    if (o.path) args.push(o.path);
+    const { stdout } = await this.git(args);
+    return parseLog(stdout);
+  }
+
+  async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    const r = await this.git(['merge-base', '--is-ancestor', ancestor, descendant], { okExitCodes: [1] });
+    return r.code === 0;
+  }
+
+  async mergeBase(a: string, b: string): Promise<string | null> {
+    const r = await this.git(['merge-base', a, b], { okExitCodes: [1] });
+    return r.code === 0 ? r.stdout.toString().trim() : null;
+  }
+
+  /** Compare-and-swap: `expected` null means the ref must not exist yet. */
+  async updateRef(ref: string, newSha: string, expected: string | null): Promise<void> {
+    try {
+      await this.git(['update-ref', '--no-deref', ref, newSha, expected ?? SHA1_ZERO]);
+    } catch (e) {
+      const stderr = e instanceof GitError ? e.stderr : '';
+      if (/already exists/.test(stderr)) throw new RefUpdateError('exists', `${ref} already exists`);
+      throw new RefUpdateError('moved', `${ref} moved: ${stderr.trim()}`);
+    } finally {
+      invalidateRefs(this.path);
+    }
+  }
+
+  async deleteRef(ref: string, expected: string): Promise<void> {
+    try {
+      await this.git(['update-ref', '--no-deref', '-d', ref, expected]);
+    } catch (e) {
+      throw new RefUpdateError('moved', `${ref} moved: ${e instanceof GitError ? e.stderr.trim() : ''}`);
+    } finally {
+      invalidateRefs(this.path);
+    }
+  }
+
+  // ---- trees and blobs ----
+
+  async tree(commit: string, path: string | null, recursive: boolean): Promise<TreeEntry[] | null> {
+    const spec = path ? `${commit}:${path}` : `${commit}^{tree}`;
+    const t = await this.git(['cat-file', '-t', spec], { okExitCodes: [128] });
+    if (t.code !== 0 || t.stdout.toString().trim() !== 'tree') return null;
+    const args = ['ls-tree', '-z', ...(recursive ? ['-r', '-t'] : []), '--end-of-options', spec];
+    const { stdout } = await this.git(args);
+    const out: TreeEntry[] = [];
+    for (const line of stdout.toString('utf8').split('\0')) {
+      if (!line) continue;
+      const tab = line.indexOf('\t');
+      const [mode, type, id] = line.slice(0, tab).split(' ');
+      const rel = line.slice(tab + 1);
+      const full = path ? `${path}/${rel}` : rel;
+      out.push({ id, name: rel.split('/').pop()!, type: type as TreeEntry['type'], path: full, mode });
+    }
+    return out;
+  }
+
+  /** The blob at `path` in `commit`: its sha, mode and content, or null. */
+  async blob(commit: string, path: string): Promise<{ id: string; mode: string; size: number; content: Buffer } | null> {
+    const r = await this.git(['ls-tree', '-z', '--end-of-options', commit, '--', path], { okExitCodes: [128] });
+    if (r.code !== 0) return null;
+    const line = r.stdout.toString('utf8').split('\0').find((l) => l && l.slice(l.indexOf('\t') + 1) === path);
+    if (!line) return null;
+    const [mode, type, id] = line.slice(0, line.indexOf('\t')).split(' ');
+    if (type !== 'blob') return null;
+    const content = (await this.git(['cat-file', 'blob', id])).stdout;
+    return { id, mode, size: content.length, content };
+  }
+
+  /** The last commit reachable from `commit` that touched `path`. */
+  async lastCommitFor(commit: string, path: string): Promise<string | null> {
+    const { stdout } = await this.git(['log', '--format=%H', '--max-count=1', '--end-of-options', commit, '--', path]);
+    return stdout.toString().trim() || null;
+  }
+
+  // ---- writing commits through plumbing ----
+
+  /**
+   * Applies `actions` on top of `startSha` (null: an empty tree) and moves `branch` from `expected` to the new
+   * commit with a compare-and-swap. Throws ActionError for actions that do not fit the tree, RefUpdateError when
+   * the branch moved meanwhile.
+   */
+  async commitActions(o: {
+    branch: string;
+    startSha: string | null;
+    expected: string | null;
+    message: string;
+    author: Identity;
+    committer: Identity;
+    actions: FileAction[];
+  }): Promise<string> {
+    await this.ensure(o.branch);
+    const index = join(tmpdir(), `bellows-index-${process.pid}-${randomBytes(6).toString('hex')}`);
+    const env = { GIT_INDEX_FILE: index };
+    try {
+      if (o.startSha) await this.git(['read-tree', `${o.startSha}^{tree}`], { env });
+      else await this.git(['read-tree', '--empty'], { env });
+
+      // Which paths exist now: one ls-files of the index.
+      const listing = (await this.git(['ls-files', '-z', '--stage'], { env })).stdout.toString('utf8');
+      const present = new Map<string, { mode: string; id: string }>();
+      for (const l of listing.split('\0')) {
+        if (!l) continue;
+        const tab = l.indexOf('\t');
+        const [mode, id] = l.slice(0, tab).split(' ');
+        present.set(l.slice(tab + 1), { mode, id });
+      }
+      const dirs = new Set<string>();
+      for (const p of present.keys()) {
+        const parts = p.split('/');
+        for (let i = 1; i < parts.length; i++) dirs.add(parts.slice(0, i).join('/'));
+      }
+
+      const lines: string[] = [];
+      const write = async (content: Buffer) => (await this.git(['hash-object', '-w', '--stdin'], { input: content })).stdout.toString().trim();
+      const stale = async (a: { last_commit_id?: string; file_path: string }, path: string) => {
+        if (!a.last_commit_id || !o.startSha) return;
+        const last = await this.lastCommitFor(o.startSha, path);
+        if (last && last !== a.last_commit_id && !last.startsWith(a.last_commit_id)) {
+          throw new ActionError('stale', a.file_path, `The last commit ID of ${a.file_path} does not match`);
+        }
+      };
+      for (const a of o.actions) {
+        const path = a.file_path;
+        const exists = present.has(path);
+        switch (a.action) {
+          case 'create': {
+            if (exists || dirs.has(path)) throw new ActionError('exists', path, 'A file with this name already exists');
+            const id = await write(a.content);
+            lines.push(`${a.executable ? '100755' : '100644'} ${id}\t${path}`);
+            present.set(path, { mode: '100644', id });
+            break;
+          }
+          case 'update': {
+            if (!exists) throw new ActionError('missing', path, "A file with this name doesn't exist");
+            await stale(a, path);
+            const id = await write(a.content);
+            const mode = a.executable === undefined ? present.get(path)!.mode : a.executable ? '100755' : '100644';
+            lines.push(`${mode} ${id}\t${path}`);
+            break;
+          }
+          case 'delete': {
+            if (!exists) throw new ActionError('missing', path, "A file with this name doesn't exist");
+            await stale(a, path);
+            lines.push(`0 ${SHA1_ZERO}\t${path}`);
+            present.delete(path);
+            break;
+          }
+          case 'move': {
+            const prev = present.get(a.previous_path);
+            if (!prev) throw new ActionError('missing', a.previous_path, "A file with this name doesn't exist");
+            if (exists) throw new ActionError('exists', path, 'A file with this name already exists');
+            await stale(a, a.previous_path);
+            const id = a.content ? await write(a.content) : prev.id;
+            lines.push(`0 ${SHA1_ZERO}\t${a.previous_path}`);
+            lines.push(`${prev.mode} ${id}\t${path}`);
+            present.delete(a.previous_path);
+            present.set(path, { mode: prev.mode, id });
+            break;
+          }
+          case 'chmod': {
+            const cur = present.get(path);
+            if (!cur) throw new ActionError('missing', path, "A file with this name doesn't exist");
+            lines.push(`${a.executable ? '100755' : '100644'} ${cur.id}\t${path}`);
+            break;
+          }
+        }
+      }
+      if (lines.length) await this.git(['update-index', '-z', '--index-info'], { env, input: lines.join('\0') + '\0' });
+      const tree = (await this.git(['write-tree'], { env })).stdout.toString().trim();
+      const parents = o.startSha ? ['-p', o.startSha] : [];
+      const commit = (await this.git(['commit-tree', tree, ...parents], {
+        input: o.message,
+        env: { ...ident(o.author, 'AUTHOR'), ...ident(o.committer, 'COMMITTER') },
+      })).stdout.toString().trim();
+      await this.updateRef(`refs/heads/${o.branch}`, commit, o.expected);
+      return commit;
+    } finally {
+      rmSync(index, { force: true });
+      rmSync(`${index}.lock`, { force: true });
+    }
+  }
+
+  async createTag(name: string, target: string, message: string | null, tagger: Identity): Promise<void> {
+    await this.ensure();
+    let object = target;
+    if (message) {
+      const t = ident(tagger, 'COMMITTER');
+      const body = `object ${target}\ntype commit\ntag ${name}\ntagger ${t.GIT_COMMITTER_NAME} <${t.GIT_COMMITTER_EMAIL}> ${Math.floor(tagger.time / 1000)} +0000\n\n${message.endsWith('\n') ? message : `${message}\n`}`;
+      object = (await this.git(['mktag'], { input: body })).stdout.toString().trim();
+    }
+    await this.updateRef(`refs/tags/${name}`, object, null);
+  }
+
+  // ---- diffs ----
+
+  async diff(from: string, to: string): Promise<DiffEntry[]> {
+    const { stdout } = await this.git(['diff', '--no-color', '--no-ext-diff', '-M', '--full-index', '--raw', '-p', '-z', '--end-of-options', from, to, '--'], { maxBuffer: 32 * 1024 * 1024 });
+    return parseRawPatch(stdout.toString('utf8'));
+  }
+}
+
+/**
+ * Parses `git diff --raw -p -z`: first the raw records (":a_mode b_mode a b status\0path\0[path\0]"), then the
+ * patch text, split on "diff --git" headers in the same order.
+ */
+function parseRawPatch(text: string): DiffEntry[] {
+  const entries: DiffEntry[] = [];
+  let i = 0;
+  while (text[i] === ':') {
+    const end = text.indexOf('\0', i);
+    const [aMode, bMode, , , status] = text.slice(i + 1, end).split(' ');
+    i = end + 1;
+    const p1End = text.indexOf('\0', i);
+    const p1 = text.slice(i, p1End);
+    i = p1End + 1;
+    let p2 = p1;
+    if (status.startsWith('R') || status.startsWith('C')) {
+      const p2End = text.indexOf('\0', i);
+      p2 = text.slice(i, p2End);
+      i = p2End + 1;
+    }
+    entries.push({
+      old_path: p1, new_path: p2, a_mode: aMode, b_mode: bMode,
+      new_file: status === 'A', renamed_file: status.startsWith('R'), deleted_file: status === 'D', diff: '',
+    });
+  }
+  const patch = text.slice(i).replace(/^\0/, '').replace(/^\n/, '');
+  const chunks = patch.split(/^diff --git .*\n/m).slice(1);
+  chunks.forEach((c, k) => {
+    if (!entries[k]) return;
+    const at = c.search(/^(@@|Binary files)/m);
+    entries[k].diff = at >= 0 ? c.slice(at) : '';
+  });
+  return entries;
+}

@@ -1,0 +1,139 @@
+import type { RouteDef } from '../../http/route.ts';
+import { Enum, IdOrPath, Input, Opt, PaginationParams, Str } from '../../http/schemas.ts';
+import { findProject, requireProjectLevel } from '../../http/access.ts';
+import { paginateArray, pageParams, setKeysetLink } from '../../http/pagination.ts';
+import { checkUnmodifiedSince } from '../../http/conditional.ts';
+import { accepted, sendRendered } from '../../http/errors.ts';
+import { AccessLevel } from '../../platform/membership.ts';
+import { callerOf, repoFor, requireDownloadCode } from './repository.common.ts';
+import {
+  createBranch, deleteBranch, deleteMergedBranches, describeBranches, filterBranches, findBranch, presentBranch,
+} from './branches.service.ts';
+
+const tags = ['branches'];
+
+export const branchRoutes: RouteDef<any>[] = [
+  {
+    method: 'GET',
+    url: '/projects/:id/repository/branches',
+    summary: 'List repository branches, ordered by name',
+    tags,
+    access: 'public',
+    scopes: ['read_repository'],
+    input: Input({
+      id: IdOrPath(),
+      search: Opt(Str({ description: '"^term" for a prefix, "term$" for a suffix, otherwise a substring' })),
+      regex: Opt(Str({ description: 'RE2 regular expression matched against the name' })),
+      sort: Opt(Enum(['name_asc', 'updated_asc', 'updated_desc'] as const)),
+      page_token: Opt(Str({ description: 'start after this branch name' })),
+      ...PaginationParams,
+    }),
+    async handler(req, reply) {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireDownloadCode(ctx);
+      const repo = repoFor(req.server.config, ctx.project);
+      const snap = await repo.branches();
+      const list = filterBranches(snap.list, req.input, snap);
+      let page;
+      if (req.input.page_token !== undefined) {
+        const p = pageParams(req.input);
+        page = list.slice(0, p.perPage);
+        if (list.length > p.perPage) setKeysetLink(req, reply, page.length, { page_token: page[page.length - 1].name }, ['page']);
+      } else {
+        page = paginateArray(req, reply, list);
+      }
+      const views = await describeBranches(req.server, ctx.project, repo, page, callerOf(ctx, req.actor));
+      return views.map((v) => presentBranch(req.server.config, ctx.project, v));
+    },
+  },
+  {
+    method: 'GET',
+    url: '/projects/:id/repository/branches/:branch',
+    summary: 'Get a single repository branch',
+    tags,
+    access: 'public',
+    scopes: ['read_repository'],
+    input: Input({ id: IdOrPath(), branch: Str({ description: 'URL-encoded branch name' }) }),
+    async handler(req, reply) {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireDownloadCode(ctx);
+      const repo = repoFor(req.server.config, ctx.project);
+      const entry = await findBranch(repo, req.input.branch);
+      // HEAD answers whether the branch exists: 204, or 404, without a body.
+      if (req.method === 'HEAD') {
+        reply.code(204);
+        return undefined;
+      }
+      const [view] = await describeBranches(req.server, ctx.project, repo, [entry], callerOf(ctx, req.actor));
+      return presentBranch(req.server.config, ctx.project, view);
+    },
+  },
+  {
+    method: 'POST',
+    url: '/projects/:id/repository/branches',
+    summary: 'Create a branch from a branch name or commit SHA',
+    tags,
+    access: 'authenticated',
+    input: Input({ id: IdOrPath(), branch: Str(), ref: Str() }),
+    async handler(req) {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireDownloadCode(ctx);
+      requireProjectLevel(ctx, AccessLevel.DEVELOPER);
+      const repo = repoFor(req.server.config, ctx.project);
+      const caller = callerOf(ctx, req.actor);
+      const entry = await createBranch(req.server, ctx.project, repo, caller, req.input.branch, req.input.ref);
+      const [view] = await describeBranches(req.server, ctx.project, repo, [entry], caller);
+      return presentBranch(req.server.config, ctx.project, view, true);
+    },
+  },
+  {
+    method: 'DELETE',
+    url: '/projects/:id/repository/branches/:branch',
+    summary: 'Delete a branch',
+    tags,
+    access: 'authenticated',
+    input: Input({ id: IdOrPath(), branch: Str() }),
+    async handler(req) {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireDownloadCode(ctx);
+      requireProjectLevel(ctx, AccessLevel.DEVELOPER);
+      const repo = repoFor(req.server.config, ctx.project);
+      const entry = await findBranch(repo, req.input.branch);
+      checkUnmodifiedSince(req, Date.parse(entry.commit.authored_date));
+      await deleteBranch(req.server, ctx.project, repo, callerOf(ctx, req.actor), entry);
+      return undefined;
+    },
+  },
+  {
+    method: 'DELETE',
+    url: '/projects/:id/repository/merged_branches',
+    summary: 'Delete every branch merged into the default branch, except protected ones (runs after the answer)',
+    tags,
+    access: 'authenticated',
+    input: Input({ id: IdOrPath() }),
+    async handler(req, reply) {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireDownloadCode(ctx);
+      requireProjectLevel(ctx, AccessLevel.DEVELOPER);
+      const repo = repoFor(req.server.config, ctx.project);
+      const server = req.server;
+      const log = req.log;
+      // The sweep runs once the answer is on its way; every deletion is a compare-and-swap, so it is safe
+      // against pushes that happen meanwhile.
+      reply.raw.once('finish', () => {
+        const job = deleteMergedBranches(server, ctx.project, repo).catch((err) => log.error({ err }, 'merged branch cleanup failed'));
+        backgroundJobs.add(job);
+        void job.finally(() => backgroundJobs.delete(job));
+      });
+      return sendRendered(reply, accepted);
+    },
+  },
+];
+
+/** Sweeps still running (tests wait for them). */
+export const backgroundJobs = new Set<Promise<unknown>>();
+
+export async function settleBackgroundJobs(): Promise<void> {
+  while (backgroundJobs.size) await Promise.all([...backgroundJobs]);
+}
+

@@ -1,0 +1,173 @@
+import { Type } from '@sinclair/typebox';
+import type { RouteDef } from '../../http/route.ts';
+import { Bool, IdOrPath, Input, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
+import { findProject, requireProjectLevel } from '../../http/access.ts';
+import { paginateArray } from '../../http/pagination.ts';
+import { checkUnmodifiedSince } from '../../http/conditional.ts';
+import { AccessLevel } from '../../platform/membership.ts';
+import { loadBranchRules, loadTagRules } from './protection.ts';
+import {
+  ACCESS_LEVEL_VALUES, createProtectedBranch, createProtectedTag, deleteProtectedBranch, deleteProtectedTag, entriesFrom,
+  findProtectedBranch, findProtectedTag, presentProtectedBranches, presentProtectedTags,
+} from './protected.service.ts';
+import { requireDownloadCode } from './repository.common.ts';
+
+const Level = () => IntEnum(ACCESS_LEVEL_VALUES);
+const Entry = Type.Object({
+  access_level: Opt(Level()),
+  user_id: Opt(Type.Integer()),
+  group_id: Opt(Type.Integer()),
+  deploy_key_id: Opt(Type.Integer()),
+}, { additionalProperties: true });
+const Entries = () => Opt(Type.Array(Entry));
+
+export const protectedBranchRoutes: RouteDef<any>[] = [
+  {
+    method: 'GET',
+    url: '/projects/:id/protected_branches',
+    summary: 'List protected branches',
+    tags: ['protected_branches'],
+    access: 'authenticated',
+    input: Input({ id: IdOrPath(), search: Opt(Str()), ...PaginationParams }),
+    async handler(req, reply) {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      let rules = await loadBranchRules(req.server.db, ctx.project.id);
+      if (req.input.search) rules = rules.filter((r) => r.name.toLowerCase().includes(String(req.input.search).toLowerCase()));
+      return presentProtectedBranches(req.server.db, paginateArray(req, reply, rules));
+    },
+  },
+  {
+    method: 'GET',
+    url: '/projects/:id/protected_branches/:name',
+    summary: 'Get a protected branch or wildcard by its exact name',
+    tags: ['protected_branches'],
+    access: 'authenticated',
+    input: Input({ id: IdOrPath(), name: Str() }),
+    async handler(req) {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      const rule = await findProtectedBranch(req.server.db, ctx.project.id, req.input.name);
+      return (await presentProtectedBranches(req.server.db, [rule]))[0];
+    },
+  },
+  {
+    method: 'POST',
+    url: '/projects/:id/protected_branches',
+    summary: 'Protect a branch or wildcard',
+    tags: ['protected_branches'],
+    access: 'authenticated',
+    input: Input({
+      id: IdOrPath(),
+      name: Str(),
+      push_access_level: Opt(Level()),
+      merge_access_level: Opt(Level()),
+      unprotect_access_level: Opt(Level()),
+      allow_force_push: Opt(Bool({ default: false })),
+      allowed_to_push: Entries(),
+      allowed_to_merge: Entries(),
+      allowed_to_unprotect: Entries(),
+      code_owner_approval_required: Opt(Bool({ default: false })),
+    }),
+    async handler(req) {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      const i = req.input;
+      const rule = await createProtectedBranch(req.server, ctx.project.id, {
+        name: i.name,
+        allow_force_push: !!i.allow_force_push,
+        code_owner_approval_required: !!i.code_owner_approval_required,
+        push: entriesFrom(i.push_access_level, i.allowed_to_push, 40),
+        merge: entriesFrom(i.merge_access_level, i.allowed_to_merge, 40),
+        unprotect: entriesFrom(i.unprotect_access_level, i.allowed_to_unprotect, 40),
+      });
+      return (await presentProtectedBranches(req.server.db, [rule]))[0];
+    },
+  },
+  {
+    method: 'DELETE',
+    url: '/projects/:id/protected_branches/:name',
+    summary: 'Unprotect a branch or wildcard',
+    tags: ['protected_branches'],
+    access: 'authenticated',
+    input: Input({ id: IdOrPath(), name: Str() }),
+    async handler(req) {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      const rule = await findProtectedBranch(req.server.db, ctx.project.id, req.input.name);
+      const row = await req.server.db.selectFrom('protected_branches').select('updated_at').where('id', '=', rule.id).executeTakeFirst();
+      checkUnmodifiedSince(req, row?.updated_at);
+      await deleteProtectedBranch(req.server.db, rule.id, ctx.project.id);
+      return undefined;
+    },
+  },
+];
+
+export const protectedTagRoutes: RouteDef<any>[] = [
+  {
+    method: 'GET',
+    url: '/projects/:id/protected_tags',
+    summary: 'List protected tags',
+    tags: ['protected_tags'],
+    access: 'authenticated',
+    input: Input({ id: IdOrPath(), ...PaginationParams }),
+    async handler(req, reply) {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireDownloadCode(ctx);
+      requireProjectLevel(ctx, AccessLevel.REPORTER);
+      const rules = await loadTagRules(req.server.db, ctx.project.id);
+      return presentProtectedTags(req.server.db, paginateArray(req, reply, rules));
+    },
+  },
+  {
+    method: 'GET',
+    url: '/projects/:id/protected_tags/:name',
+    summary: 'Get a protected tag or wildcard by its exact name',
+    tags: ['protected_tags'],
+    access: 'authenticated',
+    input: Input({ id: IdOrPath(), name: Str() }),
+    async handler(req) {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireDownloadCode(ctx);
+      requireProjectLevel(ctx, AccessLevel.REPORTER);
+      const rule = await findProtectedTag(req.server.db, ctx.project.id, req.input.name);
+      return (await presentProtectedTags(req.server.db, [rule]))[0];
+    },
+  },
+  {
+    method: 'POST',
+    url: '/projects/:id/protected_tags',
+    summary: 'Protect a tag or wildcard',
+    tags: ['protected_tags'],
+    access: 'authenticated',
+    input: Input({
+      id: IdOrPath(),
+      name: Str(),
+      create_access_level: Opt(Level()),
+      allowed_to_create: Entries(),
+    }),
+    async handler(req) {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      const rule = await createProtectedTag(req.server, ctx.project.id, req.input.name,
+        entriesFrom(req.input.create_access_level, req.input.allowed_to_create, 40));
+      return (await presentProtectedTags(req.server.db, [rule]))[0];
+    },
+  },
+  {
+    method: 'DELETE',
+    url: '/projects/:id/protected_tags/:name',
+    summary: 'Unprotect a tag or wildcard (by its literal name)',
+    tags: ['protected_tags'],
+    access: 'authenticated',
+    input: Input({ id: IdOrPath(), name: Str() }),
+    async handler(req) {
+      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      const rule = await findProtectedTag(req.server.db, ctx.project.id, req.input.name);
+      checkUnmodifiedSince(req, rule.updated_at);
+      await deleteProtectedTag(req.server.db, rule.id);
+      return undefined;
+    },
+  },
+];

@@ -1,0 +1,94 @@
+// What every repository route needs: the project's bare repository, the download/push rules, and the project
+// bookkeeping after a ref moved (activity, empty_repo, the default branch on the first push).
+import type { ServiceDeps } from '../../platform/deps.ts';
+import type { Config } from '../../config/index.ts';
+import type { ProjectRow } from '../../platform/membership.ts';
+import { AccessLevel } from '../../platform/membership.ts';
+import { ProjectRepository, invalidateRefs, type CommitInfo } from '../../platform/git/project-repository.ts';
+import { ForbiddenError, NotFoundError } from '../../platform/errors.ts';
+import type { ProjectContext } from '../../http/access.ts';
+import type { Actor } from '../../http/auth.ts';
+import type { Caller } from './protection.ts';
+
+export function repoFor(config: Config, project: Pick<ProjectRow, 'id' | 'repository_storage'>): ProjectRepository {
+  const shard = config.storage.find((s) => s.name === project.repository_storage) ?? config.storage[0];
+  return ProjectRepository.forProject(shard.path, project.id);
+}
+
+/** download_code: anyone who can read a public or internal project; Reporter+ on a private one. */
+export function canDownloadCode(ctx: ProjectContext): boolean {
+  if (ctx.project.visibility_level >= 10) return true;
+  return ctx.level >= AccessLevel.REPORTER;
+}
+
+export function requireDownloadCode(ctx: ProjectContext): void {
+  if (!canDownloadCode(ctx)) throw new ForbiddenError();
+}
+
+export function callerOf(ctx: ProjectContext, actor: Actor): Caller {
+  return { userId: actor.user?.id ?? null, level: actor.user ? ctx.level : 0, admin: actor.admin };
+}
+
+export function projectWebUrl(config: Config, project: Pick<ProjectRow, 'full_path'>): string {
+  return `${config.externalUrl}/${project.full_path}`;
+}
+
+/** Path segments as a browser URL carries them: "/" kept, everything else that needs it escaped. */
+export function urlPath(s: string): string {
+  return s.split('/').map(encodeURIComponent).join('/');
+}
+
+export function presentCommit(config: Config, project: Pick<ProjectRow, 'full_path'>, c: CommitInfo) {
+  return {
+    id: c.id,
+    short_id: c.short_id,
+    created_at: c.created_at,
+    parent_ids: c.parent_ids,
+    title: c.title,
+    message: c.message,
+    author_name: c.author_name,
+    author_email: c.author_email,
+    authored_date: c.authored_date,
+    committer_name: c.committer_name,
+    committer_email: c.committer_email,
+    committed_date: c.committed_date,
+    trailers: c.trailers,
+    extended_trailers: c.extended_trailers,
+    web_url: `${projectWebUrl(config, project)}/-/commit/${c.id}`,
+  };
+}
+
+/** The branch the API treats as default: the project's setting, else the repository's HEAD. */
+export async function defaultBranchOf(project: ProjectRow, repo: ProjectRepository): Promise<string | null> {
+  if (project.default_branch) return project.default_branch;
+  return repo.headBranch();
+}
+
+/**
+ * After refs moved (push or API): forget cached refs, record activity, clear empty_repo, and give a project
+ * without a default branch the first branch that exists (HEAD's if present).
+ */
+export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository): Promise<void> {
+  invalidateRefs(repo.path);
+  const patch: Partial<Record<'last_activity_at' | 'empty_repo' | 'default_branch', number | string | null>> = { last_activity_at: deps.clock.now() };
+  // A project with branches and a default branch needs no git call here: pushes stay cheap on large repositories.
+  if (project.empty_repo || !project.default_branch) {
+    const { stdout } = await repo.git(['for-each-ref', '--format=%(refname:lstrip=2)', 'refs/heads/']);
+    const names = new Set(stdout.toString('utf8').split('\n').filter(Boolean));
+    const empty = names.size === 0 ? 1 : 0;
+    if (empty !== project.empty_repo) patch.empty_repo = empty;
+    // The first push picks the default branch when the configured one was not pushed.
+    if (names.size > 0 && (!project.default_branch || (project.empty_repo && !names.has(project.default_branch)))) {
+      const head = await repo.headBranch();
+      const pick = head && names.has(head) ? head : names.has('main') ? 'main' : names.has('master') ? 'master' : [...names].sort()[0];
+      patch.default_branch = pick;
+      if (head !== pick) await repo.setHead(pick);
+    }
+  }
+  await deps.db.updateTable('projects').set(patch as any).where('id', '=', project.id).execute();
+  Object.assign(project, patch);
+}
+
+export function notFound(thing: string): never {
+  throw new NotFoundError(thing);
+}

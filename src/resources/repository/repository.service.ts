@@ -1,0 +1,231 @@
+// Content without a clone: trees, files, commits (written through plumbing on the bare repository), compare, tags.
+import { createHash } from 'node:crypto';
+import type { ServiceDeps } from '../../platform/deps.ts';
+import type { ProjectRow } from '../../platform/membership.ts';
+import type { UserRow } from '../../http/auth.ts';
+import { NotFoundError, RuleError } from '../../platform/errors.ts';
+import {
+  ActionError, RefUpdateError, normalisePath, serialised, type Identity, type CommitInfo, type DiffEntry, type FileAction, type ProjectRepository, type RefEntry,
+} from '../../platform/git/project-repository.ts';
+import { isValidBranchName, isValidTagName } from '../../platform/git/refs.ts';
+import type { Config } from '../../config/index.ts';
+import { canCreateTag, canPushBranch, loadBranchRules, loadTagRules, matching, type Caller } from './protection.ts';
+import { afterRefsChanged, defaultBranchOf, presentCommit, projectWebUrl } from './repository.common.ts';
+
+export const READ_ONLY_TEXT = 'The repository is temporarily read-only. Please try again later.';
+
+/** A file path from the URL or body: relative and normalised, or a 400 in the reference's words. */
+export function filePath(p: string, param = 'file_path'): string {
+  const n = normalisePath(p);
+  if (!n) throw new RuleError('bad_request', { [param]: ['is invalid'] } as any);
+  return n;
+}
+
+export async function resolveRef(repo: ProjectRepository, project: ProjectRow, ref: string | undefined): Promise<string | null> {
+  const name = ref ?? (await defaultBranchOf(project, repo));
+  if (!name) return null;
+  const snap = await repo.branches();
+  return snap.byName.get(name)?.commit.id ?? (await repo.resolveCommit(name));
+}
+
+// ---- writes ----
+
+export interface CommitRequest {
+  branch: string;
+  start_branch?: string;
+  start_sha?: string;
+  commit_message: string;
+  author_email?: string;
+  author_name?: string;
+  actions: FileAction[];
+}
+
+/**
+ * Applies actions as one commit on `branch`, creating the branch from start_branch / start_sha (or the empty
+ * repository) when it does not exist. A concurrent writer moving the branch meanwhile makes the commit rebuild on
+ * the new head; the actions are checked again against it.
+ */
+export async function commitFiles(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, caller: Caller, user: UserRow, req: CommitRequest): Promise<string> {
+  if (project.repository_read_only) throw new RuleError('bad_request', READ_ONLY_TEXT);
+  if (!isValidBranchName(req.branch)) throw new RuleError('bad_request', 'Branch name is invalid');
+  const rules = await loadBranchRules(deps.db, project.id);
+  if (!(await canPushBranch(deps.db, rules, req.branch, caller))) throw new RuleError('forbidden', '403 Forbidden - You are not allowed to push into this branch');
+  if (req.start_branch && req.start_sha) throw new RuleError('bad_request', 'start_branch, start_sha are mutually exclusive');
+  const now = deps.clock.now();
+  const author = { name: req.author_name ?? user.name, email: req.author_email ?? user.email, time: now };
+  const committer = { name: user.name, email: user.email, time: now };
+  return serialised(repo.path, () => commitLoop(deps, project, repo, req, author, committer));
+}
+
+async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, req: CommitRequest, author: Identity, committer: Identity): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    const snap = await repo.branches();
+    const current = snap.byName.get(req.branch)?.commit.id ?? null;
+    let start = current;
+    if (!current) {
+      if (req.start_sha) {
+        start = await repo.resolveCommit(req.start_sha);
+        if (!start) throw new RuleError('bad_request', `Invalid start_sha: ${req.start_sha}`);
+      } else if (req.start_branch) {
+        start = snap.byName.get(req.start_branch)?.commit.id ?? null;
+        if (!start) throw new RuleError('bad_request', `Invalid reference name: ${req.start_branch}`);
+      } else if (snap.list.length > 0) {
+        throw new RuleError('bad_request', 'You can only create or edit files when you are on a branch');
+      }
+    }
+    try {
+      const sha = await repo.commitActions({ branch: req.branch, startSha: start, expected: current, message: req.commit_message, author, committer, actions: req.actions });
+      await afterRefsChanged(deps, project, repo);
+      return sha;
+    } catch (e) {
+      if (e instanceof ActionError) {
+        if (e.kind === 'stale') throw new RuleError('bad_request', 'You are attempting to update a file that has changed since you started editing it.');
+        throw new RuleError('bad_request', e.message);
+      }
+      if (e instanceof RefUpdateError && attempt < 4) continue;
+      if (e instanceof RefUpdateError) throw new RuleError('bad_request', 'The branch changed while the commit was written; try again.');
+      throw e;
+    }
+  }
+}
+
+// ---- reads ----
+
+export function presentTreeEntry(e: { id: string; name: string; type: string; path: string; mode: string }) {
+  return { id: e.id, name: e.name, type: e.type, path: e.path, mode: e.mode };
+}
+
+export async function fileAt(repo: ProjectRepository, commit: string, path: string) {
+  const blob = await repo.blob(commit, path);
+  if (!blob) throw new NotFoundError('File');
+  return blob;
+}
+
+export async function presentFile(repo: ProjectRepository, ref: string, commit: string, path: string) {
+  const blob = await fileAt(repo, commit, path);
+  const last = await repo.lastCommitFor(commit, path);
+  return {
+    file_name: path.split('/').pop(),
+    file_path: path,
+    size: blob.size,
+    encoding: 'base64',
+    content_sha256: createHash('sha256').update(blob.content).digest('hex'),
+    ref,
+    blob_id: blob.id,
+    commit_id: commit,
+    last_commit_id: last,
+    execute_filemode: blob.mode === '100755',
+    content: blob.content.toString('base64'),
+  };
+}
+
+export async function commitStats(repo: ProjectRepository, c: CommitInfo) {
+  const from = c.parent_ids[0] ?? '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+  const { stdout } = await repo.git(['diff', '--numstat', '-z', '--no-renames', from, c.id]);
+  let additions = 0;
+  let deletions = 0;
+  for (const rec of stdout.toString('utf8').split('\0')) {
+    const m = /^(\d+|-)\t(\d+|-)\t/.exec(rec);
+    if (!m) continue;
+    additions += m[1] === '-' ? 0 : Number(m[1]);
+    deletions += m[2] === '-' ? 0 : Number(m[2]);
+  }
+  return { additions, deletions, total: additions + deletions };
+}
+
+export async function presentCommitDetail(config: Config, project: ProjectRow, repo: ProjectRepository, c: CommitInfo, withStats = true) {
+  return {
+    ...presentCommit(config, project, c),
+    ...(withStats ? { stats: await commitStats(repo, c) } : {}),
+    status: null,
+    project_id: project.id,
+    last_pipeline: null,
+  };
+}
+
+export function presentDiff(d: DiffEntry) {
+  return {
+    diff: d.diff,
+    collapsed: false,
+    too_large: false,
+    new_path: d.new_path,
+    old_path: d.old_path,
+    a_mode: d.a_mode,
+    b_mode: d.b_mode,
+    new_file: d.new_file,
+    renamed_file: d.renamed_file,
+    deleted_file: d.deleted_file,
+    generated_file: false,
+  };
+}
+
+export async function compare(config: Config, project: ProjectRow, repo: ProjectRepository, from: string, to: string, straight: boolean) {
+  const [a, b] = await Promise.all([resolveRef(repo, project, from), resolveRef(repo, project, to)]);
+  if (!a || !b) throw new NotFoundError('Ref');
+  const base = straight ? a : (await repo.mergeBase(a, b)) ?? a;
+  const { stdout } = await repo.git(['rev-list', '--reverse', '--max-count=1000', `${base}..${b}`]);
+  const shas = stdout.toString().split('\n').filter(Boolean);
+  const commits: CommitInfo[] = shas.length ? (await repo.log({ ref: `${base}..${b}`, limit: 1000 })).reverse() : [];
+  const diffs = a === b ? [] : await repo.diff(base, b);
+  const head = commits.length ? commits[commits.length - 1] : null;
+  return {
+    commit: head ? presentCommit(config, project, head) : null,
+    commits: commits.map((c) => presentCommit(config, project, c)),
+    diffs: diffs.map(presentDiff),
+    compare_timeout: false,
+    compare_same_ref: a === b,
+    web_url: `${projectWebUrl(config, project)}/-/compare/${encodeURIComponent(from)}...${encodeURIComponent(to)}`,
+  };
+}
+
+// ---- tags ----
+
+export function presentTag(config: Config, project: ProjectRow, t: RefEntry, isProtected: boolean) {
+  return {
+    name: t.name,
+    message: t.tag ? t.tag.message.replace(/\n$/, '') : '',
+    target: t.target,
+    commit: presentCommit(config, project, t.commit),
+    release: null,
+    protected: isProtected,
+    created_at: t.tag?.date || null,
+  };
+}
+
+export async function createTag(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, caller: Caller, user: UserRow, name: string, ref: string, message: string | undefined): Promise<RefEntry> {
+  if (project.repository_read_only) throw new RuleError('bad_request', READ_ONLY_TEXT);
+  if (!isValidTagName(name)) throw new RuleError('bad_request', 'Tag name invalid');
+  const tags = await repo.tags();
+  if (tags.byName.has(name)) throw new RuleError('bad_request', `Tag ${name} already exists`);
+  const rules = await loadTagRules(deps.db, project.id);
+  if (!(await canCreateTag(deps.db, rules, name, caller))) throw new RuleError('forbidden', '403 Forbidden');
+  const target = await resolveRef(repo, project, ref);
+  if (!target) throw new RuleError('bad_request', `Target ${ref} is invalid`);
+  try {
+    await repo.createTag(name, target, message?.trim() ? message : null, { name: user.name, email: user.email, time: deps.clock.now() });
+  } catch (e) {
+    if (e instanceof RefUpdateError) throw new RuleError('bad_request', `Tag ${name} already exists`);
+    throw e;
+  }
+  await afterRefsChanged(deps, project, repo);
+  const created = (await repo.tags()).byName.get(name);
+  if (!created) throw new RuleError('bad_request', `Target ${ref} is invalid`);
+  return created;
+}
+
+export async function deleteTag(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, caller: Caller, name: string): Promise<void> {
+  if (project.repository_read_only) throw new RuleError('bad_request', READ_ONLY_TEXT);
+  const tags = await repo.tags();
+  const tag = tags.byName.get(name);
+  if (!tag) throw new RuleError('not_found', 'No such tag');
+  const rules = await loadTagRules(deps.db, project.id);
+  if (matching(rules, name).length > 0 && caller.level < 40) {
+    throw new RuleError('forbidden', 'You are not allowed to delete protected tags from this project. Only a project maintainer or owner can delete a protected tag.');
+  }
+  try {
+    await repo.deleteRef(`refs/tags/${name}`, tag.target);
+  } catch {
+    throw new RuleError('bad_request', 'Failed to remove tag');
+  }
+  await afterRefsChanged(deps, project, repo);
+}
