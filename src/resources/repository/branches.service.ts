@@ -160,7 +160,7 @@ export async function createBranch(deps: ServiceDeps, project: ProjectRow, repo:
   } catch {
     throw new RuleError('bad_request', 'Branch already exists');
   }
-  await afterRefsChanged(deps, project, repo);
+  await afterRefsChanged(deps, project, repo, [`refs/heads/${name}`]);
   const created = (await repo.branches()).byName.get(name);
   if (!created) throw new RuleError('bad_request', `Failed to create branch '${name}'`);
   return created;
@@ -180,7 +180,7 @@ export async function deleteBranch(deps: ServiceDeps, project: ProjectRow, repo:
   } catch {
     throw new RuleError('bad_request', 'Failed to remove branch');
   }
-  await afterRefsChanged(deps, project, repo);
+  await afterRefsChanged(deps, project, repo, [`refs/heads/${entry.name}`]);
 }
 
 /**
@@ -199,7 +199,7 @@ export async function deleteMergedBranches(deps: ServiceDeps, project: ProjectRo
   if (all.code !== 0) {
     for (const b of doomed) await repo.deleteRef(`refs/heads/${b.name}`, b.commit.id).catch(() => undefined);
   }
-  await afterRefsChanged(deps, project, repo);
+  await afterRefsChanged(deps, project, repo, doomed.map((b) => `refs/heads/${b.name}`));
   return doomed.map((b) => b.name);
 }
 

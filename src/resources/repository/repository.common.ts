@@ -9,6 +9,8 @@ import { ForbiddenError, NotFoundError } from '../../platform/errors.ts';
 import type { ProjectContext } from '../../http/access.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Caller } from './protection.ts';
+import { refreshRepositoryFacts } from '../projects/projects.service.ts';
+import { projectsChanged } from '../projects/projects.events.ts';
 
 export function repoFor(config: Config, project: Pick<ProjectRow, 'id' | 'repository_storage'>): ProjectRepository {
   const shard = config.storage.find((s) => s.name === project.repository_storage) ?? config.storage[0];
@@ -68,7 +70,11 @@ export async function defaultBranchOf(project: ProjectRow, repo: ProjectReposito
  * After refs moved (push or API): forget cached refs, record activity, clear empty_repo, and give a project
  * without a default branch the first branch that exists (HEAD's if present).
  */
-export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository): Promise<void> {
+/**
+ * `changedRefs` names the full refs that moved when the caller knows them; the repository facts the project
+ * keeps (statistics, languages, README) are read again only when the default branch may have moved.
+ */
+export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, changedRefs?: string[]): Promise<void> {
   invalidateRefs(repo.path);
   const patch: Partial<Record<'last_activity_at' | 'empty_repo' | 'default_branch', number | string | null>> = { last_activity_at: deps.clock.now() };
   // A project with branches and a default branch needs no git call here: pushes stay cheap on large repositories.
@@ -87,6 +93,11 @@ export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, r
   }
   await deps.db.updateTable('projects').set(patch as any).where('id', '=', project.id).execute();
   Object.assign(project, patch);
+  const defaultRef = project.default_branch ? `refs/heads/${project.default_branch}` : null;
+  if (!changedRefs || patch.default_branch !== undefined || (defaultRef && changedRefs.includes(defaultRef))) {
+    await refreshRepositoryFacts(deps, project);
+  }
+  projectsChanged();
 }
 
 export function notFound(thing: string): never {

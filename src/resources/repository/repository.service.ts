@@ -75,7 +75,7 @@ async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: ProjectR
     }
     try {
       const sha = await repo.commitActions({ branch: req.branch, startSha: start, expected: current, message: req.commit_message, author, committer, actions: req.actions });
-      await afterRefsChanged(deps, project, repo);
+      await afterRefsChanged(deps, project, repo, [`refs/heads/${req.branch}`]);
       return sha;
     } catch (e) {
       if (e instanceof ActionError) {
@@ -207,7 +207,7 @@ export async function createTag(deps: ServiceDeps, project: ProjectRow, repo: Pr
     if (e instanceof RefUpdateError) throw new RuleError('bad_request', `Tag ${name} already exists`);
     throw e;
   }
-  await afterRefsChanged(deps, project, repo);
+  await afterRefsChanged(deps, project, repo, [`refs/tags/${name}`]);
   const created = (await repo.tags()).byName.get(name);
   if (!created) throw new RuleError('bad_request', `Target ${ref} is invalid`);
   return created;
@@ -227,5 +227,5 @@ export async function deleteTag(deps: ServiceDeps, project: ProjectRow, repo: Pr
   } catch {
     throw new RuleError('bad_request', 'Failed to remove tag');
   }
-  await afterRefsChanged(deps, project, repo);
+  await afterRefsChanged(deps, project, repo, [`refs/tags/${name}`]);
 }
