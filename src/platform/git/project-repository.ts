@@ -7,24 +7,9 @@ import { dirname, join } from 'node:path';
 import { runGit, GitError, type GitRunOptions } from './command.ts';
 import { isFullSha, SHA1_ZERO } from './refs.ts';
 import { Repository, invalidateRefCache, type Branch, type Tag } from './repository.ts';
-import type { CommitInfo as PlatformCommit } from './commit.ts';
+import { LOG_FORMAT as COMMIT_LOG_FORMAT, parseLog as parsePlatformLog, type CommitInfo } from './commit.ts';
 
-export interface CommitInfo {
-  id: string;
-  short_id: string;
-  created_at: string;
-  parent_ids: string[];
-  title: string;
-  message: string;
-  author_name: string;
-  author_email: string;
-  authored_date: string;
-  committer_name: string;
-  committer_email: string;
-  committed_date: string;
-  trailers: Record<string, string>;
-  extended_trailers: Record<string, string[]>;
-}
+export type { CommitInfo } from './commit.ts';
 
 export interface RefEntry {
   /** Short name: "main", "feature/x", "v1.0". */
@@ -47,77 +32,13 @@ export interface RefSnapshot {
   filtered?: Map<string, RefEntry[]>;
 }
 
-// Trailer entries split by RS, key/value by US.
-const TRAILERS = 'only,unfold,separator=%x1e,key_value_separator=%x1f';
-const FIELDS: ReadonlyArray<readonly [string, string]> = [
-  ['%H', 'objectname'],
-  ['%P', 'parent'],
-  ['%an', 'authorname'],
-  ['%ae', 'authoremail:trim'],
-  ['%aI', 'authordate:iso-strict'],
-  ['%cn', 'committername'],
-  ['%ce', 'committeremail:trim'],
-  ['%cI', 'committerdate:iso-strict'],
-  ['%B', 'contents'],
-  [`%(trailers:${TRAILERS})`, `contents:trailers:${TRAILERS}`],
-];
-const WIDTH = FIELDS.length;
-const LOG_FORMAT = `--format=tformat:%x1d${FIELDS.map(([p]) => `${p}%x00`).join('')}`;
-
-function parseTrailers(text: string): Pick<CommitInfo, 'trailers' | 'extended_trailers'> {
-  const trailers: Record<string, string> = {};
-  const extended: Record<string, string[]> = {};
-  for (const entry of text.split('\x1e')) {
-    const cut = entry.indexOf('\x1f');
-    if (cut <= 0) continue;
-    const key = entry.slice(0, cut);
-    const value = entry.slice(cut + 1).replace(/\n$/, '');
-    trailers[key] = value;
-    (extended[key] ??= []).push(value);
-  }
-  return { trailers, extended_trailers: extended };
-}
-
-export function commitTitle(message: string): string {
-  const first = message.split(/\r?\n/, 1)[0] ?? '';
-  return first;
-}
-
-// "2024-01-02T03:04:05+02:00" -> "2024-01-02T03:04:05.000+02:00", the API's datetime shape with the commit's offset.
+// The log format and parsing are the platform's, so history, branches and tags parse one way; the API shows
+// datetimes with milliseconds and the commit's own offset.
+const LOG_FORMAT = `--format=${COMMIT_LOG_FORMAT}`;
 const withMillis = (d: string) => d.replace(/^(.{19})(?=[+-]|Z)/, '$1.000');
 
-function toCommit(f: string[]): CommitInfo {
-  const [id, parents, an, ae, adRaw, cn, ce, cdRaw, message, trailerText] = f;
-  const ad = withMillis(adRaw ?? '');
-  const cd = withMillis(cdRaw ?? '');
-  return {
-    id,
-    short_id: id.slice(0, 8),
-    created_at: cd,
-    parent_ids: parents ? parents.split(' ') : [],
-    title: commitTitle(message),
-    message,
-    author_name: an,
-    author_email: ae,
-    authored_date: ad,
-    committer_name: cn,
-    committer_email: ce,
-    committed_date: cd,
-    ...parseTrailers(trailerText ?? ''),
-  };
-}
-
-/** Parses `git log` output written with LOG_FORMAT (records start with GS, fields end with NUL). */
 function parseLog(out: Buffer): CommitInfo[] {
-  const text = out.toString('utf8');
-  const commits: CommitInfo[] = [];
-  for (const rec of text.split('\x1d')) {
-    if (!rec) continue;
-    const f = rec.split('\0');
-    if (f.length < WIDTH) continue;
-    commits.push(toCommit(f.slice(0, WIDTH)));
-  }
-  return commits;
+  return parsePlatformLog(out).map(fromPlatform);
 }
 
 // ---- ref cache ----------------------------------------------------------------------------------
@@ -138,7 +59,7 @@ export function invalidateRefs(path: string): void {
   invalidateRefCache(path);
 }
 
-function fromPlatform(c: PlatformCommit): CommitInfo {
+function fromPlatform(c: CommitInfo): CommitInfo {
   return {
     ...c,
     created_at: withMillis(c.created_at),
