@@ -3,7 +3,7 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import type { Actor } from '../../http/auth.ts';
 import { iso, isoDate, webUrl } from '../../http/format.ts';
-import { AccessLevel, projectAccessLevels, visibilityName, type ProjectAccess } from '../../platform/membership.ts';
+import { AccessLevel, projectAccessLevels, readCacheState, visibilityName, type ProjectAccess } from '../../platform/membership.ts';
 import { userBasic } from '../users/users.presenter.ts';
 import { FEATURE_LEVEL, featureAvailable, featureLevelName, settingsOf, type Namespace, type Project } from './projects.service.ts';
 
@@ -38,6 +38,43 @@ export interface Presentation {
 
 const NO_ACCESS: ProjectAccess = { project: null, group: null, effective: 0 };
 
+type NsWithOwner = NsRow & { owner_username: string | null; owner_name: string | null; owner_state: string | null };
+
+// Namespaces (with a personal namespace's owner) are shared by many projects of a page and across pages:
+// they are reused for the credential-cache window and voided by any state-changing request in this process,
+// like the caller's authorisation (renames, transfers and user changes are all such requests).
+const namespaceCaches = new WeakMap<object, Map<number, { row: NsWithOwner; at: number; gen: number }>>();
+
+function queryNamespaces(db: ServiceDeps['db'], ids: number[]): Promise<NsWithOwner[]> {
+  return db.selectFrom('namespaces as n').leftJoin('users as u', 'u.id', 'n.owner_id')
+    .select(['n.id', 'n.name', 'n.path', 'n.kind', 'n.full_path', 'n.full_name', 'n.parent_id', 'n.owner_id',
+      'u.username as owner_username', 'u.name as owner_name', 'u.state as owner_state'])
+    .where('n.id', 'in', ids).execute();
+}
+
+async function namespacesWithOwners(db: ServiceDeps['db'], ids: number[]): Promise<NsWithOwner[]> {
+  const { ttl, gen } = readCacheState(db);
+  if (ttl <= 0) return queryNamespaces(db, ids);
+  let cache = namespaceCaches.get(db);
+  if (!cache) namespaceCaches.set(db, (cache = new Map()));
+  const now = Date.now();
+  const out: NsWithOwner[] = [];
+  const missing: number[] = [];
+  for (const id of ids) {
+    const hit = cache.get(id);
+    if (hit && hit.gen === gen && now - hit.at < ttl) out.push(hit.row);
+    else missing.push(id);
+  }
+  if (missing.length === 0) return out;
+  const rows = await queryNamespaces(db, missing);
+  // Rows read while a write passed may be stale: they serve this request only.
+  if (readCacheState(db).gen === gen) {
+    if (cache.size >= 50_000) cache.clear();
+    for (const r of rows) cache.set(r.id, { row: r, at: now, gen });
+  }
+  return out.concat(rows);
+}
+
 /** Loads what the rows' entities need in a constant number of queries. */
 export async function loadPresentation(deps: ServiceDeps, actor: Actor, rows: Project[], opts: PresentOptions): Promise<Presentation> {
   const db = deps.db;
@@ -55,10 +92,7 @@ export async function loadPresentation(deps: ServiceDeps, actor: Actor, rows: Pr
   const allIds = [...ids, ...forkRows.map((r) => r.id)];
   const [namespaces, topics, access, shared, stats, custom] = await Promise.all([
     // The owner of a personal namespace comes along (the full form shows it), saving a query.
-    db.selectFrom('namespaces as n').leftJoin('users as u', 'u.id', 'n.owner_id')
-      .select(['n.id', 'n.name', 'n.path', 'n.kind', 'n.full_path', 'n.full_name', 'n.parent_id', 'n.owner_id',
-        'u.username as owner_username', 'u.name as owner_name', 'u.state as owner_state'])
-      .where('n.id', 'in', nsIds).execute(),
+    namespacesWithOwners(db, nsIds),
     db.selectFrom('project_topics').innerJoin('topics', 'topics.id', 'project_topics.topic_id')
       .select(['project_topics.project_id', 'topics.name']).where('project_topics.project_id', 'in', allIds).execute(),
     !needAccess ? Promise.resolve(new Map<number, ProjectAccess>())
