@@ -126,7 +126,7 @@ test('the listing reuses a caller\'s group memberships briefly and drops them on
   }
 });
 
-test('namespaces shown with projects are reused briefly and drop on any write', async () => {
+test('namespaces and topics shown with projects are reused briefly and drop on any write', async () => {
   const c = await buildTestApp({ config: { authCacheMs: 60_000 } });
   try {
     const o = await makeUser(c.app);
@@ -144,6 +144,11 @@ test('namespaces shown with projects are reused briefly and drop on any write', 
     assert.equal(r.status, 200);
     assert.equal(await nsName(), 'Renamed NS', 'a write drops the cache');
     assert.deepEqual(await list(), ['Renamed NS']);
+    const topics = async () => (await call(c.app, 'GET', `/projects/${p.id}`, { token: o.token })).body.topics;
+    assert.deepEqual(await topics(), []);
+    const e = await call(c.app, 'PUT', `/projects/${p.id}`, { token: o.token, body: { topics: ['zeta', 'alpha'] } });
+    assert.deepEqual([e.status, e.body.topics], [200, ['alpha', 'zeta']]);
+    assert.deepEqual(await topics(), ['alpha', 'zeta'], 'a write drops the cached topics');
   } finally {
     await c.close();
   }
