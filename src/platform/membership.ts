@@ -152,6 +152,15 @@ export function accessChanged(db: Db): void {
   c.map.clear();
 }
 
+/**
+ * The read-cache window and generation of a database: other per-process read caches follow the same
+ * rule as authorisations (reused for `ttl` ms on reads, void once a state-changing request passed).
+ */
+export function readCacheState(db: Db): { ttl: number; gen: number } {
+  const c = cacheOf(db);
+  return { ttl: c.ttl, gen: c.gen };
+}
+
 export async function userAuthorization(db: Db, userId: number, now = Date.now()): Promise<Authorization> {
   const c = cacheOf(db);
   const hit = c.ttl > 0 ? c.map.get(userId) : undefined;

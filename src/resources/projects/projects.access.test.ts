@@ -125,3 +125,31 @@ test('the listing reuses a caller\'s group memberships briefly and drops them on
     await c.close();
   }
 });
+
+test('namespaces and topics shown with projects are reused briefly and drop on any write', async () => {
+  const c = await buildTestApp({ config: { authCacheMs: 60_000 } });
+  try {
+    const o = await makeUser(c.app);
+    const g = await call(c.app, 'POST', '/groups', { token: o.token, body: { name: 'Cached NS', path: 'cached-ns' } });
+    assert.equal(g.status, 201);
+    const p = await createProject(c.app, o.token, { name: 'in-cached-ns', namespace_id: g.body.id });
+    const nsName = async () => (await call(c.app, 'GET', `/projects/${p.id}`, { token: o.token })).body.namespace.name;
+    assert.equal(await nsName(), 'Cached NS');
+    // A change that bypasses the API is not seen within the window: the cache is in use.
+    await c.app.db.updateTable('namespaces').set({ name: 'Changed Behind' }).where('id', '=', g.body.id).execute();
+    assert.equal(await nsName(), 'Cached NS');
+    const list = async () => (await call(c.app, 'GET', '/projects?owned=true', { token: o.token })).body.map((x: any) => x.namespace.name);
+    assert.deepEqual(await list(), ['Cached NS']);
+    const r = await call(c.app, 'PUT', `/groups/${g.body.id}`, { token: o.token, body: { name: 'Renamed NS' } });
+    assert.equal(r.status, 200);
+    assert.equal(await nsName(), 'Renamed NS', 'a write drops the cache');
+    assert.deepEqual(await list(), ['Renamed NS']);
+    const topics = async () => (await call(c.app, 'GET', `/projects/${p.id}`, { token: o.token })).body.topics;
+    assert.deepEqual(await topics(), []);
+    const e = await call(c.app, 'PUT', `/projects/${p.id}`, { token: o.token, body: { topics: ['zeta', 'alpha'] } });
+    assert.deepEqual([e.status, e.body.topics], [200, ['alpha', 'zeta']]);
+    assert.deepEqual(await topics(), ['alpha', 'zeta'], 'a write drops the cached topics');
+  } finally {
+    await c.close();
+  }
+});

@@ -3,7 +3,7 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import type { Actor } from '../../http/auth.ts';
 import { iso, isoDate, webUrl } from '../../http/format.ts';
-import { AccessLevel, projectAccessLevels, visibilityName, type ProjectAccess } from '../../platform/membership.ts';
+import { AccessLevel, projectAccessLevels, readCacheState, visibilityName, type ProjectAccess } from '../../platform/membership.ts';
 import { userBasic } from '../users/users.presenter.ts';
 import { FEATURE_LEVEL, featureAvailable, featureLevelName, settingsOf, type Namespace, type Project } from './projects.service.ts';
 
@@ -38,6 +38,69 @@ export interface Presentation {
 
 const NO_ACCESS: ProjectAccess = { project: null, group: null, effective: 0 };
 
+type NsWithOwner = NsRow & { owner_username: string | null; owner_name: string | null; owner_state: string | null };
+
+// Namespaces (with a personal namespace's owner) and topics are shared by many projects of a page and across
+// pages: they are reused for the credential-cache window and voided by any state-changing request in this
+// process, like the caller's authorisation (renames, transfers, topic and user changes are all such requests).
+const readCaches = new WeakMap<object, Map<string, Map<number, { value: unknown; at: number; gen: number }>>>();
+
+/** Values by id through the read cache; `load` answers the ids not cached (an id it leaves out has `absent`). */
+async function cachedById<T>(db: ServiceDeps['db'], kind: string, ids: number[], absent: T | undefined, load: (ids: number[]) => Promise<Map<number, T>>): Promise<Map<number, T>> {
+  const { ttl, gen } = readCacheState(db);
+  if (ttl <= 0) return load(ids);
+  let byKind = readCaches.get(db);
+  if (!byKind) readCaches.set(db, (byKind = new Map()));
+  let cache = byKind.get(kind);
+  if (!cache) byKind.set(kind, (cache = new Map()));
+  const now = Date.now();
+  const out = new Map<number, T>();
+  const missing: number[] = [];
+  for (const id of ids) {
+    const hit = cache.get(id);
+    if (hit && hit.gen === gen && now - hit.at < ttl) {
+      if (hit.value !== undefined) out.set(id, hit.value as T);
+    } else missing.push(id);
+  }
+  if (missing.length === 0) return out;
+  const loaded = await load(missing);
+  // Rows read while a write passed may be stale: they serve this request only.
+  const keep = readCacheState(db).gen === gen;
+  if (keep && cache.size >= 50_000) cache.clear();
+  for (const id of missing) {
+    const value = loaded.get(id) ?? absent;
+    if (value !== undefined) out.set(id, value);
+    if (keep) cache.set(id, { value, at: now, gen });
+  }
+  return out;
+}
+
+function namespacesWithOwners(db: ServiceDeps['db'], ids: number[]): Promise<Map<number, NsWithOwner>> {
+  return cachedById(db, 'namespaces', ids, undefined, async (missing) => {
+    const rows = await db.selectFrom('namespaces as n').leftJoin('users as u', 'u.id', 'n.owner_id')
+      .select(['n.id', 'n.name', 'n.path', 'n.kind', 'n.full_path', 'n.full_name', 'n.parent_id', 'n.owner_id',
+        'u.username as owner_username', 'u.name as owner_name', 'u.state as owner_state'])
+      .where('n.id', 'in', missing).execute();
+    return new Map(rows.map((r) => [r.id, r]));
+  });
+}
+
+/** Each project's topic names in name order (an empty list when it has none). */
+function topicsOf(db: ServiceDeps['db'], ids: number[]): Promise<Map<number, string[]>> {
+  return cachedById<string[]>(db, 'topics', ids, [], async (missing) => {
+    const rows = await db.selectFrom('project_topics').innerJoin('topics', 'topics.id', 'project_topics.topic_id')
+      .select(['project_topics.project_id', 'topics.name']).where('project_topics.project_id', 'in', missing).execute();
+    const out = new Map<number, string[]>();
+    for (const t of rows) {
+      const list = out.get(t.project_id);
+      if (list) list.push(t.name);
+      else out.set(t.project_id, [t.name]);
+    }
+    for (const list of out.values()) list.sort();
+    return out;
+  });
+}
+
 /** Loads what the rows' entities need in a constant number of queries. */
 export async function loadPresentation(deps: ServiceDeps, actor: Actor, rows: Project[], opts: PresentOptions): Promise<Presentation> {
   const db = deps.db;
@@ -55,12 +118,8 @@ export async function loadPresentation(deps: ServiceDeps, actor: Actor, rows: Pr
   const allIds = [...ids, ...forkRows.map((r) => r.id)];
   const [namespaces, topics, access, shared, stats, custom] = await Promise.all([
     // The owner of a personal namespace comes along (the full form shows it), saving a query.
-    db.selectFrom('namespaces as n').leftJoin('users as u', 'u.id', 'n.owner_id')
-      .select(['n.id', 'n.name', 'n.path', 'n.kind', 'n.full_path', 'n.full_name', 'n.parent_id', 'n.owner_id',
-        'u.username as owner_username', 'u.name as owner_name', 'u.state as owner_state'])
-      .where('n.id', 'in', nsIds).execute(),
-    db.selectFrom('project_topics').innerJoin('topics', 'topics.id', 'project_topics.topic_id')
-      .select(['project_topics.project_id', 'topics.name']).where('project_topics.project_id', 'in', allIds).execute(),
+    namespacesWithOwners(db, nsIds),
+    topicsOf(db, allIds),
     !needAccess ? Promise.resolve(new Map<number, ProjectAccess>())
       : opts.access && forkRows.length === 0 ? opts.access
         : projectAccessLevels(db, actor.user!.id, [...rows, ...forkRows], now),
@@ -72,13 +131,8 @@ export async function loadPresentation(deps: ServiceDeps, actor: Actor, rows: Pr
     opts.statistics ? db.selectFrom('project_statistics').selectAll().where('project_id', 'in', ids).execute() : Promise.resolve([]),
     opts.customAttributes ? db.selectFrom('project_custom_attributes').select(['project_id', 'key', 'value']).where('project_id', 'in', ids).orderBy('key').execute() : Promise.resolve([]),
   ]);
-  for (const n of namespaces) pres.namespaces.set(n.id, n);
-  for (const t of topics) {
-    const list = pres.topics.get(t.project_id) ?? [];
-    list.push(t.name);
-    pres.topics.set(t.project_id, list);
-  }
-  for (const list of pres.topics.values()) list.sort();
+  for (const n of namespaces.values()) pres.namespaces.set(n.id, n);
+  pres.topics = topics;
   pres.access = access;
   for (const s of shared) {
     const list = pres.shared.get(s.project_id) ?? [];
@@ -91,7 +145,7 @@ export async function loadPresentation(deps: ServiceDeps, actor: Actor, rows: Pr
     list.push({ key: c.key, value: c.value });
     pres.custom.set(c.project_id, list);
   }
-  for (const n of namespaces) {
+  for (const n of namespaces.values()) {
     if (n.kind === 'user' && n.owner_id !== null && n.owner_username !== null) {
       pres.owners.set(n.owner_id, { id: n.owner_id, username: n.owner_username, name: n.owner_name!, state: n.owner_state! });
     }
