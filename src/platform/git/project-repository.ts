@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { runGit, GitError, type GitRunOptions } from './command.ts';
 import { isFullSha, SHA1_ZERO } from './refs.ts';
-import { Repository, invalidateRefCache, type Branch, type Tag } from './repository.ts';
+import { Repository, invalidateRefCache, type Branch, type DiffFile, type Tag } from './repository.ts';
 import { LOG_FORMAT as COMMIT_LOG_FORMAT, parseLog as parsePlatformLog, type CommitInfo } from './commit.ts';
 
 export type { CommitInfo } from './commit.ts';
@@ -150,16 +150,8 @@ export interface TreeEntry {
   mode: string;
 }
 
-export interface DiffEntry {
-  old_path: string;
-  new_path: string;
-  a_mode: string;
-  b_mode: string;
-  new_file: boolean;
-  renamed_file: boolean;
-  deleted_file: boolean;
-  diff: string;
-}
+/** A changed file as the compare API shows it (the platform's DiffFile without its size flag). */
+export type DiffEntry = Omit<DiffFile, 'too_large'>;
 
 function ident(i: Identity, role: 'AUTHOR' | 'COMMITTER'): Record<string, string> {
   const clean = (s: string) => s.replace(/[<>\n\0]/g, '').trim();

@@ -176,21 +176,22 @@ async function infoRefs(app: FastifyInstance, req: FastifyRequest, reply: Fastif
   return reply.send(v2 ? stdout : Buffer.concat([pkt(`# service=${service}\n`), FLUSH, stdout]));
 }
 
+/** The project and request body of an RPC call, or null once the refusal (auth, access, body) has been sent. */
+async function rpcRequest(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, service: 'git-upload-pack' | 'git-receive-pack'): Promise<{ target: Target; body: Readable } | null> {
+  try {
+    const target = await resolveTarget(app, req, service);
+    return { target, body: requestBody(req) };
+  } catch (e) {
+    if (!(e instanceof GitHttpRefusal)) throw e;
+    refuse(reply, e);
+    return null;
+  }
+}
+
 async function uploadPack(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
-  let target: Target;
-  try {
-    target = await resolveTarget(app, req, 'git-upload-pack');
-  } catch (e) {
-    if (e instanceof GitHttpRefusal) return refuse(reply, e);
-    throw e;
-  }
-  let body: Readable;
-  try {
-    body = requestBody(req);
-  } catch (e) {
-    if (e instanceof GitHttpRefusal) return refuse(reply, e);
-    throw e;
-  }
+  const rpc = await rpcRequest(app, req, reply, 'git-upload-pack');
+  if (!rpc) return reply;
+  const { target, body } = rpc;
   const child = spawnGit(['upload-pack', '--stateless-rpc', target.repo.path], { env: protocolEnv(req), timeoutMs: RPC_TIMEOUT_MS, stdio: ['pipe', 'pipe', 'ignore'] });
   body.on('error', () => child.kill('SIGKILL'));
   child.stdin!.on('error', () => {});
@@ -205,20 +206,9 @@ async function uploadPack(app: FastifyInstance, req: FastifyRequest, reply: Fast
 }
 
 async function receivePack(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
-  let target: Target;
-  try {
-    target = await resolveTarget(app, req, 'git-receive-pack');
-  } catch (e) {
-    if (e instanceof GitHttpRefusal) return refuse(reply, e);
-    throw e;
-  }
-  let body: Readable;
-  try {
-    body = requestBody(req);
-  } catch (e) {
-    if (e instanceof GitHttpRefusal) return refuse(reply, e);
-    throw e;
-  }
+  const rpc = await rpcRequest(app, req, reply, 'git-receive-pack');
+  if (!rpc) return reply;
+  const { target, body } = rpc;
   const head = await readPushHead(body);
   if (!head) {
     await drain(body);
