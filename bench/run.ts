@@ -3,11 +3,15 @@
 //   npm run bench -- --data-dir /work/bench-data/sqlite [--duration 10] [--connections 32]
 //   DATABASE_URL=postgres://... npm run bench -- --data-dir /work/bench-data/pg
 //
-// The server runs as a child process pinned to CPU 0, the load generator (autocannon) in this process pinned
-// to CPU 1 when the machine has two cores or more. Results go to bench/results-<dialect>.json and bench/RESULTS.md.
+// By default the server runs as one process pinned to CPU 0 and the load generator on CPU 1 (when the machine
+// has two cores or more): the cost of a request on one core. With `--workers n` the server runs n worker
+// processes on every core, sharing them with the load generator: the throughput of the whole machine.
+// The load generator is wrk when installed (a C program: it leaves more of the machine to the server), else
+// autocannon; the fixed-rate rows always use autocannon. Results go to bench/results-<dialect>[-w<n>].json
+// and bench/RESULTS.md.
 import { spawn, spawnSync } from 'node:child_process';
-import { cpus, loadavg, totalmem } from 'node:os';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -20,8 +24,13 @@ const { values: args } = parseArgs({
     port: { type: 'string', default: '18080' },
     only: { type: 'string' },
     'report-only': { type: 'boolean', default: false },
+    workers: { type: 'string', default: '1' },
+    loadgen: { type: 'string' },
   },
 });
+const workers = Number(args.workers);
+const hasWrk = spawnSync('wrk', ['--version']).error === undefined;
+const loadgen = args.loadgen ?? (hasWrk ? 'wrk' : 'autocannon');
 const dataDir = args['data-dir']!;
 const duration = Number(args.duration);
 const connections = Number(args.connections);
@@ -29,12 +38,12 @@ const port = Number(args.port);
 const dialect = process.env.DATABASE_URL ? 'postgres' : 'sqlite';
 const token = args['report-only'] ? '' : readFileSync(join(dataDir, 'bench-token'), 'utf8').trim();
 const cores = cpus().length;
-const pin = cores >= 2 && spawnSync('taskset', ['--version']).status === 0;
+const pin = workers === 1 && cores >= 2 && spawnSync('taskset', ['--version']).status === 0;
 
 function startServer(): Promise<ReturnType<typeof spawn>> {
   const cmd = pin ? 'taskset' : process.execPath;
   const argv = [...(pin ? ['-c', '0', process.execPath] : []), '--import', 'tsx', 'bench/server.ts'];
-  const child = spawn(cmd, argv, { env: { ...process.env, BELLOWS_DATA_DIR: dataDir, PORT: String(port), NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(cmd, argv, { env: { ...process.env, BELLOWS_DATA_DIR: dataDir, PORT: String(port), NODE_ENV: 'production', BENCH_WORKERS: String(workers) }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('ready')) resolve(child); });
     child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
@@ -43,7 +52,43 @@ function startServer(): Promise<ReturnType<typeof spawn>> {
 
 interface Row { name: string; rps: number; p50: number; p99: number; non2xx: number; errors: number; rate?: number }
 
+/** wrk with a script that cycles through the paths; latency percentiles from its --latency table. */
+function runWrk(base: string, o: { paths: string[]; auth?: boolean }): Omit<Row, 'name'> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-wrk-'));
+  const script = join(dir, 'paths.lua');
+  const headers = o.auth ? `{ ["PRIVATE-TOKEN"] = ${JSON.stringify(token)} }` : '{}';
+  writeFileSync(script, [
+    `local paths = { ${o.paths.map((p) => JSON.stringify(p)).join(', ')} }`,
+    `local headers = ${headers}`,
+    'local i = 0',
+    'request = function()',
+    '  i = i + 1',
+    '  return wrk.format("GET", paths[(i % #paths) + 1], headers)',
+    'end',
+  ].join('\n'));
+  const argv = ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-s', script, base];
+  const r = pin ? spawnSync('taskset', ['-c', '1', 'wrk', ...argv], { encoding: 'utf8' }) : spawnSync('wrk', argv, { encoding: 'utf8' });
+  rmSync(dir, { recursive: true, force: true });
+  const out = r.stdout;
+  const ms = (label: string) => {
+    const m = new RegExp(`^\\s*${label}%\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm').exec(out);
+    if (!m) return NaN;
+    const v = Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
+    return Math.round(v * 10) / 10;
+  };
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
+  if (!Number.isFinite(rps)) throw new Error(`wrk: ${out}${r.stderr}`);
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+  const errors = Number(/Socket errors:.*?(\d+)/.exec(out)?.[1] ?? 0);
+  return { rps: Math.round(rps), p50: ms('50'), p99: ms('99'), non2xx, errors };
+}
+
 async function run(name: string, o: { url?: string; paths: string[]; auth?: boolean; rate?: number }): Promise<Row> {
+  if (loadgen === 'wrk' && !o.rate) {
+    const row = { name, ...runWrk(o.url ?? `http://127.0.0.1:${port}`, o) };
+    console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}`);
+    return row;
+  }
   let i = 0;
   const base = o.url ?? `http://127.0.0.1:${port}`;
   const headers: Record<string, string> = o.auth ? { 'private-token': token } : {};
@@ -72,7 +117,7 @@ async function main() {
     const ids = sample.map((p) => p.id);
     const maxId = ids[0] ?? 1;
     const count = (await (await fetch(`http://127.0.0.1:${port}${api}/projects?order_by=id&sort=desc&per_page=1`, { headers: { 'private-token': token } })).json())[0]?.id ?? 0;
-    console.log(`${dialect}: newest project id ${count}; ${cores} cores; load generator pinned: ${pin}`);
+    console.log(`${dialect}: newest project id ${count}; ${cores} cores; ${workers} worker(s); ${loadgen}; pinned: ${pin}`);
     // Random keyset positions spread over the whole id range, each a page of 20 after that bound.
     const keysetPaths = Array.from({ length: 1000 }, (_, k) => `${api}/projects?pagination=keyset&order_by=id&sort=desc&per_page=20&id_before=${Math.max(2, Math.floor(((k * 7919) % 1000 + 1) / 1000 * count))}`);
     const only = args.only ? new Set(args.only.split(',')) : null;
@@ -91,10 +136,10 @@ async function main() {
     }
     const out = {
       dialect, date: new Date().toISOString(), cores, cpu: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30),
-      node: process.version, projects: count, duration, connections, pinned: pin, rows,
+      node: process.version, projects: count, duration, connections, pinned: pin, workers, loadgen, rows,
       loadAverage: { before: Math.round(loadBefore * 10) / 10, after: Math.round(loadavg()[0] * 10) / 10 },
     };
-    if (!only) writeFileSync(join('bench', `results-${dialect}.json`), `${JSON.stringify(out, null, 2)}\n`);
+    if (!only) writeFileSync(join('bench', `results-${dialect}${workers > 1 ? `-w${workers}` : ''}.json`), `${JSON.stringify(out, null, 2)}\n`);
     writeResults();
   } finally {
     server.kill('SIGTERM');
@@ -104,15 +149,19 @@ async function main() {
 function writeResults() {
   const files = readdirSync('bench').filter((f) => /^results-.*\.json$/.test(f)).sort();
   const parts = ['# Benchmark results', '',
-    'Produced by `npm run bench` (bench/run.ts) against data from `npm run bench:seed` (bench/seed.ts). The server runs as a',
-    'child process pinned to CPU 0; autocannon runs in the benchmark process pinned to CPU 1. The ceiling row is a bare',
-    'Fastify route returning a fixed JSON body, measured in the same run on the same machine.', '',
+    'Produced by `npm run bench` (bench/run.ts) against data from `npm run bench:seed` (bench/seed.ts). Two set-ups:',
+    '"one core": the server is one process pinned to CPU 0 and the load generator is pinned to CPU 1 (what one core',
+    'of the server does); "2 workers": `workers: 2`, two server processes on both cores, sharing them with the load',
+    'generator (what the machine does). The throughput rows use wrk when installed (else autocannon), the fixed-rate',
+    'rows autocannon. The ceiling row is a bare Fastify route returning a fixed JSON body, served the same way in the',
+    'same run.', '',
     'Targets (2 cores, 1,000,000 projects): `GET /projects/:id` ≥ 8,000 req/s; a 20-item page ≥ 2,500 req/s; a 100-item',
     'full page ≥ 600 req/s; p99 under 10 ms at a fixed 1,000 req/s.', ''];
   for (const f of files) {
     const r = JSON.parse(readFileSync(join('bench', f), 'utf8'));
-    parts.push(`## ${r.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'} — ${r.projects.toLocaleString('en')} projects`, '',
-      `${r.date} · ${r.cores} cores (${r.cpu}) · ${r.memoryGb} GB · Node ${r.node} · ${r.duration} s per row · ${r.connections} connections · pinned: ${r.pinned}` +
+    const setup = (r.workers ?? 1) > 1 ? `${r.workers} workers on ${r.cores} cores` : 'one core';
+    parts.push(`## ${r.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'} — ${r.projects.toLocaleString('en')} projects — ${setup}`, '',
+      `${r.date} · ${r.cores} cores (${r.cpu}) · ${r.memoryGb} GB · Node ${r.node} · ${r.duration} s per row · ${r.connections} connections · ${r.loadgen ?? 'autocannon'} · pinned: ${r.pinned}` +
         (r.loadAverage ? ` · 1-minute load average ${r.loadAverage.before} before, ${r.loadAverage.after} after` : ''), '',
       '| Scenario | req/s | p50 ms | p99 ms | non-2xx |', '|---|---:|---:|---:|---:|',
       ...r.rows.map((x: Row) => `| ${x.name} | ${x.rps.toLocaleString('en')} | ${x.p50} | ${x.p99} | ${x.non2xx} |`), '');

@@ -60,6 +60,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('db', deps.database.db);
   app.decorate('clock', clock);
   app.decorate('auth', createAuthenticator({ db: deps.database.db, config: deps.config, clock }));
+  app.addHook('onClose', async () => app.auth.dispose());
   app.decorate('rateLimiter', createRateLimiter(deps.config, clock));
 
   await app.register(cookie);

@@ -1,41 +1,141 @@
+import cluster, { type Worker } from 'node:cluster';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import closeWithGrace from 'close-with-grace';
-import { loadConfig } from './config/index.ts';
+import pino from 'pino';
+import { loadConfig, type Config } from './config/index.ts';
 import { openDatabase } from './platform/db/index.ts';
 import { buildApp } from './app.ts';
 import { ensureRoot } from './resources/users/users.service.ts';
 import { systemClock } from './platform/clock.ts';
+import { relayCacheVoids } from './platform/cache-bus.ts';
 
-/** `bellows serve`: migrate, make sure root exists, listen, and stop gracefully on SIGTERM/SIGINT. */
+const STOP_DELAY_MS = 10_000;
+
+/**
+ * `bellows serve`: migrate, make sure root exists, then serve: from this process with one worker, or from
+ * `workers` processes sharing the port (node:cluster), each with its own database connection and read caches
+ * kept coherent through the primary (platform/cache-bus.ts). SIGTERM/SIGINT stop gracefully.
+ */
 export async function serve(): Promise<void> {
+  if (cluster.isWorker) return serveWorker(loadConfig());
   const config = loadConfig();
+  const log = pino({ level: config.logLevel });
   mkdirSync(config.dataDir, { recursive: true });
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await database.migrate();
-  const deps = { db: database.db, config, clock: systemClock };
   const passwordFile = join(config.dataDir, 'initial_root_password');
-  const root = await ensureRoot(deps, {
+  const root = await ensureRoot({ db: database.db, config, clock: systemClock }, {
     password: config.rootPassword, token: config.rootToken, passwordFile,
     writeFile: (p, c) => writeFileSync(p, c, { mode: 0o600 }),
   });
-  const app = await buildApp({
-    config, database,
-    logger: {
-      level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', 'req.headers["private-token"]', 'req.headers.cookie', 'req.headers.sudo'], remove: true },
-      serializers: {
-        // Query strings may carry private_token/access_token: log the path only.
-        req: (r: any) => ({ method: r.method, path: String(r.url).split('?')[0], remote_ip: r.ip }),
-      },
+  if (root.created) log.info({ passwordFile: root.generatedPassword ? passwordFile : undefined }, 'created the root administrator');
+  if (config.workers === 1) {
+    await listen(config, database, null);
+    return;
+  }
+  await database.close();
+  await supervise(config, log);
+}
+
+function appLogger(config: Config) {
+  return {
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'req.headers["private-token"]', 'req.headers.cookie', 'req.headers.sudo'], remove: true },
+    serializers: {
+      // Query strings may carry private_token/access_token: log the path only.
+      req: (r: any) => ({ method: r.method, path: String(r.url).split('?')[0], remote_ip: r.ip }),
     },
+  };
+}
+
+async function serveWorker(config: Config): Promise<void> {
+  // The primary has migrated the database already.
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  // A terminal's Ctrl-C reaches every process of the group; the primary decides and tells the workers.
+  process.on('SIGINT', () => {});
+  let stop: ((signal?: string) => void) | null = null;
+  process.on('message', (m: { bellows?: string; signal?: string }) => {
+    if (m?.bellows !== 'stop') return;
+    // Told to stop before serving anything: there is nothing to finish.
+    if (!stop) process.exit(0);
+    stop(m.signal);
   });
-  if (root.created) app.log.info({ passwordFile: root.generatedPassword ? passwordFile : undefined }, 'created the root administrator');
-  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+  stop = await listen(config, database, { skip: ['SIGINT'] });
+}
+
+/** Builds the application and listens; returns how to stop it gracefully. */
+async function listen(config: Config, database: ReturnType<typeof openDatabase>, worker: { skip: Array<'SIGINT'> } | null): Promise<(signal?: string) => void> {
+  const app = await buildApp({ config, database, logger: appLogger(config) });
+  const grace = closeWithGrace({ delay: STOP_DELAY_MS, ...(worker ? { skip: worker.skip } : {}) }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'stopping after an error');
-    else app.log.info({ signal }, 'stopping');
+    else app.log.info({ signal: signal ?? stopSignal }, 'stopping');
     await app.close();
     await database.close();
   });
+  let stopSignal: string | undefined;
   await app.listen({ port: config.port, host: config.host });
+  return (signal) => {
+    stopSignal = signal;
+    void grace.close();
+  };
+}
+
+/** The primary: starts the workers, replaces one that dies, and stops them all on SIGTERM/SIGINT. */
+async function supervise(config: Config, log: pino.Logger): Promise<void> {
+  relayCacheVoids();
+  let stopping = false;
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  let started = false;
+  const restarts: number[] = [];
+  const start = (): Worker => cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping || !started) return;
+    log.error({ worker: worker.process.pid, code, signal }, 'a worker stopped; starting another');
+    // A worker that keeps dying at start (a bad configuration, a full disk) stops the server instead of looping.
+    const now = Date.now();
+    restarts.push(now);
+    while (restarts.length && restarts[0]! < now - 60_000) restarts.shift();
+    if (restarts.length > 10) {
+      log.fatal('workers keep stopping; giving up');
+      process.exit(1);
+    }
+    start();
+  });
+  const workers = Array.from({ length: config.workers }, start);
+  try {
+    await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
+      w.once('listening', () => resolve());
+      w.once('exit', (code) => reject(new Error(`a worker exited with ${code} while starting`)));
+    })));
+  } catch (e) {
+    if (stopping) return;
+    for (const w of workers) if (!w.isDead()) w.process.kill('SIGKILL');
+    throw e;
+  }
+  started = true;
+  log.info({ workers: config.workers, port: config.port }, 'serving');
+
+  function stop(signal: NodeJS.Signals) {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    const running = Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w && !w.isDead());
+    let left = running.length;
+    let failed = false;
+    const done = () => process.exit(failed ? 1 : 0);
+    if (left === 0) done();
+    for (const w of running) {
+      w.once('exit', (code) => {
+        if (code !== 0) failed = true;
+        if (--left === 0) done();
+      });
+      w.send({ bellows: 'stop', signal });
+    }
+    setTimeout(() => {
+      for (const w of running) if (!w.isDead()) w.process.kill('SIGKILL');
+      process.exit(1);
+    }, STOP_DELAY_MS + 2_000).unref();
+  }
 }

@@ -1,6 +1,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import YAML from 'yaml';
 
 export interface StorageShard {
@@ -32,6 +33,8 @@ export interface Config {
   monitoringAllowlist: string[];
   /** How long a resolved token and its user are reused without a lookup (0: never). */
   authCacheMs: number;
+  /** Server processes that share the port (`bellows serve`); 1 serves from the starting process itself. */
+  workers: number;
 }
 
 export class ConfigError extends Error {}
@@ -43,6 +46,7 @@ export const FILE_KEYS = [
   'port', 'host', 'data_dir', 'external_url', 'database_url', 'root_password', 'root_token', 'log_level',
   'impersonation_enabled', 'admin_mode', 'max_query_string_bytes', 'rate_limit_authenticated',
   'rate_limit_unauthenticated', 'rate_limit_period', 'storage', 'monitoring_allowlist', 'password_hash_cost', 'auth_cache_ms',
+  'workers',
 ] as const;
 
 type Layer = Record<string, unknown>;
@@ -120,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     storage,
     monitoringAllowlist,
     authCacheMs: toInt('BELLOWS_AUTH_CACHE_MS', pick('BELLOWS_AUTH_CACHE_MS', 'auth_cache_ms', overrides.authCacheMs ?? 2000), 0, 60_000),
+    workers: toWorkers(pick('BELLOWS_WORKERS', 'workers', overrides.workers ?? 'auto')),
   };
   return deepFreeze(config);
 }
@@ -159,6 +164,12 @@ function toInt(name: string, v: unknown, min: number, max: number): number {
   const n = typeof v === 'number' ? v : /^-?\d+$/.test(String(v)) ? Number(v) : NaN;
   if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${String(v)}"`);
   return n;
+}
+
+/** A count, or "auto": one per core the process may use, at most 16. */
+function toWorkers(v: unknown): number {
+  if (v === 'auto') return Math.min(16, availableParallelism());
+  return toInt('BELLOWS_WORKERS', v, 1, 64);
 }
 
 function toBool(name: string, v: unknown): boolean {

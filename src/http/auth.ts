@@ -6,6 +6,7 @@ import type { Config } from '../config/index.ts';
 import type { Clock } from '../platform/clock.ts';
 import { digest, safeEqual } from '../platform/crypto/tokens.ts';
 import { accessChanged, configureAuthorizationCache } from '../platform/membership.ts';
+import { onCacheVoid } from '../platform/cache-bus.ts';
 import {
   ForbiddenError, InsufficientScopeError, InvalidTokenError, NotFoundError, RuleError, UnauthorizedError,
 } from '../platform/errors.ts';
@@ -56,6 +57,8 @@ export interface Authenticator {
   addResolver(resolver: TokenResolver, priority?: 'first' | 'last'): void;
   findUserByIdOrUsername(value: string): Promise<UserRow | undefined>;
   userFromSession(cookie: string | undefined): Promise<{ user: UserRow; csrfDigest: string } | null>;
+  /** Stops following cache announcements (the application is closing). */
+  dispose(): void;
 }
 
 export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock }): Authenticator {
@@ -63,8 +66,16 @@ export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock
   const resolvers: TokenResolver[] = [];
   // Recently resolved credentials (keyed by a digest of the presented values), reused for
   // config.authCacheMs so a burst of reads costs no lookups. Cleared by any state-changing request
-  // in this process; other processes see a revocation or block within authCacheMs.
+  // in this server (every worker hears of it, see platform/cache-bus.ts); processes outside it, such as the
+  // command line, are seen within authCacheMs.
   const tokenCache = new Map<string, { token: ResolvedToken; user: UserRow; at: number }>();
+  let generation = 0;
+  const voidCaches = () => {
+    generation++;
+    tokenCache.clear();
+    accessChanged(db);
+  };
+  const stopListening = onCacheVoid('all', voidCaches);
   // Users' memberships are reused for the same window and dropped by the same writes.
   configureAuthorizationCache(db, config.authCacheMs);
 
@@ -135,6 +146,7 @@ export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock
     },
     findUserByIdOrUsername,
     userFromSession,
+    dispose: stopListening,
 
     async authenticate(req, params) {
       const authz = req.headers.authorization;
@@ -148,10 +160,8 @@ export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock
       // A state-changing request may revoke tokens or block users: forget every cached credential first.
       // (Nor is anything cached during one: the request itself may be the revocation.)
       const safeMethod = req.method === 'GET' || req.method === 'HEAD';
-      if (!safeMethod) {
-        tokenCache.clear();
-        accessChanged(db);
-      }
+      if (!safeMethod) voidCaches();
+      const generationBefore = generation;
       const cacheKey = oauthValue || privateValue ? digest(`${oauthValue ?? ''}\0${privateValue ?? ''}`) : null;
       const hit = cacheKey ? tokenCache.get(cacheKey) : undefined;
       const fresh = hit && Date.now() - hit.at < config.authCacheMs ? hit : undefined;
@@ -164,7 +174,7 @@ export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock
         if (found.kind === 'impersonation' && !config.impersonationEnabled) throw new InvalidTokenError('impersonation_disabled');
         const user = fresh ? fresh.user : await db.selectFrom('users').selectAll().where('id', '=', found.userId).executeTakeFirst();
         if (!user) throw new UnauthorizedError();
-        if (cacheKey && !fresh && safeMethod && config.authCacheMs > 0) {
+        if (cacheKey && !fresh && safeMethod && config.authCacheMs > 0 && generation === generationBefore) {
           if (tokenCache.size >= 10_000) tokenCache.clear();
           tokenCache.set(cacheKey, { token: found, user, at: Date.now() });
         }

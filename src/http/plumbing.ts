@@ -5,6 +5,7 @@ import FindMyWay from 'find-my-way';
 import qs from 'qs';
 import { methodNotAllowed, queryTooLong, routeNotFound, sendRendered, serviceUnavailable, tooManyRequests } from './errors.ts';
 import { API_PREFIX } from './route.ts';
+import { announceCacheVoid, settled } from '../platform/cache-bus.ts';
 
 // Request-level conventions of the v4 API: body parsing, request ids, security headers,
 // conditional GET, query-string limit, rate limits, CORS, unknown routes and methods.
@@ -94,12 +95,18 @@ export function installConventions(app: FastifyInstance): void {
   });
 
   // One onSend hook for the response conventions (each hook is a step of its own for every response):
+  // state-changing requests void the read caches of every worker before they are answered;
   // answers given while stopping close their connection, so that keep-alive clients do not hold the stop up;
   // API JSON answers say exactly `application/json`, as the reference's API does: python-gitlab parses a body
   // only then (the OAuth endpoints keep the charset, as the reference's token endpoint sends it); and JSON GET
   // responses carry a weak ETag, a matching If-None-Match answering 304 with no body.
   app.addHook('onSend', async (req, reply, payload) => {
     if (closing) reply.header('connection', 'close');
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS' && !(req.routeOptions.config as { readOnly?: boolean } | undefined)?.readOnly) {
+      // Whatever this request changed, no worker of the server answers from a cache made before it.
+      announceCacheVoid('all');
+      await settled();
+    }
     const type = reply.getHeader('content-type');
     if (typeof type === 'string' && type.startsWith('application/json;') && req.url.startsWith(API_PREFIX)) {
       reply.header('content-type', 'application/json');

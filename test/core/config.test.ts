@@ -1,7 +1,7 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadConfig, ConfigError, FILE_KEYS } from '../../src/config/index.ts';
 import { runCli } from './processes.ts';
@@ -37,9 +37,17 @@ describe('loadConfig', () => {
       storage: undefined,
       monitoringAllowlist: ['127.0.0.0/8', '::1'],
       authCacheMs: 2000,
+      workers: Math.min(16, availableParallelism()),
     });
     assert.deepEqual(c.storage, [{ name: 'default', path: resolve('data', 'repositories'), weight: 100 }]);
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.rateLimit), 'frozen');
+  });
+
+  test('workers: a count, or auto for one per core', () => {
+    assert.equal(loadConfig({ BELLOWS_WORKERS: '3' }).workers, 3);
+    assert.equal(loadConfig({ BELLOWS_WORKERS: 'auto' }).workers, Math.min(16, availableParallelism()));
+    assert.throws(() => loadConfig({ BELLOWS_WORKERS: '0' }), /BELLOWS_WORKERS must be an integer between 1 and 64, got "0"/);
+    assert.throws(() => loadConfig({ BELLOWS_WORKERS: 'many' }), /BELLOWS_WORKERS must be an integer between 1 and 64, got "many"/);
   });
 
   test('the external URL follows the port and host by default and loses its trailing slash', () => {

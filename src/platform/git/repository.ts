@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
+import { announceCacheVoid, onCacheVoid } from '../cache-bus.ts';
 import { runGit, spawnGit, assertSafeArg, GitError, type GitRunOptions } from './command.ts';
 import {
   COMMIT_FIELDS,
@@ -144,14 +145,15 @@ export interface GrepMatch {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Ref cache: branch and tag lists per repository path, dropped by invalidateRefCache() after any ref change.
-// Pushes arrive through receive-pack, so smart-http invalidates when receive-pack exits; other processes writing to
-// the same repositories must call invalidateRefCache too (the cache is per process).
+// Pushes arrive through receive-pack, so smart-http invalidates when receive-pack exits; the other workers of
+// the server hear of it through the cache bus.
 
 const REF_CACHE_LIMIT = 1000;
 const refCache = new Map<string, Map<'branches' | 'tags', Promise<unknown>>>();
+onCacheVoid('refs', (path) => refCache.delete(path));
 
 export function invalidateRefCache(repoPath: string): void {
-  refCache.delete(resolve(repoPath));
+  announceCacheVoid('refs', resolve(repoPath));
 }
 
 function cachedRefs<T>(repoPath: string, kind: 'branches' | 'tags', load: () => Promise<T>): Promise<T> {

@@ -15,6 +15,7 @@ import type { ProjectRepository } from '../../platform/git/project-repository.ts
 import { loadBranchRules, loadTagRules, type Caller } from '../repository/protection.ts';
 import { afterRefsChanged, defaultBranchOf, repoFor } from '../repository/repository.common.ts';
 import { decidePush, MESSAGES } from './push-policy.ts';
+import { settled } from '../../platform/cache-bus.ts';
 import { serverHooksDir } from './hooks.ts';
 
 type Service = 'git-upload-pack' | 'git-receive-pack';
@@ -245,6 +246,7 @@ async function receivePack(app: FastifyInstance, req: FastifyRequest, reply: Fas
   child.on('close', () => {
     afterRefsChanged(app, project, repo, head.commands.map((c) => c.ref))
       .catch((err) => req.log.error({ err }, 'updating the project after a push failed'))
+      .then(settled)
       .finally(() => out.end());
   });
   return reply.send(out);
@@ -259,7 +261,7 @@ export function registerGitHttp(app: FastifyInstance): void {
       const prefix = '/' + Array.from({ length: depth }, (_, i) => `:s${i}`).join('/');
       const hide = { schema: { hide: true } as any };
       scope.get(`${prefix}/info/refs`, hide, (req, reply) => infoRefs(scope, req, reply));
-      scope.post(`${prefix}/git-upload-pack`, hide, (req, reply) => uploadPack(scope, req, reply));
+      scope.post(`${prefix}/git-upload-pack`, { ...hide, config: { readOnly: true } }, (req, reply) => uploadPack(scope, req, reply));
       scope.post(`${prefix}/git-receive-pack`, hide, (req, reply) => receivePack(scope, req, reply));
     }
   });

@@ -1,0 +1,65 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { scratch, startServer } from './processes.ts';
+
+// `bellows serve` with two workers sharing the port: a write through one worker is seen at once by reads on the
+// other, although each keeps read caches (credentials for a minute here, refs until they change).
+
+const ROOT = 'glpat-workers-root-token-0123456789';
+
+/** One request on a connection of its own, so that successive calls spread over the workers. */
+function call(url: string, method: string, token: string, body?: unknown): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(url, {
+      method, agent: false,
+      headers: { 'private-token': token, connection: 'close', ...(data ? { 'content-type': 'application/json' } : {}) },
+    }, (res) => {
+      let text = '';
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => resolve({ status: res.statusCode!, json: text ? JSON.parse(text) : null }));
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+test('two workers: revocations, edits and new branches are seen by the next read on any worker', async () => {
+  const sc = await scratch();
+  const server = await startServer({ ...sc.env, BELLOWS_ROOT_TOKEN: ROOT, BELLOWS_WORKERS: '2', BELLOWS_AUTH_CACHE_MS: '60000' });
+  try {
+    const api = `${server.url}/api/v4`;
+    const created = await call(`${api}/users/1/personal_access_tokens`, 'POST', ROOT, { name: 'reader', scopes: ['api'] });
+    assert.equal(created.status, 201);
+    const token = created.json.token as string;
+    // Both workers resolve and cache the token.
+    for (let i = 0; i < 6; i++) assert.equal((await call(`${api}/user`, 'GET', token)).status, 200);
+    assert.equal((await call(`${api}/personal_access_tokens/${created.json.id}`, 'DELETE', ROOT)).status, 204);
+    const after = await Promise.all(Array.from({ length: 6 }, () => call(`${api}/user`, 'GET', token)));
+    assert.deepEqual(after.map((r) => r.status), [401, 401, 401, 401, 401, 401]);
+
+    const project = await call(`${api}/projects`, 'POST', ROOT, { name: 'shared', initialize_with_readme: true });
+    assert.equal(project.status, 201);
+    const branches = `${api}/projects/${project.json.id}/repository/branches`;
+    for (let round = 1; round <= 3; round++) {
+      for (let i = 0; i < 4; i++) assert.equal((await call(branches, 'GET', ROOT)).status, 200);
+      assert.equal((await call(`${branches}?branch=topic-${round}&ref=main`, 'POST', ROOT)).status, 201);
+      const seen = await Promise.all(Array.from({ length: 4 }, () => call(branches, 'GET', ROOT)));
+      for (const r of seen) assert.ok(r.json.some((b: { name: string }) => b.name === `topic-${round}`), `round ${round}: ${JSON.stringify(r.json.map((b: { name: string }) => b.name))}`);
+    }
+
+    // The namespace owner's name is cached with project entities; a rename shows at once.
+    for (let i = 0; i < 4; i++) await call(`${api}/projects/${project.json.id}`, 'GET', ROOT);
+    assert.equal((await call(`${api}/projects/${project.json.id}`, 'PUT', ROOT, { description: 'changed' })).status, 200);
+    const reads = await Promise.all(Array.from({ length: 4 }, () => call(`${api}/projects/${project.json.id}`, 'GET', ROOT)));
+    assert.deepEqual(reads.map((r) => r.json.description), ['changed', 'changed', 'changed', 'changed']);
+  } finally {
+    const code = await server.stop('SIGTERM');
+    const out = server.output();
+    await sc.cleanup();
+    assert.equal(code, 0, out);
+    const stops = out.split('\n').filter((l) => l.includes('"msg":"stopping"'));
+    assert.equal(stops.length, 3, 'the primary and both workers stop: ' + out);
+  }
+});
