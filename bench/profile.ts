@@ -11,7 +11,7 @@ const anon = process.argv[4] === 'anon';
 const config = loadConfig({ ...process.env, BELLOWS_LOG_LEVEL: 'silent' });
 const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
 const app = await buildApp({ config, database, logger: false });
-const sqlTime = new Map<string, { ms: number; n: number }>();
+const sqlTime = new Map<string, { ms: number; n: number; args?: unknown[] }>();
 if (process.env.PROFILE_SQL && database.dialect === 'sqlite') {
   const { default: SQLite } = await import('better-sqlite3');
   const proto = Object.getPrototypeOf(new SQLite(':memory:').prepare('select 1'));
@@ -20,8 +20,8 @@ if (process.env.PROFILE_SQL && database.dialect === 'sqlite') {
     proto[m] = function (this: any, ...a: unknown[]) {
       const t0 = performance.now();
       try { return orig.apply(this, a); } finally {
-        const e = sqlTime.get(this.source) ?? { ms: 0, n: 0 };
-        e.ms += performance.now() - t0; e.n++; sqlTime.set(this.source, e);
+        const e = sqlTime.get(this.source) ?? { ms: 0, n: 0, args: [] as unknown[] };
+        e.ms += performance.now() - t0; e.n++; e.args = a; sqlTime.set(this.source, e);
       }
     };
   }
@@ -34,7 +34,7 @@ let bytes = 0;
 for (let i = 0; i < n; i++) bytes += (await app.inject({ url, headers })).body.length;
 const ms = (performance.now() - t) / n;
 console.log(`${url}: ${ms.toFixed(3)} ms/request (${Math.round(1000 / ms)} req/s on one core, ${Math.round(bytes / n)} bytes)`);
-for (const [q, e] of [...sqlTime].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12)) console.log(`${(e.ms / n).toFixed(3)} ms/req  x${(e.n / (n + 200)).toFixed(1)}  ${q.slice(0, 200)}`);
+for (const [q, e] of [...sqlTime].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12)) console.log(`${(e.ms / n).toFixed(3)} ms/req  x${(e.n / (n + 200)).toFixed(1)}  ${process.env.PROFILE_SQL === "full" ? `${q}\n  ${JSON.stringify(e.args)}` : q.slice(0, 200)}`);
 await app.close();
 await database.close();
 

@@ -124,6 +124,8 @@ export interface ProjectsTable {
   runners_token: string | null;
   /** JSON object of settings that are stored and returned but never filtered on. */
   settings: Generated<string>;
+  /** Moved by a database trigger on every update of the row (row caches compare it). */
+  row_version: Generated<number>;
 }
 
 export interface SessionsTable {

@@ -263,3 +263,16 @@ test('GET /users/:user_id/projects: only the personal namespace; private profile
   const r = await get('/users/nobody/projects');
   assert.deepEqual([r.status, r.body], [404, { message: '404 User Not Found' }]);
 });
+
+test('listing pages never show a row older than the database holds, whoever changed it', async () => {
+  const page = async () => (await get(`/projects?per_page=100`, alice.token)).body.find((p: { id: number }) => p.id === P.pub.id);
+  assert.equal((await page()).description, (await page()).description);
+  // Written past the server (as another process would): no announcement, only the row's version moves.
+  await t.app.db.updateTable('projects').set({ description: 'changed behind the server' }).where('id', '=', P.pub.id).execute();
+  assert.equal((await page()).description, 'changed behind the server');
+  await t.app.db.updateTable('projects').set({ star_count: 7 }).where('id', '=', P.pub.id).execute();
+  assert.equal((await page()).star_count, 7);
+  const versions = await t.app.db.selectFrom('projects').select('row_version').where('id', '=', P.pub.id).executeTakeFirstOrThrow();
+  assert.ok(versions.row_version >= 2, `each update moves the version (${versions.row_version})`);
+  await t.app.db.updateTable('projects').set({ star_count: 0 }).where('id', '=', P.pub.id).execute();
+});

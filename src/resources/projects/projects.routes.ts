@@ -16,7 +16,8 @@ import {
   COLUMN_FEATURES, SETTING_FEATURES, SETTING_PARAMS, createProject, deleteProject, forkProject, personalNamespace, reload,
   setArchived, setCustomAttribute, setStar, shareProject, transferProject, unlinkFork, unshareProject, updateProject, type Project,
 } from './projects.service.ts';
-import { ORDER_BY, USER_ORDER_BY, accessFromAuthorization, buildListQuery, cappedCount, type ListInput, type ListScope } from './projects.list.ts';
+import { ORDER_BY, USER_ORDER_BY, accessFromAuthorization, buildListQuery, cappedCount, type BuiltList, type ListInput, type ListScope } from './projects.list.ts';
+import { pageRows } from './projects.rows.ts';
 import { loadPresentation, presentOne, type PresentOptions } from './projects.presenter.ts';
 
 const OFFSET_LIMIT = 50_000;
@@ -151,7 +152,7 @@ async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: Li
   const built = await buildListQuery(req.server, req.actor, i, scope);
   let rows: Project[] = [];
   if (keyset) {
-    if (!built.empty) rows = await built.query.limit(p.perPage).execute();
+    if (!built.empty) rows = await pageRows(req.server.db, await keysOf(built.query).limit(p.perPage).execute());
     const last = rows.at(-1);
     if (last) {
       const bound = built.sort === 'asc' ? { id_after: last.id, id_before: undefined } : { id_before: last.id, id_after: undefined };
@@ -165,7 +166,7 @@ async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: Li
     const key = JSON.stringify([actor.user?.id ?? 0, actor.admin, scope, filters]);
     const [total, page] = await Promise.all([
       cappedCount(req.server, key, built.query, COUNT_LIMIT),
-      built.query.limit(p.perPage + 1).offset((p.page - 1) * p.perPage).execute() as Promise<Project[]>,
+      keysOf(built.query).limit(p.perPage + 1).offset((p.page - 1) * p.perPage).execute().then((keys: PageKey[]) => pageRows(req.server.db, keys)),
     ]);
     rows = page;
     const hasNext = rows.length > p.perPage;
@@ -174,6 +175,13 @@ async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: Li
   }
   const access = built.auth && !i.simple ? accessFromAuthorization(req.server, built.auth, rows) : undefined;
   return presentProjects(req, rows, { simple: i.simple, statistics: i.statistics, customAttributes: i.with_custom_attributes, access });
+}
+
+type PageKey = { id: number; row_version: number };
+
+/** The page query narrowed to what the row cache needs (see projects.rows.ts). */
+function keysOf(query: BuiltList['query']): any {
+  return query.clearSelect().select(['projects.id', 'projects.row_version']);
 }
 
 async function presentSingle(req: ApiRequest<any>, p: Project, o: { statistics?: boolean; customAttributes?: boolean; ctx?: ProjectContext } = {}) {

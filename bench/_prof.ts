@@ -1,0 +1,2 @@
+process.on('SIGINT', () => process.exit(0));
+await import('./server.ts');
