@@ -153,3 +153,51 @@ test('namespaces and topics shown with projects are reused briefly and drop on a
     await c.close();
   }
 });
+
+test('reused project entities follow each caller\'s access and every change, on single reads and pages', async () => {
+  const c = await buildTestApp({ config: { authCacheMs: 60_000 } });
+  try {
+    const o = await makeUser(c.app);
+    const dev = await makeUser(c.app);
+    const rep = await makeUser(c.app);
+    const p = await createProject(c.app, o.token, { name: 'reused', visibility: 'public' });
+    await addMember(c.app, 'Project', p.id, dev.user.id, 30);
+    await addMember(c.app, 'Project', p.id, rep.user.id, 20);
+    const one = async (u?: TestUser, q = '') => (await call(c.app, 'GET', `/projects/${p.id}${q}`, { token: u?.token })).body;
+    const inList = async (u?: TestUser) => (await call(c.app, 'GET', `/projects?search=reused${u ? '' : '&simple=true'}`, { token: u?.token })).body.find((x: any) => x.id === p.id);
+    for (let round = 0; round < 2; round++) {
+      assert.deepEqual((await one(dev)).permissions.project_access, { access_level: 30, notification_level: 3 });
+      assert.deepEqual((await one(rep)).permissions.project_access, { access_level: 20, notification_level: 3 });
+      assert.deepEqual((await inList(o)).permissions.project_access, { access_level: 50, notification_level: 3 });
+      assert.equal((await inList(rep)).permissions.project_access.access_level, 20);
+      assert.equal((await one()).permissions, undefined, 'anonymous callers get the simple form');
+      assert.equal((await inList()).description, null);
+    }
+    // A role change through the API.
+    let r = await call(c.app, 'PUT', `/projects/${p.id}/members/${rep.user.id}`, { token: o.token, body: { access_level: 40 } });
+    assert.equal(r.status, 200);
+    assert.equal((await one(rep)).permissions.project_access.access_level, 40);
+    assert.equal((await inList(rep)).permissions.project_access.access_level, 40);
+    // A share with a group shows on the project at once.
+    const g = await call(c.app, 'POST', '/groups', { token: o.token, body: { name: 'Sharers', path: 'sharers' } });
+    r = await call(c.app, 'POST', `/projects/${p.id}/share`, { token: o.token, body: { group_id: g.body.id, group_access: 30 } });
+    assert.equal(r.status, 201);
+    assert.deepEqual((await one(dev)).shared_with_groups.map((s: any) => s.group_full_path), ['sharers']);
+    assert.deepEqual((await inList(dev)).shared_with_groups.map((s: any) => s.group_access_level), [30]);
+    // Edits, archiving, and statistics (never reused).
+    await call(c.app, 'PUT', `/projects/${p.id}`, { token: o.token, body: { description: 'now described' } });
+    assert.equal((await inList()).description, 'now described');
+    assert.equal((await one()).description, 'now described');
+    await call(c.app, 'POST', `/projects/${p.id}/archive`, { token: o.token });
+    assert.equal((await one(dev)).archived, true);
+    assert.equal((await inList(dev)).archived, true);
+    assert.deepEqual(Object.keys((await one(dev, '?statistics=true')).statistics ?? {}).slice(0, 2), ['commit_count', 'storage_size']);
+    assert.equal((await one(dev)).statistics, undefined);
+    // A change written past the server moves the row's version, so even the window does not hide it.
+    await c.app.db.updateTable('projects').set({ star_count: 5 }).where('id', '=', p.id).execute();
+    assert.equal((await one(dev)).star_count, 5);
+    assert.equal((await inList()).star_count, 5);
+  } finally {
+    await c.close();
+  }
+});

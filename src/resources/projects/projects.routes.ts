@@ -18,6 +18,7 @@ import {
 } from './projects.service.ts';
 import { ORDER_BY, USER_ORDER_BY, accessFromAuthorization, buildListQuery, cappedCount, type BuiltList, type ListInput, type ListScope } from './projects.list.ts';
 import { pageRows } from './projects.rows.ts';
+import { renderProjects } from './projects.render.ts';
 import { loadPresentation, presentOne, type PresentOptions } from './projects.presenter.ts';
 
 const OFFSET_LIMIT = 50_000;
@@ -130,12 +131,17 @@ function wantsFull(actor: Actor, simple: boolean | undefined): boolean {
   return !!actor.user && !simple;
 }
 
-async function presentProjects(req: ApiRequest<any>, rows: Project[], o: { simple?: boolean; statistics?: boolean; customAttributes?: boolean; access?: PresentOptions['access'] }) {
-  const actor = req.actor;
-  const pres = await loadPresentation(req.server, actor, rows, {
+type PresentRequest = { simple?: boolean; statistics?: boolean; customAttributes?: boolean; access?: PresentOptions['access'] };
+
+function presentOptions(actor: Actor, o: PresentRequest): PresentOptions {
+  return {
     full: wantsFull(actor, o.simple), statistics: !!o.statistics && !!actor.user && !o.simple, customAttributes: !!o.customAttributes && actor.admin,
     access: o.access,
-  });
+  };
+}
+
+async function presentProjects(req: ApiRequest<any>, rows: Project[], o: PresentRequest) {
+  const pres = await loadPresentation(req.server, req.actor, rows, presentOptions(req.actor, o));
   return rows.map((r) => presentOne(r, pres));
 }
 
@@ -174,7 +180,9 @@ async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: Li
     setOffsetHeaders(req, reply, p, total, hasNext);
   }
   const access = built.auth && !i.simple ? accessFromAuthorization(req.server, built.auth, rows) : undefined;
-  return presentProjects(req, rows, { simple: i.simple, statistics: i.statistics, customAttributes: i.with_custom_attributes, access });
+  const parts = await renderProjects(req.server, req.actor, rows, presentOptions(req.actor, { simple: i.simple, statistics: i.statistics, customAttributes: i.with_custom_attributes, access }));
+  reply.type('application/json');
+  return `[${parts.join(',')}]`;
 }
 
 type PageKey = { id: number; row_version: number };
@@ -224,9 +232,11 @@ export const projectRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/projects/:id', summary: 'One project', tags: ['projects'], access: 'public',
     input: Input({ ...idParam, statistics: Opt(Bool({ default: false })), license: Opt(Bool({ default: false })), with_custom_attributes: Opt(Bool({ default: false })) }),
-    handler: async (req) => {
+    handler: async (req, reply) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
-      return presentSingle(req, ctx.project, { statistics: req.input.statistics, customAttributes: req.input.with_custom_attributes, ctx });
+      const access = req.actor.user ? new Map([[ctx.project.id, ctx.access]]) : undefined;
+      const [json] = await renderProjects(req.server, req.actor, [ctx.project], presentOptions(req.actor, { statistics: req.input.statistics, customAttributes: req.input.with_custom_attributes, access }));
+      return reply.type('application/json').send(json);
     },
   },
   {

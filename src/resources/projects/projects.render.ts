@@ -1,0 +1,60 @@
+import type { ServiceDeps } from '../../platform/deps.ts';
+import type { Actor } from '../../http/auth.ts';
+import { readCacheState, type ProjectAccess } from '../../platform/membership.ts';
+import { loadPresentation, presentOne, type PresentOptions } from './projects.presenter.ts';
+import type { Project } from './projects.service.ts';
+
+// Project entities as JSON text, each reused while nothing it was made from can have changed: the row (its
+// database-maintained row_version is in the key), the caller's access to it (in the key), and the namespaces,
+// topics and group shares it shows (read caches of the credential-cache window, voided in every worker by any
+// state-changing request). A page whose entities are all known costs no presentation query and no JSON work.
+// Forms that show fresher data (statistics, custom attributes, a fork's source) are always built.
+
+const LIMIT = 20_000;
+type Entities = Map<string, { json: string; gen: number; at: number }>;
+const byDatabase = new WeakMap<object, Entities>();
+
+export interface RenderOptions extends PresentOptions {
+  /** The caller's access per row, when the caller is signed in; entities are reused only when it is known. */
+  access?: Map<number, ProjectAccess> | Promise<Map<number, ProjectAccess>>;
+}
+
+function keyOf(p: Project, full: boolean, actor: Actor, acc: ProjectAccess | undefined): string {
+  return `${full ? 'f' : 's'}${actor.admin ? 'a' : ''}:${p.id}:${p.row_version}:${acc?.project ?? '-'}:${acc?.group ?? '-'}:${acc?.effective ?? 0}`;
+}
+
+/** The JSON text of each row's entity, in the rows' order. */
+export async function renderProjects(deps: ServiceDeps, actor: Actor, rows: Project[], opts: RenderOptions): Promise<string[]> {
+  const { ttl, gen } = readCacheState(deps.db);
+  let entities = byDatabase.get(deps.db);
+  if (!entities) byDatabase.set(deps.db, (entities = new Map()));
+  const access = opts.access ? await opts.access : undefined;
+  const reusable = ttl > 0 && !opts.statistics && !opts.customAttributes && (actor.user === null || access !== undefined);
+  const now = Date.now();
+  const out: Array<string | undefined> = new Array(rows.length);
+  const keys: Array<string | null> = rows.map((p) => (reusable && (p.forked_from_project_id === null || !opts.full) ? keyOf(p, opts.full, actor, access?.get(p.id)) : null));
+  const missing: Project[] = [];
+  rows.forEach((p, i) => {
+    const key = keys[i];
+    const hit = key ? entities!.get(key) : undefined;
+    if (hit && hit.gen === gen && now - hit.at < ttl) out[i] = hit.json;
+    else missing.push(p);
+  });
+  if (missing.length) {
+    const pres = await loadPresentation(deps, actor, missing, { ...opts, access });
+    // Entities built while a write passed may be stale: they serve this request only.
+    const keep = reusable && readCacheState(deps.db).gen === gen;
+    let m = 0;
+    rows.forEach((p, i) => {
+      if (out[i] !== undefined) return;
+      const json = JSON.stringify(presentOne(missing[m++]!, pres));
+      out[i] = json;
+      const key = keys[i];
+      if (keep && key) {
+        if (entities!.size >= LIMIT) entities!.delete(entities!.keys().next().value!);
+        entities!.set(key, { json, gen, at: now });
+      }
+    });
+  }
+  return out as string[];
+}
