@@ -49,6 +49,21 @@ function etagDigest(body: Buffer): string {
   return (oneShot ? oneShot('sha256', body, 'base64url') : createHash('sha256').update(body).digest('base64url')).slice(0, 27);
 }
 
+const PART_DIGESTS = Symbol('partDigests');
+
+/**
+ * For a body assembled from parts whose SHA-256 digests are known (cached entities): the ETag is then made
+ * from those digests instead of from every byte of the body; equal parts in equal order give equal tags.
+ */
+export function bodyFromParts(reply: FastifyReply, digests: Buffer[]): void {
+  (reply as unknown as Record<symbol, Buffer[]>)[PART_DIGESTS] = digests;
+}
+
+function tagOf(reply: FastifyReply, body: Buffer): string {
+  const parts = (reply as unknown as Record<symbol, Buffer[] | undefined>)[PART_DIGESTS];
+  return `W/"${etagDigest(parts ? Buffer.concat(parts) : body)}"`;
+}
+
 export function installConventions(app: FastifyInstance): void {
   const cfg = app.config;
 
@@ -111,13 +126,14 @@ export function installConventions(app: FastifyInstance): void {
     if (typeof type === 'string' && type.startsWith('application/json;') && req.url.startsWith(API_PREFIX)) {
       reply.header('content-type', 'application/json');
     }
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || reply.statusCode !== 200) return payload;
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
     if (typeof type !== 'string' || !type.startsWith('application/json')) return payload;
     // Responses that carry secrets (OAuth tokens) must not be cached or revalidated.
     if (String(reply.getHeader('cache-control') ?? '').includes('no-store')) return payload;
     // The body is encoded once, for the digest and for the socket alike.
-    const body = Buffer.from(payload);
-    const tag = `W/"${etagDigest(body)}"`;
+    const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
+    const tag = tagOf(reply, body);
     reply.header('etag', tag);
     reply.header('cache-control', 'max-age=0, private, must-revalidate');
     const inm = req.headers['if-none-match'];

@@ -193,10 +193,24 @@ test('reused project entities follow each caller\'s access and every change, on 
     assert.equal((await inList(dev)).archived, true);
     assert.deepEqual(Object.keys((await one(dev, '?statistics=true')).statistics ?? {}).slice(0, 2), ['commit_count', 'storage_size']);
     assert.equal((await one(dev)).statistics, undefined);
+    // Tags of pages assembled from reused entities: stable while nothing changes, 304 on a match.
+    const page = `/projects?search=reused`;
+    const first = await call(c.app, 'GET', page, { token: dev.token });
+    const tag = first.headers.etag as string;
+    assert.match(tag, /^W\/"[A-Za-z0-9_-]{27}"$/);
+    assert.equal((await call(c.app, 'GET', page, { token: dev.token })).headers.etag, tag);
+    const again = await call(c.app, 'GET', page, { token: dev.token, headers: { 'if-none-match': tag } });
+    assert.deepEqual([again.status, again.text], [304, '']);
+    const single = await call(c.app, 'GET', `/projects/${p.id}`, { token: dev.token });
+    assert.notEqual(single.headers.etag, tag);
+    assert.equal((await call(c.app, 'GET', `/projects/${p.id}`, { token: dev.token, headers: { 'if-none-match': single.headers.etag as string } })).status, 304);
     // A change written past the server moves the row's version, so even the window does not hide it.
     await c.app.db.updateTable('projects').set({ star_count: 5 }).where('id', '=', p.id).execute();
     assert.equal((await one(dev)).star_count, 5);
     assert.equal((await inList()).star_count, 5);
+    const changed = await call(c.app, 'GET', page, { token: dev.token, headers: { 'if-none-match': tag } });
+    assert.equal(changed.status, 200);
+    assert.notEqual(changed.headers.etag, tag);
   } finally {
     await c.close();
   }

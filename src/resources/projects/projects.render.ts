@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Actor } from '../../http/auth.ts';
 import { readCacheState, type ProjectAccess } from '../../platform/membership.ts';
@@ -9,9 +10,17 @@ import type { Project } from './projects.service.ts';
 // topics and group shares it shows (read caches of the credential-cache window, voided in every worker by any
 // state-changing request). A page whose entities are all known costs no presentation query and no JSON work.
 // Forms that show fresher data (statistics, custom attributes, a fork's source) are always built.
+// Each entity is kept as UTF-8 bytes with their SHA-256: a page is the parts copied together, and its ETag is
+// made from the parts' digests (see http/plumbing.ts), so neither encoding nor hashing grows with the page.
 
-const LIMIT = 20_000;
-type Entities = Map<string, { json: string; gen: number; at: number }>;
+const LIMIT = 10_000;
+
+export interface RenderedEntity {
+  bytes: Buffer;
+  digest: Buffer;
+}
+
+type Entities = Map<string, RenderedEntity & { gen: number; at: number }>;
 const byDatabase = new WeakMap<object, Entities>();
 
 export interface RenderOptions extends PresentOptions {
@@ -23,21 +32,21 @@ function keyOf(p: Project, full: boolean, actor: Actor, acc: ProjectAccess | und
   return `${full ? 'f' : 's'}${actor.admin ? 'a' : ''}:${p.id}:${p.row_version}:${acc?.project ?? '-'}:${acc?.group ?? '-'}:${acc?.effective ?? 0}`;
 }
 
-/** The JSON text of each row's entity, in the rows' order. */
-export async function renderProjects(deps: ServiceDeps, actor: Actor, rows: Project[], opts: RenderOptions): Promise<string[]> {
+/** Each row's entity as JSON bytes, in the rows' order. */
+export async function renderProjects(deps: ServiceDeps, actor: Actor, rows: Project[], opts: RenderOptions): Promise<RenderedEntity[]> {
   const { ttl, gen } = readCacheState(deps.db);
   let entities = byDatabase.get(deps.db);
   if (!entities) byDatabase.set(deps.db, (entities = new Map()));
   const access = opts.access ? await opts.access : undefined;
   const reusable = ttl > 0 && !opts.statistics && !opts.customAttributes && (actor.user === null || access !== undefined);
   const now = Date.now();
-  const out: Array<string | undefined> = new Array(rows.length);
+  const out: Array<RenderedEntity | undefined> = new Array(rows.length);
   const keys: Array<string | null> = rows.map((p) => (reusable && (p.forked_from_project_id === null || !opts.full) ? keyOf(p, opts.full, actor, access?.get(p.id)) : null));
   const missing: Project[] = [];
   rows.forEach((p, i) => {
     const key = keys[i];
     const hit = key ? entities!.get(key) : undefined;
-    if (hit && hit.gen === gen && now - hit.at < ttl) out[i] = hit.json;
+    if (hit && hit.gen === gen && now - hit.at < ttl) out[i] = hit;
     else missing.push(p);
   });
   if (missing.length) {
@@ -47,14 +56,30 @@ export async function renderProjects(deps: ServiceDeps, actor: Actor, rows: Proj
     let m = 0;
     rows.forEach((p, i) => {
       if (out[i] !== undefined) return;
-      const json = JSON.stringify(presentOne(missing[m++]!, pres));
-      out[i] = json;
+      const bytes = Buffer.from(JSON.stringify(presentOne(missing[m++]!, pres)));
+      const entity = { bytes, digest: createHash('sha256').update(bytes).digest() };
+      out[i] = entity;
       const key = keys[i];
       if (keep && key) {
         if (entities!.size >= LIMIT) entities!.delete(entities!.keys().next().value!);
-        entities!.set(key, { json, gen, at: now });
+        entities!.set(key, { ...entity, gen, at: now });
       }
     });
   }
-  return out as string[];
+  return out as RenderedEntity[];
+}
+
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+
+/** A JSON array of entities, byte for byte what JSON.stringify gives for the list of their values. */
+export function jsonArray(parts: RenderedEntity[]): Buffer {
+  const chunks: Buffer[] = [OPEN];
+  parts.forEach((p, i) => {
+    if (i) chunks.push(COMMA);
+    chunks.push(p.bytes);
+  });
+  chunks.push(CLOSE);
+  return Buffer.concat(chunks);
 }

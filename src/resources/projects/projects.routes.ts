@@ -18,7 +18,8 @@ import {
 } from './projects.service.ts';
 import { ORDER_BY, USER_ORDER_BY, accessFromAuthorization, buildListQuery, cappedCount, type BuiltList, type ListInput, type ListScope } from './projects.list.ts';
 import { pageRows } from './projects.rows.ts';
-import { renderProjects } from './projects.render.ts';
+import { jsonArray, renderProjects } from './projects.render.ts';
+import { bodyFromParts } from '../../http/plumbing.ts';
 import { loadPresentation, presentOne, type PresentOptions } from './projects.presenter.ts';
 
 const OFFSET_LIMIT = 50_000;
@@ -181,8 +182,9 @@ async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: Li
   }
   const access = built.auth && !i.simple ? accessFromAuthorization(req.server, built.auth, rows) : undefined;
   const parts = await renderProjects(req.server, req.actor, rows, presentOptions(req.actor, { simple: i.simple, statistics: i.statistics, customAttributes: i.with_custom_attributes, access }));
-  reply.type('application/json');
-  return `[${parts.join(',')}]`;
+  // The array's bracket is part of what the tag covers, so a one-entity page differs from the entity.
+  bodyFromParts(reply, [Buffer.from('['), ...parts.map((x) => x.digest)]);
+  return reply.type('application/json').send(jsonArray(parts));
 }
 
 type PageKey = { id: number; row_version: number };
@@ -235,8 +237,9 @@ export const projectRoutes: RouteDef<any>[] = [
     handler: async (req, reply) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
       const access = req.actor.user ? new Map([[ctx.project.id, ctx.access]]) : undefined;
-      const [json] = await renderProjects(req.server, req.actor, [ctx.project], presentOptions(req.actor, { statistics: req.input.statistics, customAttributes: req.input.with_custom_attributes, access }));
-      return reply.type('application/json').send(json);
+      const [entity] = await renderProjects(req.server, req.actor, [ctx.project], presentOptions(req.actor, { statistics: req.input.statistics, customAttributes: req.input.with_custom_attributes, access }));
+      bodyFromParts(reply, [entity!.digest]);
+      return reply.type('application/json').send(entity!.bytes);
     },
   },
   {
