@@ -93,7 +93,10 @@ export function installConventions(app: FastifyInstance): void {
 
   // One structured line per request, the useful subset of the reference's API log. The path is
   // logged without its query string: tokens may travel there (private_token, access_token).
-  app.addHook('onResponse', async (req, reply) => {
+  // Without a logger that writes such lines, no hook runs at all.
+  const log = app.log as { isLevelEnabled?: (level: string) => boolean };
+  const logs = typeof log.isLevelEnabled === 'function' && log.isLevelEnabled('info');
+  if (logs) app.addHook('onResponse', async (req, reply) => {
     const actor = (req as { actor?: { user: { id: number; username: string } | null; token: { kind: string; id: number } | null } }).actor;
     req.log.info({
       method: req.method,
