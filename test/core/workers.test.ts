@@ -10,6 +10,7 @@ const ROOT = 'glpat-workers-root-token-0123456789';
 
 /** One request on a connection of its own, so that successive calls spread over the workers. */
 function call(url: string, method: string, token: string, body?: unknown): Promise<{ status: number; json: any }> {
+  // (Each call opens its own connection, which the primary hands to the workers in turn.)
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : JSON.stringify(body);
     const req = http.request(url, {
@@ -48,6 +49,12 @@ test('two workers: revocations, edits and new branches are seen by the next read
       const seen = await Promise.all(Array.from({ length: 4 }, () => call(branches, 'GET', ROOT)));
       for (const r of seen) assert.ok(r.json.some((b: { name: string }) => b.name === `topic-${round}`), `round ${round}: ${JSON.stringify(r.json.map((b: { name: string }) => b.name))}`);
     }
+
+    // Writers in both workers at once: transactions wait for each other instead of failing.
+    const parallel = await Promise.all(Array.from({ length: 12 }, (_, i) => call(`${api}/projects`, 'POST', ROOT, { name: `parallel-${i}` })));
+    assert.deepEqual(parallel.map((r) => r.status), Array(12).fill(201));
+    const stars = await Promise.all(parallel.map((r) => call(`${api}/projects/${r.json.id}/star`, 'POST', ROOT)));
+    assert.deepEqual(stars.map((r) => r.status), Array(12).fill(201));
 
     // The namespace owner's name is cached with project entities; a rename shows at once.
     for (let i = 0; i < 4; i++) await call(`${api}/projects/${project.json.id}`, 'GET', ROOT);

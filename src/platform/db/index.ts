@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type { DB } from './schema.ts';
 import type { DialectName } from './dialect.ts';
 import { migrations } from './migrations/index.ts';
@@ -43,7 +43,7 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
     handle.pragma('busy_timeout = 5000');
     // 64 MB of page cache per connection instead of 2 MB: the hot index and table pages stay in memory.
     handle.pragma('cache_size = -65536');
-    db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
+    db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(handle) }) });
   }
   (db as any).__dialect = dialect;
 
@@ -78,6 +78,21 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
  * shape, and preparing is a large part of a small query's cost. A statement still being iterated is busy
  * and cannot be reused, so such a caller gets a fresh one.
  */
+/**
+ * Transactions take the write lock when they begin. A deferred transaction that reads and then writes fails with
+ * SQLITE_BUSY_SNAPSHOT, without waiting, when another connection (another worker) wrote in between; an immediate
+ * one waits its turn under the busy timeout instead.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  override createDriver() {
+    const driver = super.createDriver();
+    driver.beginTransaction = async (connection) => {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    };
+    return driver;
+  }
+}
+
 function withStatementCache(handle: SQLite.Database): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
   const prepare = handle.prepare.bind(handle);
