@@ -1,6 +1,7 @@
 import type { Db } from '../platform/db/index.ts';
 import { NotFoundError, ForbiddenError, ProjectMovedError } from '../platform/errors.ts';
 import { isFeatureEnabled } from '../platform/features.ts';
+import { liveProjectById } from '../platform/project-rows.ts';
 import {
   AccessLevel, accessFromAuthorizationOf, groupAccessLevels, projectAccessLevels, userAuthorization,
   type NamespaceRow, type ProjectAccess, type ProjectRow,
@@ -55,7 +56,7 @@ export async function findProject(db: Db, actor: Actor, idOrPath: string | numbe
   let project: ProjectRow | undefined;
   let moved = false;
   if ('id' in key) {
-    project = await db.selectFrom('projects').selectAll().where('id', '=', key.id).where('pending_delete', '=', 0).executeTakeFirst();
+    project = await liveProjectById(db, key.id);
   } else if (key.path.includes('/')) {
     const lower = key.path.toLowerCase();
     project = await db.selectFrom('projects').selectAll().where('full_path_lower', '=', lower).where('pending_delete', '=', 0).executeTakeFirst();

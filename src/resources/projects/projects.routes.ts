@@ -17,7 +17,7 @@ import {
   setArchived, setCustomAttribute, setStar, shareProject, transferProject, unlinkFork, unshareProject, updateProject, type Project,
 } from './projects.service.ts';
 import { ORDER_BY, USER_ORDER_BY, accessFromAuthorization, buildListQuery, cappedCount, type BuiltList, type ListInput, type ListScope } from './projects.list.ts';
-import { pageRows } from './projects.rows.ts';
+import { projectRows, type RowKey } from '../../platform/project-rows.ts';
 import { jsonArray, renderProjects } from './projects.render.ts';
 import { bodyFromParts } from '../../http/plumbing.ts';
 import { loadPresentation, presentOne, type PresentOptions } from './projects.presenter.ts';
@@ -159,7 +159,7 @@ async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: Li
   const built = await buildListQuery(req.server, req.actor, i, scope);
   let rows: Project[] = [];
   if (keyset) {
-    if (!built.empty) rows = await pageRows(req.server.db, await keysOf(built.query).limit(p.perPage).execute());
+    if (!built.empty) rows = await projectRows(req.server.db, await keysOf(built.query).limit(p.perPage).execute());
     const last = rows.at(-1);
     if (last) {
       const bound = built.sort === 'asc' ? { id_after: last.id, id_before: undefined } : { id_before: last.id, id_after: undefined };
@@ -173,7 +173,7 @@ async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: Li
     const key = JSON.stringify([actor.user?.id ?? 0, actor.admin, scope, filters]);
     const [total, page] = await Promise.all([
       cappedCount(req.server, key, built.query, COUNT_LIMIT),
-      keysOf(built.query).limit(p.perPage + 1).offset((p.page - 1) * p.perPage).execute().then((keys: PageKey[]) => pageRows(req.server.db, keys)),
+      keysOf(built.query).limit(p.perPage + 1).offset((p.page - 1) * p.perPage).execute().then((keys: RowKey[]) => projectRows(req.server.db, keys)),
     ]);
     rows = page;
     const hasNext = rows.length > p.perPage;
@@ -186,8 +186,6 @@ async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: Li
   bodyFromParts(reply, [Buffer.from('['), ...parts.map((x) => x.digest)]);
   return reply.type('application/json').send(jsonArray(parts));
 }
-
-type PageKey = { id: number; row_version: number };
 
 /** The page query narrowed to what the row cache needs (see projects.rows.ts). */
 function keysOf(query: BuiltList['query']): any {
