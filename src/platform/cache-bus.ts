@@ -17,6 +17,8 @@ interface Announcement {
 }
 
 const handlers: Record<CacheTopic, Array<(key: string) => void>> = { all: [], refs: [] };
+/** Announcements of this worker not yet acknowledged, and who waits for them. */
+const pending = new Set<number>();
 const waiting = new Map<number, () => void>();
 let seq = 0;
 let listening = false;
@@ -42,11 +44,9 @@ export function announceCacheVoid(topic: CacheTopic, key = ''): void {
   process.send(message);
 }
 
-const pending = new Set<number>();
-
 /**
- * Resolves once every announcement made by this process so far has been handled by the other workers (or after
- * a second, should the primary be gone: the caches then expire by their own time limit).
+ * Resolves once every announcement made by this process so far has been handled by the other workers (or after a
+ * second without an acknowledgement: a worker whose primary is gone stops anyway).
  */
 export function settled(): Promise<void> {
   if (pending.size === 0) return Promise.resolve();
