@@ -126,6 +126,17 @@ async function main() {
     void total; void maxId;
     if (want('ceiling')) rows.push(await run('ceiling: bare Fastify route, fixed JSON', { url: `http://127.0.0.1:${port + 1}`, paths: ['/'] }));
     if (want('one')) rows.push(await run('GET /projects/:id (authenticated, full form)', { paths: ids.map((id) => `${api}/projects/${id}`), auth: true }));
+    if (want('cold')) {
+      // 40,000 projects the caller can read, spread over the whole id range: more than the entity cache holds,
+      // so nearly every request builds its entity (the cost of a read that no cache helps).
+      const spread: number[] = [];
+      for (let k = 0; k < 400; k++) {
+        const before = Math.max(2, Math.floor(((k * 7919) % 400 + 1) / 400 * count));
+        const page = await fetch(`http://127.0.0.1:${port}${api}/projects?pagination=keyset&order_by=id&sort=desc&per_page=100&simple=true&id_before=${before}`, { headers: { 'private-token': token } });
+        for (const p of (await page.json()) as Array<{ id: number }>) spread.push(p.id);
+      }
+      rows.push(await run(`GET /projects/:id, ${spread.length.toLocaleString('en')} different projects (cold caches)`, { paths: spread.map((id) => `${api}/projects/${id}`), auth: true }));
+    }
     if (want('list20')) rows.push(await run('GET /projects (20 per page, authenticated, full form)', { paths: [`${api}/projects`], auth: true }));
     if (want('list100')) rows.push(await run('GET /projects?per_page=100 (authenticated, full form)', { paths: [`${api}/projects?per_page=100`], auth: true }));
     if (want('simple')) rows.push(await run('GET /projects?simple=true (anonymous)', { paths: [`${api}/projects?simple=true`] }));
