@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { Db } from './db/index.ts';
 import type { ProjectsTable } from './db/schema.ts';
 
@@ -12,18 +13,16 @@ export interface RowKey {
   row_version: number;
 }
 
-const LIMIT = 20_000;
-const byDatabase = new WeakMap<object, Map<number, Row>>();
+type Rows = LRUCache<number, Row>;
+const byDatabase = new WeakMap<object, Rows>();
 
-function cacheOf(db: Db): Map<number, Row> {
+function cacheOf(db: Db): Rows {
   let rows = byDatabase.get(db);
-  if (!rows) byDatabase.set(db, (rows = new Map()));
+  if (!rows) byDatabase.set(db, (rows = new LRUCache<number, Row>({ max: 20_000 })));
   return rows;
 }
 
-function remember(rows: Map<number, Row>, r: Row): Row {
-  if (rows.size >= LIMIT) rows.delete(rows.keys().next().value!);
-  rows.delete(r.id);
+function remember(rows: Rows, r: Row): Row {
   rows.set(r.id, Object.freeze(r));
   return r;
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Actor } from '../../http/auth.ts';
 import { readCacheState, type ProjectAccess } from '../../platform/membership.ts';
@@ -13,14 +14,13 @@ import type { Project } from './projects.service.ts';
 // Each entity is kept as UTF-8 bytes with their SHA-256: a page is the parts copied together, and its ETag is
 // made from the parts' digests (see http/plumbing.ts), so neither encoding nor hashing grows with the page.
 
-const LIMIT = 10_000;
 
 export interface RenderedEntity {
   bytes: Buffer;
   digest: Buffer;
 }
 
-type Entities = Map<string, RenderedEntity & { gen: number; at: number }>;
+type Entities = LRUCache<string, RenderedEntity & { gen: number; at: number }>;
 const byDatabase = new WeakMap<object, Entities>();
 
 export interface RenderOptions extends PresentOptions {
@@ -36,7 +36,7 @@ function keyOf(p: Project, full: boolean, actor: Actor, acc: ProjectAccess | und
 export async function renderProjects(deps: ServiceDeps, actor: Actor, rows: Project[], opts: RenderOptions): Promise<RenderedEntity[]> {
   const { ttl, gen } = readCacheState(deps.db);
   let entities = byDatabase.get(deps.db);
-  if (!entities) byDatabase.set(deps.db, (entities = new Map()));
+  if (!entities) byDatabase.set(deps.db, (entities = new LRUCache({ max: 10_000 })));
   const access = opts.access ? await opts.access : undefined;
   const reusable = ttl > 0 && !opts.statistics && !opts.customAttributes && (actor.user === null || access !== undefined);
   const now = Date.now();
@@ -61,7 +61,6 @@ export async function renderProjects(deps: ServiceDeps, actor: Actor, rows: Proj
       out[i] = entity;
       const key = keys[i];
       if (keep && key) {
-        if (entities!.size >= LIMIT) entities!.delete(entities!.keys().next().value!);
         entities!.set(key, { ...entity, gen, at: now });
       }
     });
