@@ -5,6 +5,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { spawnGit } from '../../platform/git/command.ts';
+import { answerLsRefs, readLsRefsRequest } from '../../platform/git/ls-refs.ts';
 import { FLUSH, pkt, readPushHead, refusedPushResponse } from '../../platform/git/pktline.ts';
 import { canReadVisibility, projectAccessFor } from '../../http/access.ts';
 import { anonymous, type Actor } from '../../http/auth.ts';
@@ -192,10 +193,30 @@ async function uploadPack(app: FastifyInstance, req: FastifyRequest, reply: Fast
   const rpc = await rpcRequest(app, req, reply, 'git-upload-pack');
   if (!rpc) return reply;
   const { target, body } = rpc;
-  const child = spawnGit(['upload-pack', '--stateless-rpc', target.repo.path], { env: protocolEnv(req), timeoutMs: RPC_TIMEOUT_MS, stdio: ['pipe', 'pipe', 'ignore'] });
+  const env = protocolEnv(req);
+  let consumed: Buffer | null = null;
+  if (env.GIT_PROTOCOL === 'version=2') {
+    // A v2 ref listing is answered from the repository's files, without a process; anything else goes to git.
+    const head = await readLsRefsRequest(body).catch(() => null);
+    if (!head) return reply.code(400).type('text/plain; charset=utf-8').send('The request body could not be read.\n');
+    if (head.parse.state === 'ls-refs') {
+      const answer = await answerLsRefs(target.repo.path, head.parse.args);
+      if (answer) {
+        await drain(body);
+        noCache(reply);
+        reply.type('application/x-git-upload-pack-result');
+        return reply.send(answer);
+      }
+    }
+    consumed = head.consumed;
+  }
+  const child = spawnGit(['upload-pack', '--stateless-rpc', target.repo.path], { env, timeoutMs: RPC_TIMEOUT_MS, stdio: ['pipe', 'pipe', 'ignore'] });
   body.on('error', () => child.kill('SIGKILL'));
   child.stdin!.on('error', () => {});
-  body.pipe(child.stdin!);
+  if (consumed?.length) child.stdin!.write(consumed);
+  // The whole request may already have been read above; then there is nothing left to pipe.
+  if (consumed && body.readableEnded) child.stdin!.end();
+  else body.pipe(child.stdin!);
   // A client that goes away mid-answer leaves nobody to read the pack.
   reply.raw.on('close', () => {
     if (!reply.raw.writableFinished) child.kill('SIGKILL');
