@@ -356,3 +356,36 @@ describe('credentials and request shapes', () => {
     assert.equal(await headOf(project, 'big-branch'), sha);
   });
 });
+
+describe('with the credential cache on', () => {
+  test('project rows are reused between requests, and any API write makes the next request see the change', async () => {
+    const c = await buildTestApp({ config: { authCacheMs: 60_000 } });
+    try {
+      const owner = await makeUser(c.app);
+      const ownerToken = { token: owner.token };
+      const p = await makeProject(c.app, owner.user, { visibility: 20 });
+      const member = await makeUser(c.app);
+      const memberToken = { token: await makeToken(c.app, member.user, ['read_repository']) };
+      const adv = (auth?: string) => c.app.inject({
+        method: 'GET', url: `/${p.full_path}.git/info/refs?service=git-upload-pack`,
+        headers: { 'git-protocol': 'version=2', ...(auth ? { authorization: `Basic ${Buffer.from(`x:${auth}`).toString('base64')}` } : {}) },
+      });
+      assert.equal((await adv()).statusCode, 200);
+      assert.equal((await adv(memberToken.token)).statusCode, 200);
+      // A write behind the API's back is not seen within the window (this is what the cache saves)...
+      await c.app.db.updateTable('projects').set({ visibility_level: 0 }).where('id', '=', p.id).execute();
+      assert.equal((await adv()).statusCode, 200);
+      // ...but any state-changing request voids it at once.
+      const r = await call(c.app, 'PUT', `/projects/${p.id}`, { token: ownerToken.token, body: { visibility: 'private' } });
+      assert.equal(r.status, 200);
+      assert.equal((await adv()).statusCode, 401);
+      assert.equal((await adv(memberToken.token)).statusCode, 404);
+      assert.equal((await adv(ownerToken.token)).statusCode, 200);
+      const d = await call(c.app, 'DELETE', `/projects/${p.id}`, { token: ownerToken.token });
+      assert.equal(d.status, 202);
+      assert.equal((await adv(ownerToken.token)).statusCode, 404);
+    } finally {
+      await c.close();
+    }
+  });
+});
