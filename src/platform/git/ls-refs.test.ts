@@ -214,6 +214,11 @@ describe('ls-refs from the repository files', () => {
     await git(sym, ['symbolic-ref', 'refs/heads/alias', 'refs/heads/main']);
     assert.equal(await ours(sym, request({ args: ['symrefs'] })), null, 'a symbolic ref under refs/');
 
+    const broken = await init('broken-config');
+    await git(broken, ['update-ref', 'refs/heads/main', await commit(broken, 'x')]);
+    await writeFile(join(broken, 'config'), '[core\n\tbare = true\n');
+    await assert.rejects(answerLsRefs(broken, { peel: false, symrefs: false, unborn: false, prefixes: [] }), 'a configuration git cannot read is not guessed at');
+
     const detached = await init('detached');
     const c = await commit(detached, 'x');
     await git(detached, ['update-ref', 'refs/heads/main', c]);
@@ -244,6 +249,14 @@ describe('ls-refs from the repository files', () => {
       const got = await same(repo, body, `after change ${i}`);
       assert.match(got, new RegExp(tip));
     }
+    // A ref file rewritten in place (no rename, so its directory keeps its time) after the refs were kept.
+    await age(repo);
+    invalidateRefCache(repo);
+    await same(repo, body, 'aged again');
+    assert.ok(refFiles(repo)?.reusable);
+    const older = await commit(repo, 'written in place', tip);
+    await writeFile(join(repo, 'refs', 'heads', 'side', '0'), `${older}\n`);
+    assert.match(await same(repo, body, 'rewritten in place'), new RegExp(`${older} refs/heads/side/0\n`));
     await git(repo, ['symbolic-ref', 'HEAD', 'refs/heads/side/0']);
     await same(repo, body, 'HEAD moved');
     await git(repo, ['pack-refs', '--all']);

@@ -4,9 +4,9 @@
 // understand — an unknown argument or capability, hidden refs or includes in the configuration, a symbolic or
 // broken ref, a detached HEAD, too many loose refs — makes it return null, and the caller hands the request to git.
 //
-// Read refs are kept per repository with a stamp (HEAD, packed-refs and every directory under refs/): they are used
-// again only while no stamp changed, so a ref moved by any process — through the server or behind its back — is
-// seen at once. A stamp taken within RACY_MS of a change is not trusted (file times are coarse), as git treats a
+// Read refs are kept per repository with stamps (HEAD, packed-refs, every directory and loose ref file under refs/):
+// they are used again only while no stamp changed, so a ref moved by any process — through the server or behind its
+// back — is seen at once. A stamp taken within RACY_MS of a change is not trusted (file times are coarse), as git treats a
 // racily clean index.
 import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -166,7 +166,7 @@ export interface RefFiles {
   head: string;
   /** Sorted by name in byte order, as git iterates. */
   refs: AdvertisedRef[];
-  byName: Map<string, AdvertisedRef>;
+  lookup(name: string): AdvertisedRef | undefined;
 }
 
 class Unsupported extends Error {}
@@ -178,15 +178,31 @@ function readHead(repoPath: string): string {
   return m[1];
 }
 
-function readPackedRefs(repoPath: string): Map<string, AdvertisedRef> {
-  const out = new Map<string, AdvertisedRef>();
+interface PackedRefs {
+  /** Sorted by name. Shared by every snapshot read while packed-refs stays the same. */
+  list: AdvertisedRef[];
+  byName: Map<string, AdvertisedRef>;
+}
+
+const EMPTY_PACKED: PackedRefs = { list: [], byName: new Map() };
+// Parsed packed-refs files by repository, with the stamp they were read under: a repository whose loose refs keep
+// moving re-reads only those.
+const packedCache = new Map<string, { sig: string; packed: PackedRefs }>();
+const MAX_PACKED_BYTES = 32 * 1024 * 1024;
+
+function readPackedRefs(repoPath: string, sig: string, reusable: boolean): PackedRefs {
+  const have = packedCache.get(repoPath);
+  if (have && have.sig === sig) return have.packed;
   let text: string;
   try {
-    text = readFileSync(join(repoPath, 'packed-refs'), 'latin1');
+    const buf = readFileSync(join(repoPath, 'packed-refs'));
+    if (buf.length > MAX_PACKED_BYTES) throw new Unsupported();
+    text = buf.toString('latin1');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return out;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return EMPTY_PACKED;
     throw e;
   }
+  const byName = new Map<string, AdvertisedRef>();
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   let traits: string[] = [];
@@ -206,25 +222,41 @@ function readPackedRefs(repoPath: string): Map<string, AdvertisedRef> {
     const oid = line.slice(0, sp);
     const name = line.slice(sp + 1);
     if (sp !== 40 || !OID.test(oid) || oid === NULL_OID || !isValidRefName(name, { allowOneLevel: false }) || !name.startsWith('refs/')) throw new Unsupported();
+    if (byName.has(name)) throw new Unsupported();
     // Without a peeled line the trait says the ref is not a tag; without the trait it is unknown.
-    if (out.has(name)) throw new Unsupported();
     last = { name, oid, peeled: fully || (tagsPeeled && name.startsWith('refs/tags/')) ? null : undefined };
-    out.set(name, last);
+    byName.set(name, last);
   }
-  return out;
+  const list = [...byName.values()].sort(byRefName);
+  const packed = { list, byName };
+  if (reusable) {
+    if (packedCache.size >= 1000) packedCache.delete(packedCache.keys().next().value!);
+    packedCache.set(repoPath, { sig, packed });
+  }
+  return packed;
 }
+
+const byRefName = (a: AdvertisedRef, b: AdvertisedRef) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 function loadRefFiles(repoPath: string): RefFiles {
   const now = Date.now();
   const racy = { value: false };
   const stamps: Array<[string, string]> = [];
-  const stamp = (p: string) => stamps.push([p, statSig(p, now, racy)]);
+  const stamp = (p: string) => {
+    const sig = statSig(p, now, racy);
+    stamps.push([p, sig]);
+    return sig;
+  };
   stamp(join(repoPath, 'HEAD'));
-  stamp(join(repoPath, 'packed-refs'));
+  const packedRacy = { value: false };
+  const packedSig = statSig(join(repoPath, 'packed-refs'), now, packedRacy);
+  stamps.push([join(repoPath, 'packed-refs'), packedSig]);
+  if (packedRacy.value) racy.value = true;
   const head = readHead(repoPath);
-  const byName = readPackedRefs(repoPath);
-  let loose = 0;
-  // Each directory is stamped before it is listed, so a change made while it is read shows in the next stamp.
+  const packed = readPackedRefs(repoPath, packedSig, !packedRacy.value);
+  const loose = new Map<string, AdvertisedRef>();
+  // Each directory and file is stamped before it is read, so a change made meanwhile shows in the next stamp.
+  // (git replaces a ref file by renaming, which the directory's stamp shows; the file's own stamp covers the rest.)
   const walk = (dir: string, prefix: string) => {
     stamp(dir);
     for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -238,17 +270,31 @@ function loadRefFiles(repoPath: string): RefFiles {
         walk(path, `${name}/`);
         continue;
       }
-      if (!e.isFile() || ++loose > MAX_LOOSE_REFS) throw new Unsupported();
+      if (!e.isFile() || loose.size >= MAX_LOOSE_REFS) throw new Unsupported();
       if (!isValidRefName(name, { allowOneLevel: false })) throw new Unsupported();
+      stamp(path);
       const oid = readFileSync(path, 'latin1').replace(/\s+$/, '');
       // Symbolic refs, null and malformed values are left to git.
       if (!OID.test(oid) || oid === NULL_OID) throw new Unsupported();
-      byName.set(name, { name, oid, peeled: byName.get(name)?.oid === oid ? byName.get(name)!.peeled : undefined });
+      const under = packed.byName.get(name);
+      loose.set(name, { name, oid, peeled: under?.oid === oid ? under.peeled : undefined });
     }
   };
   walk(join(repoPath, 'refs'), 'refs/');
-  const refs = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { stamps, reusable: !racy.value, head, refs, byName };
+  // Loose refs win over packed ones of the same name; both lists are sorted, so one merge keeps the order.
+  let refs = packed.list;
+  if (loose.size) {
+    const extra = [...loose.values()].sort(byRefName);
+    refs = [];
+    let i = 0;
+    for (const p of packed.list) {
+      while (i < extra.length && extra[i].name < p.name) refs.push(extra[i++]);
+      if (!loose.has(p.name)) refs.push(p);
+    }
+    while (i < extra.length) refs.push(extra[i++]);
+  }
+  const lookup = (name: string) => loose.get(name) ?? packed.byName.get(name);
+  return { stamps, reusable: !racy.value, head, refs, lookup };
 }
 
 function stillCurrent(files: RefFiles): boolean {
@@ -263,7 +309,7 @@ function stillCurrent(files: RefFiles): boolean {
 
 // Object ids to their fully peeled object (null: not a tag). Objects never change, so this holds for good.
 const peelCache = new Map<string, string | null>();
-const PEEL_CACHE_LIMIT = 200_000;
+const PEEL_CACHE_LIMIT = 100_000;
 
 function remember(oid: string, peeled: string | null): void {
   if (peelCache.size >= PEEL_CACHE_LIMIT) peelCache.clear();
@@ -360,7 +406,7 @@ export async function answerLsRefs(repoPath: string, args: LsRefsArgs): Promise<
   const { prefixes } = args;
   const matches = (name: string) => prefixes.length === 0 || prefixes.some((p) => name.startsWith(p));
   const shown = files.refs.filter((r) => matches(r.name));
-  const headRef = files.byName.get(files.head);
+  const headRef = files.lookup(files.head);
   const showHead = matches('HEAD') && (headRef !== undefined || (args.unborn && config.unborn && args.symrefs));
   if (args.peel) await peelAll(path, headRef && showHead ? [headRef, ...shown] : shown);
   const out: Buffer[] = [];

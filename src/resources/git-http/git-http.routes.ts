@@ -228,7 +228,11 @@ async function uploadPack(app: FastifyInstance, req: FastifyRequest, reply: Fast
     const head = await readLsRefsRequest(body).catch(() => null);
     if (!head) return reply.code(400).type('text/plain; charset=utf-8').send('The request body could not be read.\n');
     if (head.parse.state === 'ls-refs') {
-      const answer = await answerLsRefs(target.repo.path, head.parse.args);
+      // Git answers whatever could not be read here (a broken configuration, a failed object lookup).
+      const answer = await answerLsRefs(target.repo.path, head.parse.args).catch((err) => {
+        req.log.warn({ err }, 'ls-refs left to git');
+        return null;
+      });
       if (answer) {
         await drain(body);
         noCache(reply);
