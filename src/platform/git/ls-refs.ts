@@ -159,7 +159,7 @@ interface AdvertisedRef {
 }
 
 export interface RefFiles {
-  /** Stamps of HEAD, packed-refs and every directory under refs/, taken before anything was read. */
+  /** Stamps of HEAD, packed-refs and every directory and loose ref file under refs/, each taken before reading it. */
   stamps: Array<[string, string]>;
   reusable: boolean;
   /** HEAD's target (a full ref name); HEAD is always symbolic here. */
