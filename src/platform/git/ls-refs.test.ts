@@ -219,6 +219,14 @@ describe('ls-refs from the repository files', () => {
     await writeFile(join(broken, 'config'), '[core\n\tbare = true\n');
     await assert.rejects(answerLsRefs(broken, { peel: false, symrefs: false, unborn: false, prefixes: [] }), 'a configuration git cannot read is not guessed at');
 
+    const big = await init('big');
+    const c0 = await commit(big, 'x');
+    await git(big, ['update-ref', '--stdin'], Array.from({ length: 2100 }, (_, i) => `create refs/heads/b${i} ${c0}\n`).join(''));
+    await git(big, ['pack-refs', '--all']);
+    const many = Array.from({ length: 1000 }, (_, i) => `refs/heads/b${i}`);
+    assert.equal(await answerLsRefs(big, { peel: false, symrefs: false, unborn: false, prefixes: many }), null, 'too much matching work');
+    await same(big, request({ args: many.slice(0, 5).map((p) => `ref-prefix ${p}`) }), 'a few prefixes on the same repository');
+
     const detached = await init('detached');
     const c = await commit(detached, 'x');
     await git(detached, ['update-ref', 'refs/heads/main', c]);

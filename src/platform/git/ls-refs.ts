@@ -35,6 +35,8 @@ export const MAX_LS_REFS_REQUEST = 64 * 1024;
 const MAX_PREFIXES = 1024;
 const MAX_LOOSE_REFS = 2000;
 const RACY_MS = 2000;
+const MAX_MATCH_WORK = 2_000_000;
+const MAX_SHOWN_REFS = 20_000;
 const OID = /^[0-9a-f]{40}$/;
 const NULL_OID = '0'.repeat(40);
 
@@ -404,8 +406,11 @@ export async function answerLsRefs(repoPath: string, args: LsRefsArgs): Promise<
   const files = refFiles(path);
   if (!files) return null;
   const { prefixes } = args;
+  // Very large listings go to git, whose process does not hold up every other request of this one.
+  if (files.refs.length * Math.max(1, prefixes.length) > MAX_MATCH_WORK) return null;
   const matches = (name: string) => prefixes.length === 0 || prefixes.some((p) => name.startsWith(p));
   const shown = files.refs.filter((r) => matches(r.name));
+  if (shown.length > MAX_SHOWN_REFS) return null;
   const headRef = files.lookup(files.head);
   const showHead = matches('HEAD') && (headRef !== undefined || (args.unborn && config.unborn && args.symrefs));
   if (args.peel) await peelAll(path, headRef && showHead ? [headRef, ...shown] : shown);
