@@ -190,7 +190,7 @@ const EMPTY_PACKED: PackedRefs = { list: [], byName: new Map() };
 // Parsed packed-refs files by repository, with the stamp they were read under: a repository whose loose refs keep
 // moving re-reads only those.
 const packedCache = new Map<string, { sig: string; packed: PackedRefs }>();
-const MAX_PACKED_BYTES = 32 * 1024 * 1024;
+const MAX_PACKED_BYTES = 8 * 1024 * 1024;
 
 function readPackedRefs(repoPath: string, sig: string, reusable: boolean): PackedRefs {
   const have = packedCache.get(repoPath);
