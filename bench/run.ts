@@ -7,9 +7,12 @@
 // has two cores or more): the cost of a request on one core. With `--workers n` the server runs n worker
 // processes on every core, sharing them with the load generator: the throughput of the whole machine.
 // The load generator is wrk when installed (a C program: it leaves more of the machine to the server), else
-// autocannon; the fixed-rate rows always use autocannon. Results go to bench/results-<dialect>[-w<n>].json
-// and bench/RESULTS.md.
+// autocannon. The fixed-rate rows send requests evenly spaced in time from this process (an open loop: latency
+// is counted from when a request was due, so a stall is not hidden by requests that were never sent; autocannon's
+// rate option sends each second's budget in a burst). Results go to bench/results-<dialect>[-w<n>].json and
+// bench/RESULTS.md.
 import { spawn, spawnSync } from 'node:child_process';
+import http from 'node:http';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -83,8 +86,56 @@ function runWrk(base: string, o: { paths: string[]; auth?: boolean }): Omit<Row,
   return { rps: Math.round(rps), p50: ms('50'), p99: ms('99'), non2xx, errors };
 }
 
+/** Requests due every 1/rate s over keep-alive connections, whatever the answers' pace; latency from due time. */
+async function runFixedRate(o: { paths: string[]; auth?: boolean; rate: number }): Promise<Omit<Row, 'name'>> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const headers: Record<string, string> = o.auth ? { 'private-token': token } : {};
+  const total = o.rate * duration;
+  const latencies: number[] = [];
+  let non2xx = 0;
+  let errors = 0;
+  let sent = 0;
+  let settledCount = 0;
+  const start = performance.now();
+  await new Promise<void>((resolve) => {
+    const finish = () => {
+      if (++settledCount === total) resolve();
+    };
+    const tick = () => {
+      const due = Math.min(total, Math.floor(((performance.now() - start) * o.rate) / 1000) + 1);
+      for (; sent < due; sent++) {
+        const dueAt = start + (sent * 1000) / o.rate;
+        const req = http.get({ host: '127.0.0.1', port, path: o.paths[sent % o.paths.length], agent, headers }, (res) => {
+          if (res.statusCode! >= 300) non2xx++;
+          res.resume();
+          res.on('end', () => {
+            latencies.push(performance.now() - dueAt);
+            finish();
+          });
+        });
+        req.on('error', () => {
+          errors++;
+          finish();
+        });
+      }
+      if (sent < total) setTimeout(tick, 1);
+    };
+    tick();
+  });
+  const elapsed = (performance.now() - start) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? NaN) * 10) / 10;
+  return { rps: Math.round(latencies.length / elapsed), p50: at(0.5), p99: at(0.99), non2xx, errors, rate: o.rate };
+}
+
 async function run(name: string, o: { url?: string; paths: string[]; auth?: boolean; rate?: number }): Promise<Row> {
-  if (loadgen === 'wrk' && !o.rate) {
+  if (o.rate) {
+    const row = { name, ...(await runFixedRate({ ...o, rate: o.rate })) };
+    console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}`);
+    return row;
+  }
+  if (loadgen === 'wrk') {
     const row = { name, ...runWrk(o.url ?? `http://127.0.0.1:${port}`, o) };
     console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}`);
     return row;
@@ -163,9 +214,10 @@ function writeResults() {
     'Produced by `npm run bench` (bench/run.ts) against data from `npm run bench:seed` (bench/seed.ts). Two set-ups:',
     '"one core": the server is one process pinned to CPU 0 and the load generator is pinned to CPU 1 (what one core',
     'of the server does); "2 workers": `workers: 2`, two server processes on both cores, sharing them with the load',
-    'generator (what the machine does). The throughput rows use wrk when installed (else autocannon), the fixed-rate',
-    'rows autocannon. The ceiling row is a bare Fastify route returning a fixed JSON body, served the same way in the',
-    'same run.', '',
+    'generator (what the machine does). The throughput rows use wrk when installed (else autocannon). The fixed-rate',
+    'rows send one request every millisecond from the benchmark process, whatever the answers\' pace, and count each',
+    'latency from the moment its request was due. The ceiling row is a bare Fastify route returning a fixed JSON body,',
+    'served the same way in the same run.', '',
     'Targets (2 cores, 1,000,000 projects): `GET /projects/:id` ≥ 8,000 req/s; a 20-item page ≥ 2,500 req/s; a 100-item',
     'full page ≥ 600 req/s; p99 under 10 ms at a fixed 1,000 req/s.', ''];
   for (const f of files) {

@@ -241,6 +241,8 @@ export class ProjectRepository {
 
   async setHead(branch: string): Promise<void> {
     await this.git(['symbolic-ref', 'HEAD', `refs/heads/${branch}`]);
+    // HEAD is part of what fetches are told (ls-refs).
+    invalidateRefs(this.path);
   }
 
   /** A revision the caller named (branch, tag or full/short sha) to a commit sha; null when it names nothing. */

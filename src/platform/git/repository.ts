@@ -149,11 +149,28 @@ export interface GrepMatch {
 // the server hear of it through the cache bus.
 
 const REF_CACHE_LIMIT = 1000;
-const refCache = new Map<string, Map<'branches' | 'tags', Promise<unknown>>>();
+/** branches and tags: the API's lists; files: the refs as ls-refs reads them (see ls-refs.ts). */
+type RefCacheKind = 'branches' | 'tags' | 'files';
+const refCache = new Map<string, Map<RefCacheKind, unknown>>();
 onCacheVoid('refs', (path) => refCache.delete(path));
 
 export function invalidateRefCache(repoPath: string): void {
   announceCacheVoid('refs', resolve(repoPath));
+}
+
+/** A value kept beside the ref lists of a repository (dropped with them); `repoPath` must be resolved. */
+export function peekRefCache<T>(repoPath: string, kind: RefCacheKind): T | undefined {
+  return refCache.get(repoPath)?.get(kind) as T | undefined;
+}
+
+export function storeRefCache<T>(repoPath: string, kind: RefCacheKind, value: T): void {
+  let entry = refCache.get(repoPath);
+  if (!entry) {
+    entry = new Map();
+    refCache.set(repoPath, entry);
+    if (refCache.size > REF_CACHE_LIMIT) refCache.delete(refCache.keys().next().value!);
+  }
+  entry.set(kind, value);
 }
 
 function cachedRefs<T>(repoPath: string, kind: 'branches' | 'tags', load: () => Promise<T>): Promise<T> {
@@ -342,6 +359,8 @@ export class Repository {
   async setDefaultBranch(name: string): Promise<void> {
     if (!isValidBranchName(name)) throw new InvalidRefNameError(name);
     await this.git(['symbolic-ref', 'HEAD', `refs/heads/${name}`]);
+    // HEAD is part of what fetches are told (ls-refs).
+    invalidateRefCache(this.path);
   }
 
   // ----- refs --------------------------------------------------------------------------------------------------

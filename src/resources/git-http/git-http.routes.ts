@@ -5,12 +5,13 @@ import { PassThrough, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { spawnGit } from '../../platform/git/command.ts';
+import { answerLsRefs, readLsRefsRequest } from '../../platform/git/ls-refs.ts';
 import { FLUSH, pkt, readPushHead, refusedPushResponse } from '../../platform/git/pktline.ts';
 import { canReadVisibility, projectAccessFor } from '../../http/access.ts';
 import { anonymous, type Actor } from '../../http/auth.ts';
 import { checkSignIn } from '../../web/sign-in.service.ts';
 import { ForbiddenError, InvalidTokenError, UnauthorizedError } from '../../platform/errors.ts';
-import { AccessLevel, type ProjectRow } from '../../platform/membership.ts';
+import { AccessLevel, readCacheState, type ProjectRow } from '../../platform/membership.ts';
 import type { ProjectRepository } from '../../platform/git/project-repository.ts';
 import { loadBranchRules, loadTagRules, type Caller } from '../repository/protection.ts';
 import { afterRefsChanged, defaultBranchOf, repoFor } from '../repository/repository.common.ts';
@@ -55,27 +56,50 @@ async function gitActor(app: FastifyInstance, req: FastifyRequest): Promise<Acto
   if (colon < 0) throw new GitHttpRefusal(401, 'HTTP Basic: Access denied', true);
   const login = decoded.slice(0, colon);
   const secret = decoded.slice(colon + 1);
-  const denied = new GitHttpRefusal(401, 'HTTP Basic: Access denied. If a password was provided, check it; a personal access token with the read_repository or write_repository scope also works.', true);
-  if (!secret) throw denied;
+  // Built only when needed: an error object records a stack, which no successful request should pay for.
+  const denied = () => new GitHttpRefusal(401, 'HTTP Basic: Access denied. If a password was provided, check it; a personal access token with the read_repository or write_repository scope also works.', true);
+  if (!secret) throw denied();
   try {
     const fake = { headers: { authorization: `Bearer ${secret}` }, method: 'GET', cookies: {} } as unknown as FastifyRequest;
     return await app.auth.authenticate(fake, {});
   } catch (e) {
-    if (e instanceof InvalidTokenError) throw denied;
+    if (e instanceof InvalidTokenError) throw denied();
     if (e instanceof ForbiddenError) throw new GitHttpRefusal(403, e.reason ?? 'Forbidden');
     if (!(e instanceof UnauthorizedError)) throw e;
   }
-  if (login === 'oauth2' || !login) throw denied;
+  if (login === 'oauth2' || !login) throw denied();
   // Passwords go through the sign-in checks: the same brute-force throttle per login and address as the web page.
   const result = await checkSignIn(app, login, secret, req.ip);
   if (!result.ok) {
     if (result.reason === 'blocked') throw new GitHttpRefusal(403, 'Your account has been blocked.');
-    if (result.reason === 'invalid') throw denied;
+    if (result.reason === 'invalid') throw denied();
     if (result.reason === 'throttled' || result.reason === 'locked') throw new GitHttpRefusal(429, `Too many failed sign-in attempts. Try again in ${result.retryAfterSeconds} seconds.`, false, { 'retry-after': String(result.retryAfterSeconds) });
-    throw denied;
+    throw denied();
   }
   const user = result.user;
   return { user, admin: !!user.admin, token: null, via: 'session', sudo: false };
+}
+
+// Project rows by path for fetches and clones, which make two to four requests each: reused for the
+// credential-cache window and voided by any state-changing request in this process, like the caller's
+// authorisation (visibility, archiving, deletion, renames and membership changes are all such requests).
+const projectRows = new WeakMap<object, Map<string, { row: ProjectRow | undefined; at: number; gen: number }>>();
+
+async function projectByPath(app: FastifyInstance, pathLower: string, reuse: boolean): Promise<ProjectRow | undefined> {
+  const { ttl, gen } = readCacheState(app.db);
+  let cache = projectRows.get(app.db);
+  if (!cache) projectRows.set(app.db, (cache = new Map()));
+  const hit = reuse && ttl > 0 ? cache.get(pathLower) : undefined;
+  if (hit && hit.gen === gen && Date.now() - hit.at < ttl) return hit.row;
+  const at = Date.now();
+  const row = await app.db.selectFrom('projects').selectAll()
+    .where('full_path_lower', '=', pathLower).where('pending_delete', '=', 0).executeTakeFirst();
+  // A row read while a write passed may be stale: it serves this request only.
+  if (ttl > 0 && readCacheState(app.db).gen === gen) {
+    if (cache.size >= 10_000) cache.clear();
+    cache.set(pathLower, { row: row ? Object.freeze({ ...row }) : undefined, at, gen });
+  }
+  return row;
 }
 
 const hasScope = (actor: Actor, scopes: string[]) => !actor.token || scopes.some((s) => actor.token!.scopes.includes(s));
@@ -88,8 +112,8 @@ async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service:
   const challengeOrMissing = () => new GitHttpRefusal(actor.user ? 404 : 401, actor.user ? MESSAGES.notFound : 'HTTP Basic: Access denied', !actor.user);
   if (parts.length < 2 || !last.endsWith('.git') || last === '.git') throw challengeOrMissing();
   const fullPath = [...parts.slice(0, -1), last.slice(0, -4)].join('/');
-  const project = await app.db.selectFrom('projects').selectAll()
-    .where('full_path_lower', '=', fullPath.toLowerCase()).where('pending_delete', '=', 0).executeTakeFirst();
+  // A push reads the row afresh: its policy and the bookkeeping after it work on the current settings.
+  const project = await projectByPath(app, fullPath.toLowerCase(), service === 'git-upload-pack');
   if (!project) throw challengeOrMissing();
   const access = await projectAccessFor(app.db, actor, project);
   if (!canReadVisibility(actor, project.visibility_level, access.effective)) throw challengeOrMissing();
@@ -106,7 +130,12 @@ async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service:
     if (project.repository_read_only) throw new GitHttpRefusal(403, MESSAGES.readOnly);
   }
   const repo = repoFor(app.config, project);
-  await repo.ensure(project.default_branch ?? 'main');
+  if (!repo.exists()) {
+    // Only a current row may bring a repository into being (a remembered one may belong to a deleted project).
+    const current = await projectByPath(app, project.full_path_lower, false);
+    if (current?.id !== project.id) throw challengeOrMissing();
+    await repo.ensure(current.default_branch ?? 'main');
+  }
   return { project, repo, actor, caller };
 }
 
@@ -193,10 +222,34 @@ async function uploadPack(app: FastifyInstance, req: FastifyRequest, reply: Fast
   const rpc = await rpcRequest(app, req, reply, 'git-upload-pack');
   if (!rpc) return reply;
   const { target, body } = rpc;
-  const child = spawnGit(['upload-pack', '--stateless-rpc', target.repo.path], { env: protocolEnv(req), timeoutMs: RPC_TIMEOUT_MS, stdio: ['pipe', 'pipe', 'ignore'] });
+  const env = protocolEnv(req);
+  let consumed: Buffer | null = null;
+  if (env.GIT_PROTOCOL === 'version=2') {
+    // A v2 ref listing is answered from the repository's files, without a process; anything else goes to git.
+    const head = await readLsRefsRequest(body).catch(() => null);
+    if (!head) return reply.code(400).type('text/plain; charset=utf-8').send('The request body could not be read.\n');
+    if (head.parse.state === 'ls-refs') {
+      // Git answers whatever could not be read here (a broken configuration, a failed object lookup).
+      const answer = await answerLsRefs(target.repo.path, head.parse.args).catch((err) => {
+        req.log.warn({ err }, 'ls-refs left to git');
+        return null;
+      });
+      if (answer) {
+        await drain(body);
+        noCache(reply);
+        reply.type('application/x-git-upload-pack-result');
+        return reply.send(answer);
+      }
+    }
+    consumed = head.consumed;
+  }
+  const child = spawnGit(['upload-pack', '--stateless-rpc', target.repo.path], { env, timeoutMs: RPC_TIMEOUT_MS, stdio: ['pipe', 'pipe', 'ignore'] });
   body.on('error', () => child.kill('SIGKILL'));
   child.stdin!.on('error', () => {});
-  body.pipe(child.stdin!);
+  if (consumed?.length) child.stdin!.write(consumed);
+  // The whole request may already have been read above; then there is nothing left to pipe.
+  if (consumed && body.readableEnded) child.stdin!.end();
+  else body.pipe(child.stdin!);
   // A client that goes away mid-answer leaves nobody to read the pack.
   reply.raw.on('close', () => {
     if (!reply.raw.writableFinished) child.kill('SIGKILL');

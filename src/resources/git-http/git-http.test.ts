@@ -1,12 +1,15 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { utimesSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import { makeToken, makeUser } from '../../../test/support/factories.ts';
 import { gitClient, makeProject, reloadProject, roleUsers, type RoleUsers } from '../repository/testing.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { MESSAGES } from './push-policy.ts';
+import { gitInvocationCount, runGit } from '../../platform/git/command.ts';
+import { repoFor } from '../repository/repository.common.ts';
 
 let t: TestApp;
 let host: string;
@@ -137,6 +140,40 @@ describe('clone and fetch', () => {
     assert.equal(res.statusCode, 200);
     assert.match(res.body, /refs\/heads\/main symref-target|refs\/heads\/main/);
     assert.ok(res.body.endsWith('0000'));
+  });
+
+  test('a v2 ref listing is answered without a git process, with the bytes git gives; other requests still reach git', async () => {
+    const repo = repoFor(t.app.config, project);
+    const auth = { authorization: `Basic ${Buffer.from(tok(u.reporter)).toString('base64')}` };
+    const headers = { ...auth, 'content-type': 'application/x-git-upload-pack-request', 'git-protocol': 'version=2' };
+    const pkt = (l: string) => `${(l.length + 5).toString(16).padStart(4, '0')}${l}\n`;
+    const lsRefs = Buffer.from(['command=ls-refs', 'agent=git/2.39.5', 'object-format=sha1'].map(pkt).join('') + '0001' +
+      ['peel', 'symrefs', 'unborn', 'ref-prefix HEAD', 'ref-prefix refs/heads/', 'ref-prefix refs/tags/'].map(pkt).join('') + '0000');
+    const expected = (await runGit(['upload-pack', '--stateless-rpc', repo.path], { input: lsRefs, env: { GIT_PROTOCOL: 'version=2' } })).stdout;
+    assert.match(expected.toString(), /symref-target:refs\/heads\/main\n/);
+    // The repository's configuration is read (by git) once it is older than a moment, then kept while unchanged.
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(join(repo.path, 'config'), old, old);
+    let res = await t.app.inject({ method: 'POST', url: `/${project.full_path}.git/git-upload-pack`, payload: lsRefs, headers });
+    assert.deepEqual(res.rawPayload, expected);
+    const before = gitInvocationCount();
+    res = await t.app.inject({ method: 'POST', url: `/${project.full_path}.git/git-upload-pack`, payload: lsRefs, headers });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-type'], 'application/x-git-upload-pack-result');
+    assert.equal(res.headers['cache-control'], 'no-cache, max-age=0, must-revalidate');
+    assert.deepEqual(res.rawPayload, expected);
+    assert.equal(gitInvocationCount(), before, 'no git process');
+    // The same listing for an anonymous caller of a private project is still a challenge, and a guest is refused.
+    res = await t.app.inject({ method: 'POST', url: `/${project.full_path}.git/git-upload-pack`, payload: lsRefs, headers: { 'content-type': headers['content-type'], 'git-protocol': 'version=2' } });
+    assert.equal(res.statusCode, 401);
+    res = await t.app.inject({ method: 'POST', url: `/${project.full_path}.git/git-upload-pack`, payload: lsRefs, headers: { ...headers, authorization: `Basic ${Buffer.from(tok(u.guest)).toString('base64')}` } });
+    assert.equal(res.statusCode, 403);
+    // An argument git 2.39 does not know goes to git, which refuses it with an empty answer.
+    const odd = Buffer.from(`${pkt('command=ls-refs')}0001${pkt('peel')}${pkt('whatever')}0000`);
+    res = await t.app.inject({ method: 'POST', url: `/${project.full_path}.git/git-upload-pack`, payload: odd, headers });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.body, '');
+    assert.equal(gitInvocationCount(), before + 1);
   });
 
   test('dumb HTTP and unknown projects', async () => {
@@ -317,5 +354,38 @@ describe('credentials and request shapes', () => {
     const r = await g.run(['push', 'origin', 'HEAD:big-branch'], dir);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(await headOf(project, 'big-branch'), sha);
+  });
+});
+
+describe('with the credential cache on', () => {
+  test('project rows are reused between requests, and any API write makes the next request see the change', async () => {
+    const c = await buildTestApp({ config: { authCacheMs: 60_000 } });
+    try {
+      const owner = await makeUser(c.app);
+      const ownerToken = { token: owner.token };
+      const p = await makeProject(c.app, owner.user, { visibility: 20 });
+      const member = await makeUser(c.app);
+      const memberToken = { token: await makeToken(c.app, member.user, ['read_repository']) };
+      const adv = (auth?: string) => c.app.inject({
+        method: 'GET', url: `/${p.full_path}.git/info/refs?service=git-upload-pack`,
+        headers: { 'git-protocol': 'version=2', ...(auth ? { authorization: `Basic ${Buffer.from(`x:${auth}`).toString('base64')}` } : {}) },
+      });
+      assert.equal((await adv()).statusCode, 200);
+      assert.equal((await adv(memberToken.token)).statusCode, 200);
+      // A write behind the API's back is not seen within the window (this is what the cache saves)...
+      await c.app.db.updateTable('projects').set({ visibility_level: 0 }).where('id', '=', p.id).execute();
+      assert.equal((await adv()).statusCode, 200);
+      // ...but any state-changing request voids it at once.
+      const r = await call(c.app, 'PUT', `/projects/${p.id}`, { token: ownerToken.token, body: { visibility: 'private' } });
+      assert.equal(r.status, 200);
+      assert.equal((await adv()).statusCode, 401);
+      assert.equal((await adv(memberToken.token)).statusCode, 404);
+      assert.equal((await adv(ownerToken.token)).statusCode, 200);
+      const d = await call(c.app, 'DELETE', `/projects/${p.id}`, { token: ownerToken.token });
+      assert.equal(d.status, 202);
+      assert.equal((await adv(ownerToken.token)).statusCode, 404);
+    } finally {
+      await c.close();
+    }
   });
 });
