@@ -81,7 +81,7 @@ async function gitActor(app: FastifyInstance, req: FastifyRequest): Promise<Acto
 }
 
 // Project rows by path for fetches and clones, which make two to four requests each: reused for the
-// credential-cache window and voided by any state-changing request in this process, like the caller's
+// credential-cache window and voided by any state-changing request in any worker, like the caller's
 // authorisation (visibility, archiving, deletion, renames and membership changes are all such requests).
 const projectRows = new WeakMap<object, Map<string, { row: ProjectRow | undefined; at: number; gen: number }>>();
 
