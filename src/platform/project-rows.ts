@@ -2,10 +2,13 @@ import type { Selectable } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { Db } from './db/index.ts';
 import type { ProjectsTable } from './db/schema.ts';
+import { readCacheState } from './membership.ts';
 
-// Project rows reused while their row_version (moved by the database on every update of the row, whoever makes
-// it: another worker, another process) is the one a narrow query returns: a listing page or a lookup by id reads
-// two columns instead of all of them, and a changed row is read again. Rows are frozen: they are shared.
+// Project rows of listing pages are reused while their row_version (moved by the database on every update of the
+// row, whoever makes it: another worker, another process) is the one the page query returns, so a page reads two
+// columns per row instead of all of them. A lookup by id follows the rule of the other read caches instead: the
+// row is reused for the credential-cache window on reads and dropped by any write through the server, in every
+// worker (a push's project update included), so a repeated read costs no query at all. Rows are frozen: shared.
 
 type Row = Selectable<ProjectsTable>;
 export interface RowKey {
@@ -15,6 +18,7 @@ export interface RowKey {
 
 type Rows = LRUCache<number, Row>;
 const byDatabase = new WeakMap<object, Rows>();
+const lookups = new WeakMap<object, LRUCache<number, { row: Row | undefined; at: number; gen: number }>>();
 
 function cacheOf(db: Db): Rows {
   let rows = byDatabase.get(db);
@@ -38,19 +42,17 @@ export async function projectRows(db: Db, keys: RowKey[]): Promise<Row[]> {
   return keys.map((k) => rows.get(k.id)).filter((r): r is Row => r !== undefined);
 }
 
-/**
- * The live (not pending deletion) project with this id: one narrow query when its row is known. The caller gets
- * its own copy, which it may update as it writes.
- */
+/** The live (not pending deletion) project with this id. The caller gets its own copy, which it may update. */
 export async function liveProjectById(db: Db, id: number): Promise<Row | undefined> {
-  const rows = cacheOf(db);
-  let row: Row | undefined;
-  if (rows.has(id)) {
-    const key = await db.selectFrom('projects').select(['id', 'row_version']).where('id', '=', id).where('pending_delete', '=', 0).executeTakeFirst();
-    row = key ? (await projectRows(db, [key]))[0] : undefined;
-  } else {
-    const found = await db.selectFrom('projects').selectAll().where('id', '=', id).where('pending_delete', '=', 0).executeTakeFirst();
-    row = found ? remember(rows, found) : undefined;
-  }
-  return row ? { ...row } : undefined;
+  const { ttl, gen } = readCacheState(db);
+  let cache = lookups.get(db);
+  if (!cache) lookups.set(db, (cache = new LRUCache({ max: 20_000 })));
+  const hit = ttl > 0 ? cache.get(id) : undefined;
+  if (hit && hit.gen === gen && Date.now() - hit.at < ttl) return hit.row && { ...hit.row };
+  const at = Date.now();
+  const found = await db.selectFrom('projects').selectAll().where('id', '=', id).where('pending_delete', '=', 0).executeTakeFirst();
+  const row = found ? remember(cacheOf(db), found) : undefined;
+  // A row read while a write passed may be stale: it serves this request only.
+  if (ttl > 0 && readCacheState(db).gen === gen) cache.set(id, { row, at, gen });
+  return row && { ...row };
 }

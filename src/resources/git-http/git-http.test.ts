@@ -358,6 +358,27 @@ describe('credentials and request shapes', () => {
 });
 
 describe('with the credential cache on', () => {
+  test('a push shows on the project at once, whatever the read caches hold', async () => {
+    const c = await buildTestApp({ config: { authCacheMs: 60_000 } });
+    try {
+      await c.app.listen({ port: 0, host: '127.0.0.1' });
+      const at = `127.0.0.1:${(c.app.server.address() as any).port}`;
+      const owner = await makeUser(c.app);
+      const p = await makeProject(c.app, owner.user, { init: false, visibility: 20 });
+      const get = async () => (await call(c.app, 'GET', `/projects/${p.id}`, { token: owner.token })).body;
+      assert.deepEqual([(await get()).empty_repo, (await get()).empty_repo], [true, true]);
+      const dir = join(g.home, `cached-push-${p.id}`);
+      assert.equal((await g.run(['init', '-q', dir])).code, 0);
+      await commit(dir, 'one');
+      const r = await g.run(['push', '-q', `http://x:${owner.token}@${at}/${p.full_path}.git`, 'HEAD:main'], dir);
+      assert.equal(r.code, 0, r.stderr);
+      const after = await get();
+      assert.deepEqual([after.empty_repo, after.default_branch], [false, 'main']);
+    } finally {
+      await c.close();
+    }
+  });
+
   test('project rows are reused between requests, and any API write makes the next request see the change', async () => {
     const c = await buildTestApp({ config: { authCacheMs: 60_000 } });
     try {

@@ -1,5 +1,6 @@
 // What every repository route needs: the project's bare repository, the download/push rules, and the project
 // bookkeeping after a ref moved (activity, empty_repo, the default branch on the first push).
+import { announceCacheVoid } from '../../platform/cache-bus.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Config } from '../../config/index.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
@@ -98,6 +99,9 @@ export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, r
     await refreshRepositoryFacts(deps, project);
   }
   projectsChanged();
+  // Pushes and background jobs change the project outside a state-changing API request: every worker's read
+  // caches must hear of it (an API request announces again when it answers).
+  announceCacheVoid('all');
 }
 
 export function notFound(thing: string): never {
