@@ -264,7 +264,7 @@ test('GET /users/:user_id/projects: only the personal namespace; private profile
   assert.deepEqual([r.status, r.body], [404, { message: '404 User Not Found' }]);
 });
 
-test('listing pages never show a row older than the database holds, whoever changed it', async () => {
+test('a listing page reads a row again once its version moved, whoever changed it', async () => {
   const page = async () => (await get(`/projects?per_page=100`, alice.token)).body.find((p: { id: number }) => p.id === P.pub.id);
   assert.equal((await page()).description, (await page()).description);
   // Written past the server (as another process would): no announcement, only the row's version moves.

@@ -9,7 +9,7 @@ import { iso } from '../../http/format.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import type { Actor } from '../../http/auth.ts';
 import { NotFoundError, ParamError } from '../../platform/errors.ts';
-import { AccessLevel, ROLE_LEVELS, ALL_ACCESS_LEVELS } from '../../platform/membership.ts';
+import { AccessLevel, ROLE_LEVELS, ALL_ACCESS_LEVELS, readCacheState } from '../../platform/membership.ts';
 import { getUserOr404 } from '../users/users.service.ts';
 import { userBasic } from '../users/users.presenter.ts';
 import {
@@ -18,6 +18,7 @@ import {
 } from './projects.service.ts';
 import { ORDER_BY, USER_ORDER_BY, accessFromAuthorization, buildListQuery, cappedCount, type BuiltList, type ListInput, type ListScope } from './projects.list.ts';
 import { projectRows, type RowKey } from '../../platform/project-rows.ts';
+import { LRUCache } from 'lru-cache';
 import { jsonArray, renderProjects } from './projects.render.ts';
 import { bodyFromParts } from '../../http/plumbing.ts';
 import { loadPresentation, presentOne, type PresentOptions } from './projects.presenter.ts';
@@ -157,9 +158,15 @@ async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: Li
   const p = pageParams(i);
   if (!keyset && p.page * p.perPage > OFFSET_LIMIT) return sendRendered(reply, offsetLimitExceeded('Project', OFFSET_LIMIT));
   const built = await buildListQuery(req.server, req.actor, i, scope);
+  const actor = req.actor;
+  const filters = Object.entries(i).filter(([k, v]) => !NOT_FILTERS.has(k) && v !== undefined).sort(([a], [b]) => a.localeCompare(b));
+  const key = JSON.stringify([actor.user?.id ?? 0, actor.admin, scope, filters]);
   let rows: Project[] = [];
   if (keyset) {
-    if (!built.empty) rows = await projectRows(req.server.db, await keysOf(built.query).limit(p.perPage).execute());
+    if (!built.empty) {
+      const page = await cachedPage(req.server, `${key}:keyset:${p.perPage}`, async () => ({ keys: await keysOf(built.query).limit(p.perPage).execute(), total: null }));
+      rows = await projectRows(req.server.db, page.keys);
+    }
     const last = rows.at(-1);
     if (last) {
       const bound = built.sort === 'asc' ? { id_after: last.id, id_before: undefined } : { id_before: last.id, id_after: undefined };
@@ -168,14 +175,15 @@ async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: Li
   } else if (built.empty) {
     setOffsetHeaders(req, reply, p, 0, false);
   } else {
-    const actor = req.actor;
-    const filters = Object.entries(i).filter(([k, v]) => !NOT_FILTERS.has(k) && v !== undefined).sort(([a], [b]) => a.localeCompare(b));
-    const key = JSON.stringify([actor.user?.id ?? 0, actor.admin, scope, filters]);
-    const [total, page] = await Promise.all([
-      cappedCount(req.server, key, built.query, COUNT_LIMIT),
-      keysOf(built.query).limit(p.perPage + 1).offset((p.page - 1) * p.perPage).execute().then((keys: RowKey[]) => projectRows(req.server.db, keys)),
-    ]);
-    rows = page;
+    const page = await cachedPage(req.server, `${key}:${p.page}:${p.perPage}`, async () => {
+      const [total, keys] = await Promise.all([
+        cappedCount(req.server, key, built.query, COUNT_LIMIT),
+        keysOf(built.query).limit(p.perPage + 1).offset((p.page - 1) * p.perPage).execute() as Promise<RowKey[]>,
+      ]);
+      return { keys, total };
+    });
+    const total = page.total;
+    rows = await projectRows(req.server.db, page.keys);
     const hasNext = rows.length > p.perPage;
     if (hasNext) rows.pop();
     setOffsetHeaders(req, reply, p, total, hasNext);
@@ -187,7 +195,24 @@ async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: Li
   return reply.type('application/json').send(jsonArray(parts));
 }
 
-/** The page query narrowed to what the row cache needs (see projects.rows.ts). */
+// Which rows a page holds (and the listing's capped total) for a caller and a query string, reused for the
+// credential-cache window like the other read caches: any write through the server drops them in every worker.
+// The rows themselves are still compared by version (platform/project-rows.ts).
+const pages = new WeakMap<object, LRUCache<string, { keys: RowKey[]; total: number | null; at: number; gen: number }>>();
+
+async function cachedPage(deps: { db: ApiRequest['server']['db'] }, key: string, load: () => Promise<{ keys: RowKey[]; total: number | null }>) {
+  const { ttl, gen } = readCacheState(deps.db);
+  let cache = pages.get(deps.db);
+  if (!cache) pages.set(deps.db, (cache = new LRUCache({ max: 5_000 })));
+  const hit = ttl > 0 ? cache.get(key) : undefined;
+  if (hit && hit.gen === gen && Date.now() - hit.at < ttl) return hit;
+  const at = Date.now();
+  const page = await load();
+  if (ttl > 0 && readCacheState(deps.db).gen === gen) cache.set(key, { ...page, at, gen });
+  return page;
+}
+
+/** The page query narrowed to what the row cache needs (see platform/project-rows.ts). */
 function keysOf(query: BuiltList['query']): any {
   return query.clearSelect().select(['projects.id', 'projects.row_version']);
 }
