@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { inflateSync, constants as zlibConstants } from 'node:zlib';
 import { gitEnv, runGit } from './command.ts';
+import { readStreamHead } from './pktline.ts';
 import { isValidRefName } from './refs.ts';
 import { peekRefCache, storeRefCache } from './repository.ts';
 
@@ -430,33 +431,12 @@ export async function answerLsRefs(repoPath: string, args: LsRefsArgs): Promise<
  * Reads a request body until parseLsRefsRequest decides (or the body ends), leaving the rest of the stream paused
  * and unread. `consumed` holds every byte read: when the answer is `other`, they must still reach git.
  */
-export function readLsRefsRequest(stream: Readable): Promise<{ consumed: Buffer; parse: LsRefsParse }> {
-  return new Promise((resolvePromise, reject) => {
-    let consumed: Buffer = Buffer.alloc(0);
-    let done = false;
-    const finish = (parse: LsRefsParse) => {
-      if (done) return;
-      done = true;
-      stream.off('data', onData);
-      stream.off('end', onEnd);
-      stream.off('error', onError);
-      stream.pause();
-      resolvePromise({ consumed, parse });
-    };
-    const onData = (chunk: Buffer) => {
-      consumed = consumed.length ? Buffer.concat([consumed, chunk]) : chunk;
-      const parse = parseLsRefsRequest(consumed);
-      if (parse.state !== 'more') finish(parse);
-    };
+export async function readLsRefsRequest(stream: Readable): Promise<{ consumed: Buffer; parse: LsRefsParse }> {
+  const { value, consumed } = await readStreamHead<LsRefsParse>(stream, (bytes, ended) => {
+    const parse = parseLsRefsRequest(bytes);
+    if (parse.state !== 'more') return parse;
     // A request cut short is git's to refuse.
-    const onEnd = () => finish({ state: 'other' });
-    const onError = (e: Error) => {
-      if (done) return;
-      done = true;
-      reject(e);
-    };
-    stream.on('data', onData);
-    stream.on('end', onEnd);
-    stream.on('error', onError);
+    return ended ? { state: 'other' } : undefined;
   });
+  return { consumed, parse: value };
 }

@@ -26,65 +26,79 @@ export interface PushHead {
 const MAX_HEAD = 4 * 1024 * 1024;
 
 /**
- * Reads pkt-lines until the flush that ends the command list, leaving the rest of the stream (the pack)
- * unread. Returns null when the stream is not a well-formed receive-pack request.
+ * Reads `stream` until `decide` (shown every byte read so far, and whether the stream has ended) returns a value;
+ * the rest of the stream stays paused and unread. Resolves with that value and the bytes read, which the reader
+ * must pass on (to git) before the rest. `decide` must return a value once the stream has ended.
  */
-export function readPushHead(stream: Readable): Promise<PushHead | null> {
+export function readStreamHead<T>(stream: Readable, decide: (bytes: Buffer, ended: boolean) => T | undefined): Promise<{ value: T; consumed: Buffer }> {
   return new Promise((resolve, reject) => {
-    let buf: Buffer = Buffer.alloc(0);
+    let consumed: Buffer = Buffer.alloc(0);
     let done = false;
-    const finish = (v: PushHead | null) => {
+    const finish = (value: T) => {
       if (done) return;
       done = true;
       stream.off('data', onData);
       stream.off('end', onEnd);
       stream.off('error', onError);
       stream.pause();
-      resolve(v);
-    };
-    const tryParse = (): PushHead | null | undefined => {
-      const commands: PushCommand[] = [];
-      let capabilities: string[] = [];
-      let at = 0;
-      for (;;) {
-        if (buf.length < at + 4) return undefined;
-        const lenHex = buf.subarray(at, at + 4).toString('latin1');
-        if (!/^[0-9a-f]{4}$/.test(lenHex)) return null;
-        const len = parseInt(lenHex, 16);
-        if (len === 0) return { commands, capabilities, consumed: buf };
-        if (len < 4) return null;
-        if (buf.length < at + len) return undefined;
-        let line = buf.subarray(at + 4, at + len).toString('utf8');
-        at += len;
-        if (line.endsWith('\n')) line = line.slice(0, -1);
-        if (line.startsWith('shallow ') || line.startsWith('push-cert')) continue;
-        const nul = line.indexOf('\0');
-        if (nul >= 0) {
-          capabilities = line.slice(nul + 1).split(' ').filter(Boolean);
-          line = line.slice(0, nul);
-        }
-        const m = /^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{40}|[0-9a-f]{64}) (.+)$/.exec(line);
-        if (!m) return null;
-        commands.push({ oldSha: m[1], newSha: m[2], ref: m[3] });
-      }
+      resolve({ value, consumed });
     };
     const onData = (chunk: Buffer) => {
-      buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-      const r = tryParse();
-      if (r !== undefined) finish(r);
-      else if (buf.length > MAX_HEAD) finish(null);
+      consumed = consumed.length ? Buffer.concat([consumed, chunk]) : chunk;
+      const value = decide(consumed, false);
+      if (value !== undefined) finish(value);
     };
-    const onEnd = () => finish(tryParse() ?? null);
+    const onEnd = () => finish(decide(consumed, true) as T);
     const onError = (e: Error) => {
-      if (!done) {
-        done = true;
-        reject(e);
-      }
+      if (done) return;
+      done = true;
+      reject(e);
     };
     stream.on('data', onData);
     stream.on('end', onEnd);
     stream.on('error', onError);
   });
+}
+
+/** The command list of a receive-pack request in `buf`: undefined while incomplete, null when malformed. */
+function parsePushHead(buf: Buffer): PushHead | null | undefined {
+  const commands: PushCommand[] = [];
+  let capabilities: string[] = [];
+  let at = 0;
+  for (;;) {
+    if (buf.length < at + 4) return undefined;
+    const lenHex = buf.subarray(at, at + 4).toString('latin1');
+    if (!/^[0-9a-f]{4}$/.test(lenHex)) return null;
+    const len = parseInt(lenHex, 16);
+    if (len === 0) return { commands, capabilities, consumed: buf };
+    if (len < 4) return null;
+    if (buf.length < at + len) return undefined;
+    let line = buf.subarray(at + 4, at + len).toString('utf8');
+    at += len;
+    if (line.endsWith('\n')) line = line.slice(0, -1);
+    if (line.startsWith('shallow ') || line.startsWith('push-cert')) continue;
+    const nul = line.indexOf('\0');
+    if (nul >= 0) {
+      capabilities = line.slice(nul + 1).split(' ').filter(Boolean);
+      line = line.slice(0, nul);
+    }
+    const m = /^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{40}|[0-9a-f]{64}) (.+)$/.exec(line);
+    if (!m) return null;
+    commands.push({ oldSha: m[1], newSha: m[2], ref: m[3] });
+  }
+}
+
+/**
+ * Reads pkt-lines until the flush that ends the command list, leaving the rest of the stream (the pack)
+ * unread. Returns null when the stream is not a well-formed receive-pack request.
+ */
+export async function readPushHead(stream: Readable): Promise<PushHead | null> {
+  const { value } = await readStreamHead(stream, (buf, ended) => {
+    const head = parsePushHead(buf);
+    if (head !== undefined) return head;
+    return ended || buf.length > MAX_HEAD ? null : undefined;
+  });
+  return value;
 }
 
 /**
