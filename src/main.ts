@@ -5,7 +5,6 @@ import closeWithGrace from 'close-with-grace';
 import pino from 'pino';
 import { loadConfig, type Config } from './config/index.ts';
 import { openDatabase } from './platform/db/index.ts';
-import { buildApp } from './app.ts';
 import { ensureRoot } from './resources/users/users.service.ts';
 import { systemClock } from './platform/clock.ts';
 import { relayCacheVoids } from './platform/cache-bus.ts';
@@ -69,6 +68,8 @@ async function serveWorker(config: Config): Promise<void> {
 
 /** Builds the application and listens; returns how to stop it gracefully. */
 async function listen(config: Config, database: ReturnType<typeof openDatabase>, worker: { skip: Array<'SIGINT'> } | null): Promise<(signal?: string) => void> {
+  // Loaded here, not at the top: a primary that only supervises workers never loads the application.
+  const { buildApp } = await import('./app.ts');
   const app = await buildApp({ config, database, logger: appLogger(config) });
   const grace = closeWithGrace({ delay: STOP_DELAY_MS, ...(worker ? { skip: worker.skip } : {}) }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'stopping after an error');
