@@ -71,13 +71,14 @@ async function listen(config: Config, database: ReturnType<typeof openDatabase>,
   // Loaded here, not at the top: a primary that only supervises workers never loads the application.
   const { buildApp } = await import('./app.ts');
   const app = await buildApp({ config, database, logger: appLogger(config) });
+  // A worker is told to stop by the primary, which names the signal it received.
+  let stopSignal: string | undefined;
   const grace = closeWithGrace({ delay: STOP_DELAY_MS, ...(worker ? { skip: worker.skip } : {}) }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'stopping after an error');
     else app.log.info({ signal: signal ?? stopSignal }, 'stopping');
     await app.close();
     await database.close();
   });
-  let stopSignal: string | undefined;
   await app.listen({ port: config.port, host: config.host });
   return (signal) => {
     stopSignal = signal;

@@ -23,17 +23,12 @@ export interface RenderedEntity {
 type Entities = LRUCache<string, RenderedEntity & { gen: number; at: number }>;
 const byDatabase = new WeakMap<object, Entities>();
 
-export interface RenderOptions extends PresentOptions {
-  /** The caller's access per row, when the caller is signed in; entities are reused only when it is known. */
-  access?: Map<number, ProjectAccess> | Promise<Map<number, ProjectAccess>>;
-}
-
 function keyOf(p: Project, full: boolean, actor: Actor, acc: ProjectAccess | undefined): string {
   return `${full ? 'f' : 's'}${actor.admin ? 'a' : ''}:${p.id}:${p.row_version}:${acc?.project ?? '-'}:${acc?.group ?? '-'}:${acc?.effective ?? 0}`;
 }
 
 /** Each row's entity as JSON bytes, in the rows' order. */
-export async function renderProjects(deps: ServiceDeps, actor: Actor, rows: Project[], opts: RenderOptions): Promise<RenderedEntity[]> {
+export async function renderProjects(deps: ServiceDeps, actor: Actor, rows: Project[], opts: PresentOptions): Promise<RenderedEntity[]> {
   const { ttl, gen } = readCacheState(deps.db);
   let entities = byDatabase.get(deps.db);
   if (!entities) byDatabase.set(deps.db, (entities = new LRUCache({ max: 10_000 })));
