@@ -61,9 +61,11 @@ async function seed(dataDir: string) {
   const config = loadConfig({ BELLOWS_DATA_DIR: dataDir } as NodeJS.ProcessEnv);
   const database = openDatabase({ databaseUrl: null, dataDir });
   await database.migrate();
-  const deps = { db: database.db, config, clock: systemClock };
+  const { createReadCaches } = await import('../src/platform/read-cache.ts');
+  const deps = { db: database.db, config, clock: systemClock, caches: createReadCaches({ window: 0 }) };
   const user = await createUser(deps, { username: 'bench', name: 'Bench', email: 'bench@example.com', password: 'bench-password' });
   const { token } = await createPersonalAccessToken(deps, user, { name: 'bench', scopes: ['api'], expiresAt: null });
+  deps.caches.close();
   const ns = await database.db.selectFrom('namespaces').select(['id', 'full_path']).where('owner_id', '=', user.id).executeTakeFirstOrThrow();
   const now = Date.now();
   const make = async (path: string) => database.db.insertInto('projects').values({

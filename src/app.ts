@@ -5,6 +5,7 @@ import type { Config } from './config/index.ts';
 import type { Database } from './platform/db/index.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import { configurePasswordHashing } from './platform/crypto/passwords.ts';
+import { createReadCaches, type ReadCaches } from './platform/read-cache.ts';
 import { createAuthenticator, type Authenticator } from './http/auth.ts';
 import { badRequest, installErrorHandler, sendRendered } from './http/errors.ts';
 import { genReqId, installBodyParsers, installConventions, parseQuery } from './http/plumbing.ts';
@@ -25,6 +26,7 @@ declare module 'fastify' {
     database: Database;
     db: Database['db'];
     clock: Clock;
+    caches: ReadCaches;
     auth: Authenticator;
     rateLimiter: RateLimiter;
   }
@@ -59,8 +61,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('database', deps.database);
   app.decorate('db', deps.database.db);
   app.decorate('clock', clock);
-  app.decorate('auth', createAuthenticator({ db: deps.database.db, config: deps.config, clock }));
-  app.addHook('onClose', async () => app.auth.dispose());
+  app.decorate('caches', createReadCaches({ window: deps.config.authCacheMs }));
+  app.addHook('onClose', async () => app.caches.close());
+  app.decorate('auth', createAuthenticator({ db: deps.database.db, config: deps.config, clock, caches: app.caches }));
   app.decorate('rateLimiter', createRateLimiter(deps.config, clock));
 
   await app.register(cookie);

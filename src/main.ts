@@ -8,6 +8,7 @@ import { openDatabase } from './platform/db/index.ts';
 import { ensureRoot } from './resources/users/users.service.ts';
 import { systemClock } from './platform/clock.ts';
 import { relayCacheVoids } from './platform/cache-bus.ts';
+import { createReadCaches } from './platform/read-cache.ts';
 
 const STOP_DELAY_MS = 10_000;
 
@@ -24,10 +25,12 @@ export async function serve(): Promise<void> {
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await database.migrate();
   const passwordFile = join(config.dataDir, 'initial_root_password');
-  const root = await ensureRoot({ db: database.db, config, clock: systemClock }, {
+  const caches = createReadCaches({ window: 0 });
+  const root = await ensureRoot({ db: database.db, config, clock: systemClock, caches }, {
     password: config.rootPassword, token: config.rootToken, passwordFile,
     writeFile: (p, c) => writeFileSync(p, c, { mode: 0o600 }),
   });
+  caches.close();
   if (root.created) log.info({ passwordFile: root.generatedPassword ? passwordFile : undefined }, 'created the root administrator');
   if (config.workers === 1) {
     await listen(config, database, null);

@@ -2,16 +2,21 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig } from '../config/index.ts';
 import { openDatabase } from '../platform/db/index.ts';
 import { systemClock } from '../platform/clock.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { createReadCaches } from '../platform/read-cache.ts';
 import { createUser, getUserOr404 } from '../resources/users/users.service.ts';
 import { createPersonalAccessToken } from '../resources/access-tokens/access-tokens.service.ts';
 
-async function withDeps<T>(fn: (deps: { db: any; config: any; clock: any }) => Promise<T>): Promise<T> {
+async function withDeps<T>(fn: (deps: ServiceDeps) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  // One command reads nothing twice: no read cache.
+  const caches = createReadCaches({ window: 0 });
   try {
     await database.migrate();
-    return await fn({ db: database.db, config, clock: systemClock });
+    return await fn({ db: database.db, config, clock: systemClock, caches });
   } finally {
+    caches.close();
     await database.close();
   }
 }

@@ -1,4 +1,5 @@
 import type { Db } from '../platform/db/index.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
 import { NotFoundError, ForbiddenError, ProjectMovedError } from '../platform/errors.ts';
 import { isFeatureEnabled } from '../platform/features.ts';
 import { liveProjectById } from '../platform/project-rows.ts';
@@ -37,12 +38,12 @@ export function canReadVisibility(actor: Actor, visibilityLevel: number, level: 
   return level >= AccessLevel.GUEST;
 }
 
-export async function projectAccessFor(db: Db, actor: Actor, project: ProjectRow): Promise<ProjectAccess> {
+export async function projectAccessFor(deps: ServiceDeps, actor: Actor, project: ProjectRow): Promise<ProjectAccess> {
   if (!actor.user) return NO_ACCESS;
   // The user's memberships, usually cached for a moment, answer without a query about this project.
-  const known = accessFromAuthorizationOf(await userAuthorization(db, actor.user.id), project);
+  const known = accessFromAuthorizationOf(await userAuthorization(deps, actor.user.id), project);
   if (known) return known;
-  return (await projectAccessLevels(db, actor.user.id, [project])).get(project.id) ?? NO_ACCESS;
+  return (await projectAccessLevels(deps.db, actor.user.id, [project])).get(project.id) ?? NO_ACCESS;
 }
 
 /**
@@ -50,13 +51,14 @@ export async function projectAccessFor(db: Db, actor: Actor, project: ProjectRow
  * An old path (a redirect route left by a rename or transfer) reaches the project too: with the
  * instance feature `api_redirect_moved_projects` on, the caller is sent to the id URL instead (301).
  */
-export async function findProject(db: Db, actor: Actor, idOrPath: string | number): Promise<ProjectContext> {
+export async function findProject(deps: ServiceDeps, actor: Actor, idOrPath: string | number): Promise<ProjectContext> {
+  const { db } = deps;
   const key = parseIdOrPath(String(idOrPath));
   if (!storable(key)) throw new NotFoundError('Project');
   let project: ProjectRow | undefined;
   let moved = false;
   if ('id' in key) {
-    project = await liveProjectById(db, key.id);
+    project = await liveProjectById(deps, key.id);
   } else if (key.path.includes('/')) {
     const lower = key.path.toLowerCase();
     project = await db.selectFrom('projects').selectAll().where('full_path_lower', '=', lower).where('pending_delete', '=', 0).executeTakeFirst();
@@ -68,7 +70,7 @@ export async function findProject(db: Db, actor: Actor, idOrPath: string | numbe
     }
   }
   if (!project) throw new NotFoundError('Project');
-  const access = await projectAccessFor(db, actor, project);
+  const access = await projectAccessFor(deps, actor, project);
   if (!canReadVisibility(actor, project.visibility_level, access.effective)) throw new NotFoundError('Project');
   if (moved && (await isFeatureEnabled(db, 'api_redirect_moved_projects'))) throw new ProjectMovedError(project.id);
   return { project, access, level: actor.admin ? AccessLevel.OWNER : access.effective };

@@ -1,12 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { Selectable } from 'kysely';
-import type { Db } from '../platform/db/index.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
 import type { UsersTable } from '../platform/db/schema.ts';
-import type { Config } from '../config/index.ts';
-import type { Clock } from '../platform/clock.ts';
 import { digest, safeEqual } from '../platform/crypto/tokens.ts';
-import { accessChanged, configureAuthorizationCache } from '../platform/membership.ts';
-import { onCacheVoid } from '../platform/cache-bus.ts';
 import {
   ForbiddenError, InsufficientScopeError, InvalidTokenError, NotFoundError, RuleError, UnauthorizedError,
 } from '../platform/errors.ts';
@@ -57,27 +53,14 @@ export interface Authenticator {
   addResolver(resolver: TokenResolver, priority?: 'first' | 'last'): void;
   findUserByIdOrUsername(value: string): Promise<UserRow | undefined>;
   userFromSession(cookie: string | undefined): Promise<{ user: UserRow; csrfDigest: string } | null>;
-  /** Stops following cache announcements (the application is closing). */
-  dispose(): void;
 }
 
-export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock }): Authenticator {
+export function createAuthenticator(deps: ServiceDeps): Authenticator {
   const { db, config, clock } = deps;
   const resolvers: TokenResolver[] = [];
-  // Recently resolved credentials (keyed by a digest of the presented values), reused for
-  // config.authCacheMs so a burst of reads costs no lookups. Cleared by any state-changing request
-  // in this server (every worker hears of it, see platform/cache-bus.ts); processes outside it, such as the
-  // command line, are seen within authCacheMs.
-  const tokenCache = new Map<string, { token: ResolvedToken; user: UserRow; at: number }>();
-  let generation = 0;
-  const voidCaches = () => {
-    generation++;
-    tokenCache.clear();
-    accessChanged(db);
-  };
-  const stopListening = onCacheVoid('all', voidCaches);
-  // Users' memberships are reused for the same window and dropped by the same writes.
-  configureAuthorizationCache(db, config.authCacheMs);
+  // Recently resolved credentials (keyed by a digest of the presented values) are reused on reads, so a burst
+  // of reads costs no lookups; processes outside the server, such as the command line, are seen within the window.
+  const credentials = deps.caches.define<string, { token: ResolvedToken; user: UserRow }>('credentials', { max: 10_000 });
 
   const personal: TokenResolver = async (secret) => {
     const row = await db.selectFrom('personal_access_tokens')
@@ -146,7 +129,6 @@ export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock
     },
     findUserByIdOrUsername,
     userFromSession,
-    dispose: stopListening,
 
     async authenticate(req, params) {
       const authz = req.headers.authorization;
@@ -157,30 +139,26 @@ export function createAuthenticator(deps: { db: Db; config: Config; clock: Clock
       const privateValue = str(params.private_token) ?? (typeof header === 'string' && header !== '' ? header : undefined);
 
       let actor: Actor = anonymous;
-      // A state-changing request may revoke tokens or block users: forget every cached credential first.
-      // (Nor is anything cached during one: the request itself may be the revocation.)
+      // A state-changing request may revoke tokens or block users: nothing cached before it serves it.
       const safeMethod = req.method === 'GET' || req.method === 'HEAD';
-      if (!safeMethod) voidCaches();
-      const generationBefore = generation;
+      if (!safeMethod) deps.caches.voidAll();
       const cacheKey = oauthValue || privateValue ? digest(`${oauthValue ?? ''}\0${privateValue ?? ''}`) : null;
-      const hit = cacheKey ? tokenCache.get(cacheKey) : undefined;
-      const fresh = hit && Date.now() - hit.at < config.authCacheMs ? hit : undefined;
-      const found = fresh ? fresh.token : await resolveToken(oauthValue, privateValue);
-      if (found === 'unknown') throw new UnauthorizedError();
-      if (found) {
-        const now = clock.now();
-        if (found.expiresAt !== null && found.expiresAt <= now) throw new InvalidTokenError('expired');
-        if (found.revoked) throw new InvalidTokenError('revoked');
-        if (found.kind === 'impersonation' && !config.impersonationEnabled) throw new InvalidTokenError('impersonation_disabled');
-        const user = fresh ? fresh.user : await db.selectFrom('users').selectAll().where('id', '=', found.userId).executeTakeFirst();
+      const found = cacheKey && await credentials.get(cacheKey, async () => {
+        const token = await resolveToken(oauthValue, privateValue);
+        if (!token || token === 'unknown') throw new UnauthorizedError();
+        const user = await db.selectFrom('users').selectAll().where('id', '=', token.userId).executeTakeFirst();
         if (!user) throw new UnauthorizedError();
-        if (cacheKey && !fresh && safeMethod && config.authCacheMs > 0 && generation === generationBefore) {
-          if (tokenCache.size >= 10_000) tokenCache.clear();
-          tokenCache.set(cacheKey, { token: found, user, at: Date.now() });
-        }
+        return { token, user };
+      });
+      if (found) {
+        const { token, user } = found;
+        const now = clock.now();
+        if (token.expiresAt !== null && token.expiresAt <= now) throw new InvalidTokenError('expired');
+        if (token.revoked) throw new InvalidTokenError('revoked');
+        if (token.kind === 'impersonation' && !config.impersonationEnabled) throw new InvalidTokenError('impersonation_disabled');
         assertUsable(user);
-        const admin = !!user.admin && (!config.adminMode || found.scopes.includes('admin_mode'));
-        actor = { user, admin, token: found, via: 'token', sudo: false };
+        const admin = !!user.admin && (!config.adminMode || token.scopes.includes('admin_mode'));
+        actor = { user, admin, token, via: 'token', sudo: false };
       } else {
         const cookie = req.cookies?.[SESSION_COOKIE];
         const session = await userFromSession(cookie);

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Db } from './db/index.ts';
 import type { NamespacesTable, ProjectsTable } from './db/schema.ts';
+import type { ServiceDeps } from './deps.ts';
 
 export const AccessLevel = {
   NO_ACCESS: 0,
@@ -128,50 +129,9 @@ export interface Authorization {
 /** Above this many, authorised project ids stay a subquery instead of a literal list. */
 const INLINE_LIMIT = 2000;
 
-// A user's authorisation is reused for a short time (the credential-cache window, set per database by the
-// authenticator) on reads, and dropped whenever a state-changing request passes (accessChanged).
-const caches = new WeakMap<object, { ttl: number; gen: number; map: Map<number, { a: Authorization; at: number; gen: number }> }>();
-
-function cacheOf(db: Db) {
-  let c = caches.get(db);
-  if (!c) {
-    c = { ttl: 0, gen: 0, map: new Map() };
-    caches.set(db, c);
-  }
-  return c;
-}
-
-export function configureAuthorizationCache(db: Db, ttlMs: number): void {
-  cacheOf(db).ttl = ttlMs;
-}
-
-/** Memberships or shares may have changed: forget every cached authorisation of this database. */
-export function accessChanged(db: Db): void {
-  const c = cacheOf(db);
-  c.gen++;
-  c.map.clear();
-}
-
-/**
- * The read-cache window and generation of a database: other per-process read caches follow the same
- * rule as authorisations (reused for `ttl` ms on reads, void once a state-changing request passed).
- */
-export function readCacheState(db: Db): { ttl: number; gen: number } {
-  const c = cacheOf(db);
-  return { ttl: c.ttl, gen: c.gen };
-}
-
-export async function userAuthorization(db: Db, userId: number, now = Date.now()): Promise<Authorization> {
-  const c = cacheOf(db);
-  const hit = c.ttl > 0 ? c.map.get(userId) : undefined;
-  if (hit && hit.gen === c.gen && Date.now() - hit.at < c.ttl) return hit.a;
-  const gen = c.gen;
-  const a = await readAuthorization(db, userId, now);
-  if (c.ttl > 0 && gen === c.gen) {
-    if (c.map.size >= 10_000) c.map.clear();
-    c.map.set(userId, { a, at: Date.now(), gen });
-  }
-  return a;
+/** The user's authorisation, reused for the read-cache window (see read-cache.ts). */
+export function userAuthorization(deps: ServiceDeps, userId: number, now = Date.now()): Promise<Authorization> {
+  return deps.caches.define<number, Authorization>('authorizations', { max: 10_000 }).get(userId, () => readAuthorization(deps.db, userId, now));
 }
 
 async function readAuthorization(db: Db, userId: number, now: number): Promise<Authorization> {

@@ -45,8 +45,6 @@ export async function buildTestApp(opts: { env?: Record<string, string>; clock?:
   }
   const config = loadConfig({ BELLOWS_DATA_DIR: dataDir, BELLOWS_PASSWORD_HASH_COST: process.env.BELLOWS_PASSWORD_HASH_COST ?? '10', ...(opts.env ?? {}) } as NodeJS.ProcessEnv, {
     externalUrl: 'http://bellows.test',
-    // Tests change rows directly between requests; the credential cache has a test of its own.
-    authCacheMs: 0,
     ...opts.config,
     databaseUrl,
   } as Partial<Config>);
@@ -63,6 +61,15 @@ export async function buildTestApp(opts: { env?: Record<string, string>; clock?:
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * For a test that changes rows behind the server's back, as another process would: the server's read caches
+ * serve reads for their window (config authCacheMs) unless a write passes through it. Voiding them here stands
+ * for the window passing.
+ */
+export function windowPassed(app: FastifyInstance): void {
+  app.caches.voidAll();
 }
 
 export interface CallOptions {

@@ -22,7 +22,7 @@ function callerOf(req: ApiRequest<any>): Caller {
 
 /** Every project route needs the Maintainer role; a project the caller cannot read is 404. */
 async function maintainedProject(req: ApiRequest<any>): Promise<ProjectContext> {
-  const ctx = await findProject(req.server.db, req.actor, req.input.id);
+  const ctx = await findProject(req.server, req.actor, req.input.id);
   requireProjectLevel(ctx, AccessLevel.MAINTAINER);
   return ctx;
 }

@@ -12,7 +12,7 @@ const tags = ['error_tracking'];
 
 /** Error tracking is a Maintainer's business; a project the caller cannot read is 404. */
 async function maintainedProject(req: ApiRequest<any>): Promise<ProjectContext> {
-  const ctx = await findProject(req.server.db, req.actor, req.input.id);
+  const ctx = await findProject(req.server, req.actor, req.input.id);
   requireProjectLevel(ctx, AccessLevel.MAINTAINER);
   return ctx;
 }

@@ -11,7 +11,7 @@ const tags = ['feature_flags_user_lists'];
 const errorStyle = 'message' as const;
 
 async function developerProject(req: ApiRequest<any>): Promise<ProjectContext> {
-  const ctx = await findProject(req.server.db, req.actor, req.input.id);
+  const ctx = await findProject(req.server, req.actor, req.input.id);
   requireProjectLevel(ctx, AccessLevel.DEVELOPER);
   return ctx;
 }

@@ -11,7 +11,7 @@ import { canReadVisibility, projectAccessFor } from '../../http/access.ts';
 import { anonymous, type Actor } from '../../http/auth.ts';
 import { checkSignIn } from '../../web/sign-in.service.ts';
 import { ForbiddenError, InvalidTokenError, UnauthorizedError } from '../../platform/errors.ts';
-import { AccessLevel, readCacheState, type ProjectRow } from '../../platform/membership.ts';
+import { AccessLevel, type ProjectRow } from '../../platform/membership.ts';
 import type { ProjectRepository } from '../../platform/git/project-repository.ts';
 import { loadBranchRules, loadTagRules, type Caller } from '../repository/protection.ts';
 import { afterRefsChanged, defaultBranchOf, repoFor } from '../repository/repository.common.ts';
@@ -80,26 +80,15 @@ async function gitActor(app: FastifyInstance, req: FastifyRequest): Promise<Acto
   return { user, admin: !!user.admin, token: null, via: 'session', sudo: false };
 }
 
-// Project rows by path for fetches and clones, which make two to four requests each: reused for the
-// credential-cache window and voided by any state-changing request in any worker, like the caller's
-// authorisation (visibility, archiving, deletion, renames and membership changes are all such requests).
-const projectRows = new WeakMap<object, Map<string, { row: ProjectRow | undefined; at: number; gen: number }>>();
-
+// Project rows by path for fetches and clones, which make two to four requests each: a read cache (see
+// platform/read-cache.ts; visibility, archiving, deletion, renames and membership changes are all writes).
 async function projectByPath(app: FastifyInstance, pathLower: string, reuse: boolean): Promise<ProjectRow | undefined> {
-  const { ttl, gen } = readCacheState(app.db);
-  let cache = projectRows.get(app.db);
-  if (!cache) projectRows.set(app.db, (cache = new Map()));
-  const hit = reuse && ttl > 0 ? cache.get(pathLower) : undefined;
-  if (hit && hit.gen === gen && Date.now() - hit.at < ttl) return hit.row;
-  const at = Date.now();
-  const row = await app.db.selectFrom('projects').selectAll()
+  const load = () => app.db.selectFrom('projects').selectAll()
     .where('full_path_lower', '=', pathLower).where('pending_delete', '=', 0).executeTakeFirst();
-  // A row read while a write passed may be stale: it serves this request only.
-  if (ttl > 0 && readCacheState(app.db).gen === gen) {
-    if (cache.size >= 10_000) cache.clear();
-    cache.set(pathLower, { row: row ? Object.freeze({ ...row }) : undefined, at, gen });
-  }
-  return row;
+  if (!reuse) return load();
+  const row = await app.caches.define<string, ProjectRow | undefined>('projects-by-path', { max: 10_000 })
+    .get(pathLower, async () => { const r = await load(); return r && Object.freeze(r); });
+  return row && { ...row };
 }
 
 const hasScope = (actor: Actor, scopes: string[]) => !actor.token || scopes.some((s) => actor.token!.scopes.includes(s));
@@ -115,7 +104,7 @@ async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service:
   // A push reads the row afresh: its policy and the bookkeeping after it work on the current settings.
   const project = await projectByPath(app, fullPath.toLowerCase(), service === 'git-upload-pack');
   if (!project) throw challengeOrMissing();
-  const access = await projectAccessFor(app.db, actor, project);
+  const access = await projectAccessFor(app, actor, project);
   if (!canReadVisibility(actor, project.visibility_level, access.effective)) throw challengeOrMissing();
   const level = actor.admin ? AccessLevel.OWNER : access.effective;
   const caller: Caller = { userId: actor.user?.id ?? null, level: actor.user ? level : 0, admin: actor.admin };

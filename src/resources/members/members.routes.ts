@@ -22,7 +22,7 @@ export async function findSource(req: ApiRequest<any>, kind: SourceKind, id: str
     const ctx = await findGroup(db, req.actor, id);
     return { type: 'Namespace', id: ctx.group.id, namespace: ctx.group, project: null, level: ctx.level };
   }
-  const ctx = await findProject(db, req.actor, id);
+  const ctx = await findProject(req.server, req.actor, id);
   const namespace = await db.selectFrom('namespaces').selectAll().where('id', '=', ctx.project.namespace_id).executeTakeFirstOrThrow();
   return { type: 'Project', id: ctx.project.id, namespace, project: ctx.project, level: ctx.level };
 }

@@ -19,7 +19,7 @@ function eventsOf(input: Record<string, unknown>): Partial<Record<EventName, boo
 /** A group or project the caller can read (404 otherwise); any reader may set their own notifications. */
 async function sourceOf(req: ApiRequest<any>, kind: 'group' | 'project'): Promise<Source> {
   if (kind === 'group') return { type: 'Namespace', id: (await findGroup(req.server.db, req.actor, req.input.id)).group.id };
-  return { type: 'Project', id: (await findProject(req.server.db, req.actor, req.input.id)).project.id };
+  return { type: 'Project', id: (await findProject(req.server, req.actor, req.input.id)).project.id };
 }
 
 function scoped(kind: 'group' | 'project'): RouteDef<any>[] {

@@ -6,7 +6,7 @@ import { AccessLevel, userAuthorization, type Authorization } from '../../platfo
 import { BadRequestError } from '../../platform/errors.ts';
 import { dialectOf } from '../../platform/db/dialect.ts';
 import { FEATURE_LEVEL, type Project } from './projects.service.ts';
-import { projectsGeneration } from './projects.events.ts';
+import { currentKeys, type RowKey } from '../../platform/project-rows.ts';
 import type { ProjectAccess } from '../../platform/membership.ts';
 
 // The project listing: the visibility base set of the caller, every filter of GET /projects, and the
@@ -52,7 +52,7 @@ export interface ListInput {
 }
 
 export async function loadAuthorization(deps: ServiceDeps, userId: number): Promise<Authorization> {
-  return userAuthorization(deps.db, userId, deps.clock.now());
+  return userAuthorization(deps, userId, deps.clock.now());
 }
 
 function groupsAtLeast(a: Authorization, level: number): number[] {
@@ -309,23 +309,27 @@ export async function accessFromAuthorization(deps: ServiceDeps, a: Authorizatio
 }
 
 // Counting stops at 10,001, but for a large base set even that is the costliest part of a page. A count
-// that reached the cap is remembered for a minute (per caller and filters) and forgotten when a project
-// changes in this process; counts under the cap are always exact.
-const overCap = new Map<string, { at: number; gen: number }>();
-const COUNT_CACHE_MS = 60_000;
-
+// that reached the cap is remembered for a minute (per caller and filters) unless a write passes; counts under
+// the cap are always exact.
 export async function cappedCount(deps: ServiceDeps, key: string, query: any, limit: number): Promise<number | null> {
-  const hit = overCap.get(key);
-  if (hit && hit.gen === projectsGeneration() && Date.now() - hit.at < COUNT_CACHE_MS) return null;
-  const inner = query.clearSelect().clearOrderBy().select(sql<number>`1`.as('one')).limit(limit + 1);
-  const counted = await sql<{ n: number | string }>`select count(*) as n from (${inner}) as counted`.execute(deps.db);
-  const n = Number(counted.rows[0]?.n ?? 0);
-  if (n > limit) {
-    if (overCap.size >= 10_000) overCap.clear();
-    overCap.set(key, { at: Date.now(), gen: projectsGeneration() });
-    return null;
-  }
-  return n;
+  return deps.caches.define<string, number | null>('projects-over-cap', { max: 10_000, window: 60_000, keep: (n) => n === null }).get(key, async () => {
+    const inner = query.clearSelect().clearOrderBy().select(sql<number>`1`.as('one')).limit(limit + 1);
+    const counted = await sql<{ n: number | string }>`select count(*) as n from (${inner}) as counted`.execute(deps.db);
+    const n = Number(counted.rows[0]?.n ?? 0);
+    return n > limit ? null : n;
+  });
+}
+
+// Which rows a page holds (and the listing's capped total) for a caller and a query string: a read cache (see
+// platform/read-cache.ts). It keeps the ids only: the rows' versions are read with every page, so a row changed
+// behind the server (another process) is read again at once (platform/project-rows.ts).
+export async function cachedPage(deps: ServiceDeps, key: string, load: () => Promise<{ keys: RowKey[]; total: number | null }>): Promise<{ keys: RowKey[]; total: number | null }> {
+  let loaded: { keys: RowKey[]; total: number | null } | undefined;
+  const page = await deps.caches.define<string, { ids: number[]; total: number | null }>('project-pages', { max: 5_000 }).get(key, async () => {
+    loaded = await load();
+    return { ids: loaded.keys.map((k) => k.id), total: loaded.total };
+  });
+  return loaded ?? { keys: await currentKeys(deps.db, page.ids), total: page.total };
 }
 
 function hasNul(v: unknown): boolean {

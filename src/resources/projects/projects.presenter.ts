@@ -3,7 +3,7 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import type { Actor } from '../../http/auth.ts';
 import { iso, isoDate, webUrl } from '../../http/format.ts';
-import { AccessLevel, projectAccessLevels, readCacheState, visibilityName, type ProjectAccess } from '../../platform/membership.ts';
+import { AccessLevel, projectAccessLevels, visibilityName, type ProjectAccess } from '../../platform/membership.ts';
 import { userBasic } from '../users/users.presenter.ts';
 import { FEATURE_LEVEL, featureAvailable, featureLevelName, settingsOf, type Namespace, type Project } from './projects.service.ts';
 
@@ -41,43 +41,12 @@ const NO_ACCESS: ProjectAccess = { project: null, group: null, effective: 0 };
 type NsWithOwner = NsRow & { owner_username: string | null; owner_name: string | null; owner_state: string | null };
 
 // Namespaces (with a personal namespace's owner) and topics are shared by many projects of a page and across
-// pages: they are reused for the credential-cache window and voided by any state-changing request in this
-// process, like the caller's authorisation (renames, transfers, topic and user changes are all such requests).
-const readCaches = new WeakMap<object, Map<string, Map<number, { value: unknown; at: number; gen: number }>>>();
+// pages: they are read caches (see platform/read-cache.ts), like the caller's authorisation (renames, transfers,
+// topic and user changes are all state-changing requests).
 
-/** Values by id through the read cache; `load` answers the ids not cached (an id it leaves out has `absent`). */
-async function cachedById<T>(db: ServiceDeps['db'], kind: string, ids: number[], absent: T | undefined, load: (ids: number[]) => Promise<Map<number, T>>): Promise<Map<number, T>> {
-  const { ttl, gen } = readCacheState(db);
-  if (ttl <= 0) return load(ids);
-  let byKind = readCaches.get(db);
-  if (!byKind) readCaches.set(db, (byKind = new Map()));
-  let cache = byKind.get(kind);
-  if (!cache) byKind.set(kind, (cache = new Map()));
-  const now = Date.now();
-  const out = new Map<number, T>();
-  const missing: number[] = [];
-  for (const id of ids) {
-    const hit = cache.get(id);
-    if (hit && hit.gen === gen && now - hit.at < ttl) {
-      if (hit.value !== undefined) out.set(id, hit.value as T);
-    } else missing.push(id);
-  }
-  if (missing.length === 0) return out;
-  const loaded = await load(missing);
-  // Rows read while a write passed may be stale: they serve this request only.
-  const keep = readCacheState(db).gen === gen;
-  if (keep && cache.size >= 50_000) cache.clear();
-  for (const id of missing) {
-    const value = loaded.get(id) ?? absent;
-    if (value !== undefined) out.set(id, value);
-    if (keep) cache.set(id, { value, at: now, gen });
-  }
-  return out;
-}
-
-function namespacesWithOwners(db: ServiceDeps['db'], ids: number[]): Promise<Map<number, NsWithOwner>> {
-  return cachedById(db, 'namespaces', ids, undefined, async (missing) => {
-    const rows = await db.selectFrom('namespaces as n').leftJoin('users as u', 'u.id', 'n.owner_id')
+function namespacesWithOwners(deps: ServiceDeps, ids: number[]): Promise<Map<number, NsWithOwner>> {
+  return deps.caches.define<number, NsWithOwner>('namespaces', { max: 50_000 }).getMany(ids, async (missing) => {
+    const rows = await deps.db.selectFrom('namespaces as n').leftJoin('users as u', 'u.id', 'n.owner_id')
       .select(['n.id', 'n.name', 'n.path', 'n.kind', 'n.full_path', 'n.full_name', 'n.parent_id', 'n.owner_id',
         'u.username as owner_username', 'u.name as owner_name', 'u.state as owner_state'])
       .where('n.id', 'in', missing).execute();
@@ -86,16 +55,12 @@ function namespacesWithOwners(db: ServiceDeps['db'], ids: number[]): Promise<Map
 }
 
 /** Each project's topic names in name order (an empty list when it has none). */
-function topicsOf(db: ServiceDeps['db'], ids: number[]): Promise<Map<number, string[]>> {
-  return cachedById<string[]>(db, 'topics', ids, [], async (missing) => {
-    const rows = await db.selectFrom('project_topics').innerJoin('topics', 'topics.id', 'project_topics.topic_id')
+function topicsOf(deps: ServiceDeps, ids: number[]): Promise<Map<number, string[]>> {
+  return deps.caches.define<number, string[]>('topics', { max: 50_000 }).getMany(ids, async (missing) => {
+    const rows = await deps.db.selectFrom('project_topics').innerJoin('topics', 'topics.id', 'project_topics.topic_id')
       .select(['project_topics.project_id', 'topics.name']).where('project_topics.project_id', 'in', missing).execute();
-    const out = new Map<number, string[]>();
-    for (const t of rows) {
-      const list = out.get(t.project_id);
-      if (list) list.push(t.name);
-      else out.set(t.project_id, [t.name]);
-    }
+    const out = new Map<number, string[]>(missing.map((id) => [id, []]));
+    for (const t of rows) out.get(t.project_id)!.push(t.name);
     for (const list of out.values()) list.sort();
     return out;
   });
@@ -118,8 +83,8 @@ export async function loadPresentation(deps: ServiceDeps, actor: Actor, rows: Pr
   const allIds = [...ids, ...forkRows.map((r) => r.id)];
   const [namespaces, topics, access, shared, stats, custom] = await Promise.all([
     // The owner of a personal namespace comes along (the full form shows it), saving a query.
-    namespacesWithOwners(db, nsIds),
-    topicsOf(db, allIds),
+    namespacesWithOwners(deps, nsIds),
+    topicsOf(deps, allIds),
     !needAccess ? Promise.resolve(new Map<number, ProjectAccess>())
       : opts.access && forkRows.length === 0 ? opts.access
         : projectAccessLevels(db, actor.user!.id, [...rows, ...forkRows], now),

@@ -9,16 +9,15 @@ import { iso } from '../../http/format.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import type { Actor } from '../../http/auth.ts';
 import { NotFoundError, ParamError } from '../../platform/errors.ts';
-import { AccessLevel, ROLE_LEVELS, ALL_ACCESS_LEVELS, readCacheState } from '../../platform/membership.ts';
+import { AccessLevel, ROLE_LEVELS, ALL_ACCESS_LEVELS } from '../../platform/membership.ts';
 import { getUserOr404 } from '../users/users.service.ts';
 import { userBasic } from '../users/users.presenter.ts';
 import {
   COLUMN_FEATURES, SETTING_FEATURES, SETTING_PARAMS, createProject, deleteProject, forkProject, personalNamespace, reload,
   setArchived, setCustomAttribute, setStar, shareProject, transferProject, unlinkFork, unshareProject, updateProject, type Project,
 } from './projects.service.ts';
-import { ORDER_BY, USER_ORDER_BY, accessFromAuthorization, buildListQuery, cappedCount, type BuiltList, type ListInput, type ListScope } from './projects.list.ts';
+import { ORDER_BY, USER_ORDER_BY, accessFromAuthorization, buildListQuery, cachedPage, cappedCount, type BuiltList, type ListInput, type ListScope } from './projects.list.ts';
 import { projectRows, type RowKey } from '../../platform/project-rows.ts';
-import { LRUCache } from 'lru-cache';
 import { jsonArray, renderProjects } from './projects.render.ts';
 import { bodyFromParts } from '../../http/plumbing.ts';
 import { loadPresentation, presentOne, type PresentOptions } from './projects.presenter.ts';
@@ -165,7 +164,7 @@ async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: Li
   if (keyset) {
     if (!built.empty) {
       const page = await cachedPage(req.server, `${key}:keyset:${p.perPage}`, async () => ({ keys: await keysOf(built.query).limit(p.perPage).execute(), total: null }));
-      rows = await projectRows(req.server.db, page.keys);
+      rows = await projectRows(req.server, page.keys);
     }
     const last = rows.at(-1);
     if (last) {
@@ -183,7 +182,7 @@ async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: Li
       return { keys, total };
     });
     const total = page.total;
-    rows = await projectRows(req.server.db, page.keys);
+    rows = await projectRows(req.server, page.keys);
     const hasNext = rows.length > p.perPage;
     if (hasNext) rows.pop();
     setOffsetHeaders(req, reply, p, total, hasNext);
@@ -193,23 +192,6 @@ async function listProjects(req: ApiRequest<any>, reply: FastifyReply, scope: Li
   // The array's bracket is part of what the tag covers, so a one-entity page differs from the entity.
   bodyFromParts(reply, [Buffer.from('['), ...parts.map((x) => x.digest)]);
   return reply.type('application/json').send(jsonArray(parts));
-}
-
-// Which rows a page holds (and the listing's capped total) for a caller and a query string, reused for the
-// credential-cache window like the other read caches: any write through the server drops them in every worker.
-// The rows themselves are still compared by version (platform/project-rows.ts).
-const pages = new WeakMap<object, LRUCache<string, { keys: RowKey[]; total: number | null; at: number; gen: number }>>();
-
-async function cachedPage(deps: { db: ApiRequest['server']['db'] }, key: string, load: () => Promise<{ keys: RowKey[]; total: number | null }>) {
-  const { ttl, gen } = readCacheState(deps.db);
-  let cache = pages.get(deps.db);
-  if (!cache) pages.set(deps.db, (cache = new LRUCache({ max: 5_000 })));
-  const hit = ttl > 0 ? cache.get(key) : undefined;
-  if (hit && hit.gen === gen && Date.now() - hit.at < ttl) return hit;
-  const at = Date.now();
-  const page = await load();
-  if (ttl > 0 && readCacheState(deps.db).gen === gen) cache.set(key, { ...page, at, gen });
-  return page;
 }
 
 /** The page query narrowed to what the row cache needs (see platform/project-rows.ts). */
@@ -258,7 +240,7 @@ export const projectRoutes: RouteDef<any>[] = [
     method: 'GET', url: '/projects/:id', summary: 'One project', tags: ['projects'], access: 'public',
     input: Input({ ...idParam, statistics: Opt(Bool({ default: false })), license: Opt(Bool({ default: false })), with_custom_attributes: Opt(Bool({ default: false })) }),
     handler: async (req, reply) => {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       const access = req.actor.user ? new Map([[ctx.project.id, ctx.access]]) : undefined;
       const [entity] = await renderProjects(req.server, req.actor, [ctx.project], presentOptions(req.actor, { statistics: req.input.statistics, customAttributes: req.input.with_custom_attributes, access }));
       bodyFromParts(reply, [entity!.digest]);
@@ -269,7 +251,7 @@ export const projectRoutes: RouteDef<any>[] = [
     method: 'PUT', url: '/projects/:id', summary: 'Edit a project', tags: ['projects'], access: 'authenticated',
     input: Input({ ...idParam, ...ProjectAttributes, default_branch: Opt(Str()) }),
     handler: async (req) => {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireProjectLevel(ctx, AccessLevel.MAINTAINER);
       atLeastOne(req.input, UPDATE_KEYS);
       const { id: _id, ...rest } = req.input;
@@ -280,7 +262,7 @@ export const projectRoutes: RouteDef<any>[] = [
     method: 'DELETE', url: '/projects/:id', summary: 'Delete a project', tags: ['projects'], access: 'authenticated',
     input: Input(idParam),
     handler: async (req, reply) => {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireProjectLevel(ctx, AccessLevel.OWNER);
       checkUnmodifiedSince(req, ctx.project.updated_at);
       await deleteProject(req.server, ctx.project);
@@ -291,7 +273,7 @@ export const projectRoutes: RouteDef<any>[] = [
     method: 'POST', url: `/projects/:id/${action}`, summary: `${action === 'archive' ? 'Archive' : 'Unarchive'} a project`, tags: ['projects'], access: 'authenticated',
     input: Input(idParam),
     handler: async (req) => {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireProjectLevel(ctx, AccessLevel.MAINTAINER);
       return presentSingle(req, await setArchived(req.server, ctx.project, action === 'archive'));
     },
@@ -300,7 +282,7 @@ export const projectRoutes: RouteDef<any>[] = [
     method: 'POST', url: `/projects/:id/${action}`, summary: `${action === 'star' ? 'Star' : 'Unstar'} a project`, tags: ['projects'], access: 'authenticated',
     input: Input(idParam),
     handler: async (req, reply) => {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       const changed = await setStar(req.server, ctx.project, req.actor.user!.id, action === 'star');
       if (!changed) return reply.code(304).send();
       return presentSingle(req, await reload(req.server, ctx.project.id));
@@ -310,7 +292,7 @@ export const projectRoutes: RouteDef<any>[] = [
     method: 'GET', url: '/projects/:id/starrers', summary: 'Users who starred a project', tags: ['projects'], access: 'public',
     input: Input({ ...idParam, search: Opt(Str()), ...PaginationParams }),
     handler: async (req, reply) => {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       let q = req.server.db.selectFrom('users_star_projects as s').innerJoin('users as u', 'u.id', 's.user_id')
         .selectAll('u').select(['s.created_at as starred_since', 's.id as star_id'])
         .where('s.project_id', '=', ctx.project.id);
@@ -329,7 +311,7 @@ export const projectRoutes: RouteDef<any>[] = [
     method: 'PUT', url: '/projects/:id/transfer', summary: 'Transfer a project to another namespace', tags: ['projects'], access: 'authenticated',
     input: Input({ ...idParam, namespace: Str() }),
     handler: async (req) => {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireProjectLevel(ctx, AccessLevel.OWNER);
       return presentSingle(req, await transferProject(req.server, req.actor, ctx.project, req.input.namespace));
     },
@@ -341,7 +323,7 @@ export const projectRoutes: RouteDef<any>[] = [
       description: Opt(Str()), visibility: Opt(Visibility), mr_default_target_self: Opt(Bool()), branches: Opt(Str()),
     }),
     handler: async (req) => {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       return presentSingle(req, await forkProject(req.server, req.actor, ctx, req.input));
     },
   },
@@ -349,7 +331,7 @@ export const projectRoutes: RouteDef<any>[] = [
     method: 'DELETE', url: '/projects/:id/fork', summary: 'Remove the fork relation', tags: ['projects'], access: 'authenticated',
     input: Input(idParam),
     handler: async (req, reply) => {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireProjectLevel(ctx, AccessLevel.OWNER);
       if (!(await unlinkFork(req.server, ctx.project))) return reply.code(304).send();
       return undefined;
@@ -359,7 +341,7 @@ export const projectRoutes: RouteDef<any>[] = [
     method: 'GET', url: '/projects/:id/forks', summary: 'Forks of a project', tags: ['projects'], access: 'public',
     input: Input({ ...idParam, ...ListParams }),
     handler: async (req, reply) => {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       return listProjects(req, reply, { forkedFrom: ctx.project.id });
     },
   },
@@ -367,7 +349,7 @@ export const projectRoutes: RouteDef<any>[] = [
     method: 'POST', url: '/projects/:id/share', summary: 'Share a project with a group', tags: ['projects'], access: 'authenticated',
     input: Input({ ...idParam, group_id: Id(), group_access: IntEnum(ROLE_LEVELS), expires_at: Opt(DateOnly()) }),
     handler: async (req) => {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireProjectLevel(ctx, AccessLevel.MAINTAINER);
       const link = await shareProject(req.server, req.actor, ctx.project, req.input);
       return {
@@ -380,7 +362,7 @@ export const projectRoutes: RouteDef<any>[] = [
     method: 'DELETE', url: '/projects/:id/share/:group_id', summary: 'Stop sharing a project with a group', tags: ['projects'], access: 'authenticated',
     input: Input({ ...idParam, group_id: Id() }),
     handler: async (req) => {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireProjectLevel(ctx, AccessLevel.MAINTAINER);
       await unshareProject(req.server, ctx.project, req.input.group_id);
       return undefined;
@@ -390,7 +372,7 @@ export const projectRoutes: RouteDef<any>[] = [
     method: 'GET', url: '/projects/:id/custom_attributes', summary: 'Custom attributes of a project', tags: ['projects'], access: 'admin',
     input: Input(idParam),
     handler: async (req) => {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       return req.server.db.selectFrom('project_custom_attributes').select(['key', 'value']).where('project_id', '=', ctx.project.id).orderBy('key').execute();
     },
   },
@@ -398,7 +380,7 @@ export const projectRoutes: RouteDef<any>[] = [
     method: 'GET', url: '/projects/:id/custom_attributes/:key', summary: 'One custom attribute of a project', tags: ['projects'], access: 'admin',
     input: Input({ ...idParam, key: Str() }),
     handler: async (req) => {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       const row = await req.server.db.selectFrom('project_custom_attributes').select(['key', 'value'])
         .where('project_id', '=', ctx.project.id).where('key', '=', req.input.key).executeTakeFirst();
       if (!row) throw new NotFoundError('Custom Attribute');
@@ -409,7 +391,7 @@ export const projectRoutes: RouteDef<any>[] = [
     method: 'PUT', url: '/projects/:id/custom_attributes/:key', summary: 'Set a custom attribute of a project', tags: ['projects'], access: 'admin',
     input: Input({ ...idParam, key: Str(), value: Str() }),
     handler: async (req) => {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       return setCustomAttribute(req.server, ctx.project.id, req.input.key, req.input.value);
     },
   },
@@ -417,7 +399,7 @@ export const projectRoutes: RouteDef<any>[] = [
     method: 'DELETE', url: '/projects/:id/custom_attributes/:key', summary: 'Delete a custom attribute of a project', tags: ['projects'], access: 'admin',
     input: Input({ ...idParam, key: Str() }),
     handler: async (req) => {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       const r = await req.server.db.deleteFrom('project_custom_attributes').where('project_id', '=', ctx.project.id).where('key', '=', req.input.key).executeTakeFirst();
       if (Number(r.numDeletedRows) === 0) throw new NotFoundError('Custom Attribute');
       return undefined;

@@ -11,7 +11,6 @@ import {
 } from '../../platform/errors.ts';
 import { AccessLevel, Visibility, groupAccessLevels, visibilityName, type VisibilityName } from '../../platform/membership.ts';
 import { pathProblem } from '../users/users.service.ts';
-import { projectsChanged } from './projects.events.ts';
 import {
   commitReadme, copyRepository, initRepository, pickStorage, readRepositoryFacts, removeRepository, repositoryPath, setHead,
 } from './repository.ts';
@@ -351,7 +350,6 @@ function checkVisibilityAgainstNamespace(vis: number, ns: Namespace, errors: Rec
  * namespace becomes the project's Owner member; in a group the group's memberships apply.
  */
 export async function createProject(deps: ServiceDeps, actor: Actor, input: CreateInput, opts: { owner?: { id: number; name: string; email: string } } = {}): Promise<Project> {
-  projectsChanged();
   const user = actor.user!;
   const owner = opts.owner ?? { id: user.id, name: user.name, email: user.email };
   let ns: Namespace | undefined;
@@ -438,7 +436,6 @@ export async function reload(deps: ServiceDeps, id: number): Promise<Project> {
 // Edit
 
 export async function updateProject(deps: ServiceDeps, ctx: ProjectContext, input: ProjectAttributes): Promise<Project> {
-  projectsChanged();
   const p = ctx.project;
   const errors: Record<string, string[]> = {};
   const add = (k: string, m: string) => (errors[k] ??= []).push(m);
@@ -503,7 +500,6 @@ export async function updateProject(deps: ServiceDeps, ctx: ProjectContext, inpu
 
 /** Marks the project for deletion, removes its repository, then its rows (the answer is 202). */
 export async function deleteProject(deps: ServiceDeps, p: Project): Promise<void> {
-  projectsChanged();
   const now = deps.clock.now();
   await deps.db.updateTable('projects').set({ pending_delete: 1, marked_for_deletion_at: now, updated_at: now }).where('id', '=', p.id).execute();
   await removeRepository(projectRepositoryPath(deps, p));
@@ -524,7 +520,6 @@ export async function deleteProject(deps: ServiceDeps, p: Project): Promise<void
 }
 
 export async function setArchived(deps: ServiceDeps, p: Project, archived: boolean): Promise<Project> {
-  projectsChanged();
   if (!!p.archived !== archived) {
     await deps.db.updateTable('projects').set({ archived: archived ? 1 : 0, updated_at: deps.clock.now() }).where('id', '=', p.id).execute();
   }
@@ -550,7 +545,6 @@ export async function setStar(deps: ServiceDeps, p: Project, userId: number, sta
 // Transfer and fork
 
 export async function transferProject(deps: ServiceDeps, actor: Actor, p: Project, target: string | number): Promise<Project> {
-  projectsChanged();
   const ns = await findNamespace(deps, target);
   if (!ns || !(await canReadNamespace(deps, actor, ns))) throw new NotFoundError('Namespace');
   const fail = (text: string) => new RuleError('bad_request', `Failed to transfer project {:namespace=>["${text}"]}`);
@@ -582,7 +576,6 @@ export interface ForkInput {
 }
 
 export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectContext, input: ForkInput): Promise<Project> {
-  projectsChanged();
   const src = ctx.project;
   const user = actor.user!;
   // Forking needs the forking feature and the code (a Guest of a private project cannot read it).
@@ -663,7 +656,6 @@ export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectC
 /** Removes the fork relation; false when there is none (the route answers 304). */
 export async function unlinkFork(deps: ServiceDeps, p: Project): Promise<boolean> {
   if (p.forked_from_project_id === null) return false;
-  projectsChanged();
   await deps.db.transaction().execute(async (trx) => {
     await trx.updateTable('projects').set({ forked_from_project_id: null, updated_at: deps.clock.now() }).where('id', '=', p.id).execute();
     await trx.updateTable('projects').set((eb) => ({ forks_count: eb('forks_count', '-', 1) })).where('id', '=', p.forked_from_project_id!).execute();
@@ -675,7 +667,6 @@ export async function unlinkFork(deps: ServiceDeps, p: Project): Promise<boolean
 // Share with a group
 
 export async function shareProject(deps: ServiceDeps, actor: Actor, p: Project, input: { group_id: number; group_access: number; expires_at?: string }): Promise<Selectable<DB['project_group_links']>> {
-  projectsChanged();
   const group = await deps.db.selectFrom('namespaces').selectAll().where('id', '=', input.group_id).where('kind', '=', 'group').executeTakeFirst();
   if (!group || !(await canReadNamespace(deps, actor, group))) throw new NotFoundError('Group');
   if (group.id === p.namespace_id) throw new RuleError('bad_request', { group_id: ['cannot be the group the project belongs to'] });
@@ -690,7 +681,6 @@ export async function shareProject(deps: ServiceDeps, actor: Actor, p: Project, 
 }
 
 export async function unshareProject(deps: ServiceDeps, p: Project, groupId: number): Promise<void> {
-  projectsChanged();
   const r = await deps.db.deleteFrom('project_group_links').where('project_id', '=', p.id).where('group_id', '=', groupId).executeTakeFirst();
   if (Number(r.numDeletedRows) === 0) throw new NotFoundError('Group Link');
 }

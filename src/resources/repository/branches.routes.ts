@@ -29,7 +29,7 @@ export const branchRoutes: RouteDef<any>[] = [
       ...PaginationParams,
     }),
     async handler(req, reply) {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireDownloadCode(ctx);
       const repo = repoFor(req.server.config, ctx.project);
       const snap = await repo.branches();
@@ -55,7 +55,7 @@ export const branchRoutes: RouteDef<any>[] = [
     scopes: ['read_repository'],
     input: Input({ id: IdOrPath(), branch: Str({ description: 'URL-encoded branch name' }) }),
     async handler(req, reply) {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireDownloadCode(ctx);
       const repo = repoFor(req.server.config, ctx.project);
       const entry = await findBranch(repo, req.input.branch);
@@ -76,7 +76,7 @@ export const branchRoutes: RouteDef<any>[] = [
     access: 'authenticated',
     input: Input({ id: IdOrPath(), branch: Str(), ref: Str() }),
     async handler(req) {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireDownloadCode(ctx);
       requireProjectLevel(ctx, AccessLevel.DEVELOPER);
       const repo = repoFor(req.server.config, ctx.project);
@@ -94,7 +94,7 @@ export const branchRoutes: RouteDef<any>[] = [
     access: 'authenticated',
     input: Input({ id: IdOrPath(), branch: Str() }),
     async handler(req) {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireDownloadCode(ctx);
       requireProjectLevel(ctx, AccessLevel.DEVELOPER);
       const repo = repoFor(req.server.config, ctx.project);
@@ -112,7 +112,7 @@ export const branchRoutes: RouteDef<any>[] = [
     access: 'authenticated',
     input: Input({ id: IdOrPath() }),
     async handler(req, reply) {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireDownloadCode(ctx);
       requireProjectLevel(ctx, AccessLevel.DEVELOPER);
       const repo = repoFor(req.server.config, ctx.project);

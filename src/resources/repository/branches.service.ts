@@ -87,7 +87,7 @@ export async function describeBranches(
   deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, entries: RefEntry[], caller: Caller, rules?: BranchRule[],
 ): Promise<BranchView[]> {
   if (entries.length === 0) return [];
-  const [allRules, def] = await Promise.all([rules ?? cachedBranchRules(deps.db, project.id), defaultBranchOf(project, repo)]);
+  const [allRules, def] = await Promise.all([rules ?? cachedBranchRules(deps, project.id), defaultBranchOf(project, repo)]);
   const merged = def ? await repo.mergedInto(def) : new Set<string>();
   return Promise.all(entries.map(async (entry) => {
     const m = matching(allRules, entry.name);

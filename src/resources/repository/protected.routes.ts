@@ -30,7 +30,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     access: 'authenticated',
     input: Input({ id: IdOrPath(), search: Opt(Str()), ...PaginationParams }),
     async handler(req, reply) {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireProjectLevel(ctx, AccessLevel.MAINTAINER);
       let rules = await loadBranchRules(req.server.db, ctx.project.id);
       if (req.input.search) rules = rules.filter((r) => r.name.toLowerCase().includes(String(req.input.search).toLowerCase()));
@@ -45,7 +45,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     access: 'authenticated',
     input: Input({ id: IdOrPath(), name: Str() }),
     async handler(req) {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireProjectLevel(ctx, AccessLevel.MAINTAINER);
       const rule = await findProtectedBranch(req.server.db, ctx.project.id, req.input.name);
       return (await presentProtectedBranches(req.server.db, [rule]))[0];
@@ -70,7 +70,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
       code_owner_approval_required: Opt(Bool({ default: false })),
     }),
     async handler(req) {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireProjectLevel(ctx, AccessLevel.MAINTAINER);
       const i = req.input;
       const rule = await createProtectedBranch(req.server, ctx.project.id, {
@@ -92,7 +92,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     access: 'authenticated',
     input: Input({ id: IdOrPath(), name: Str() }),
     async handler(req) {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireProjectLevel(ctx, AccessLevel.MAINTAINER);
       const rule = await findProtectedBranch(req.server.db, ctx.project.id, req.input.name);
       const row = await req.server.db.selectFrom('protected_branches').select('updated_at').where('id', '=', rule.id).executeTakeFirst();
@@ -112,7 +112,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     access: 'authenticated',
     input: Input({ id: IdOrPath(), ...PaginationParams }),
     async handler(req, reply) {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireDownloadCode(ctx);
       requireProjectLevel(ctx, AccessLevel.REPORTER);
       const rules = await loadTagRules(req.server.db, ctx.project.id);
@@ -127,7 +127,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     access: 'authenticated',
     input: Input({ id: IdOrPath(), name: Str() }),
     async handler(req) {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireDownloadCode(ctx);
       requireProjectLevel(ctx, AccessLevel.REPORTER);
       const rule = await findProtectedTag(req.server.db, ctx.project.id, req.input.name);
@@ -147,7 +147,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
       allowed_to_create: Entries(),
     }),
     async handler(req) {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireProjectLevel(ctx, AccessLevel.MAINTAINER);
       const rule = await createProtectedTag(req.server, ctx.project.id, req.input.name,
         entriesFrom(req.input.create_access_level, req.input.allowed_to_create, 40));
@@ -162,7 +162,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     access: 'authenticated',
     input: Input({ id: IdOrPath(), name: Str() }),
     async handler(req) {
-      const ctx = await findProject(req.server.db, req.actor, req.input.id);
+      const ctx = await findProject(req.server, req.actor, req.input.id);
       requireProjectLevel(ctx, AccessLevel.MAINTAINER);
       const rule = await findProtectedTag(req.server.db, ctx.project.id, req.input.name);
       checkUnmodifiedSince(req, rule.updated_at);

@@ -2,7 +2,7 @@
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
 import { ConflictError, RecordNotFoundError, RuleError } from '../../platform/errors.ts';
-import { ACCESS_DESCRIPTIONS, forgetBranchRules, loadBranchRules, loadTagRules, type AccessEntry, type BranchRule, type TagRule } from './protection.ts';
+import { ACCESS_DESCRIPTIONS, loadBranchRules, loadTagRules, type AccessEntry, type BranchRule, type TagRule } from './protection.ts';
 
 export const ACCESS_LEVEL_VALUES = [0, 30, 40, 60] as const;
 
@@ -166,7 +166,6 @@ export async function createProtectedBranch(deps: ServiceDeps, projectId: number
     if (/unique|duplicate/i.test(String((e as Error).message))) throw new ConflictError(`Protected branch '${input.name}' already exists`);
     throw e;
   }
-  forgetBranchRules(projectId);
   const rules = await loadBranchRules(db, projectId);
   return rules.find((r) => r.name === input.name)!;
 }
@@ -180,7 +179,6 @@ export async function findProtectedBranch(db: Db, projectId: number, name: strin
 export async function deleteProtectedBranch(db: Db, id: number, projectId: number): Promise<void> {
   await db.deleteFrom('protected_branch_access_levels').where('protected_branch_id', '=', id).execute();
   await db.deleteFrom('protected_branches').where('id', '=', id).execute();
-  forgetBranchRules(projectId);
 }
 
 export async function createProtectedTag(deps: ServiceDeps, projectId: number, name: string, create: EntryInput[]): Promise<TagRule> {

@@ -1,6 +1,7 @@
 // Protected branches and tags: which rules match a ref, and whether a caller may push, force-push, delete or
 // create under them. Used by the API and by git pushes alike, so both refuse the same things.
 import type { Db } from '../../platform/db/index.ts';
+import type { ServiceDeps } from '../../platform/deps.ts';
 import { AccessLevel, groupAccessLevels } from '../../platform/membership.ts';
 
 export interface AccessEntry {
@@ -65,25 +66,10 @@ export async function loadBranchRules(db: Db, projectId: number): Promise<Branch
   });
 }
 
-// Branch listings read the rules on every page; they change rarely and only through this process's API, which
-// drops the entry. The short lifetime bounds staleness should another process change them. Push decisions and
-// writes always read the database.
-const RULES_TTL_MS = 5_000;
-const rulesCache = new Map<number, { at: number; rules: Promise<BranchRule[]> }>();
-
-export function cachedBranchRules(db: Db, projectId: number): Promise<BranchRule[]> {
-  const now = Date.now();
-  const hit = rulesCache.get(projectId);
-  if (hit && now - hit.at < RULES_TTL_MS) return hit.rules;
-  const rules = loadBranchRules(db, projectId);
-  if (rulesCache.size > 10_000) rulesCache.clear();
-  rulesCache.set(projectId, { at: now, rules });
-  rules.catch(() => rulesCache.delete(projectId));
-  return rules;
-}
-
-export function forgetBranchRules(projectId: number): void {
-  rulesCache.delete(projectId);
+// Branch listings read the rules on every page: a read cache (see platform/read-cache.ts), so a rule changed
+// through any worker shows at once everywhere. Push decisions and writes always read the database.
+export function cachedBranchRules(deps: ServiceDeps, projectId: number): Promise<BranchRule[]> {
+  return deps.caches.define<number, BranchRule[]>('branch-rules', { max: 10_000 }).get(projectId, () => loadBranchRules(deps.db, projectId));
 }
 
 export async function loadTagRules(db: Db, projectId: number): Promise<TagRule[]> {

@@ -11,7 +11,6 @@ import type { ProjectContext } from '../../http/access.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Caller } from './protection.ts';
 import { refreshRepositoryFacts } from '../projects/projects.service.ts';
-import { projectsChanged } from '../projects/projects.events.ts';
 
 export function repoFor(config: Config, project: Pick<ProjectRow, 'id' | 'repository_storage'>): ProjectRepository {
   const shard = config.storage.find((s) => s.name === project.repository_storage) ?? config.storage[0];
@@ -98,7 +97,6 @@ export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, r
   if (!changedRefs || patch.default_branch !== undefined || (defaultRef && changedRefs.includes(defaultRef))) {
     await refreshRepositoryFacts(deps, project);
   }
-  projectsChanged();
   // Pushes and background jobs change the project outside a state-changing API request: every worker's read
   // caches must hear of it (an API request announces again when it answers).
   announceCacheVoid('all');

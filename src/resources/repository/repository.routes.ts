@@ -20,13 +20,13 @@ import { presentCommit } from './repository.common.ts';
 const readRoute = { access: 'public' as const, scopes: ['read_repository'] };
 
 async function readable(req: ApiRequest<any>) {
-  const ctx = await findProject(req.server.db, req.actor, req.input.id);
+  const ctx = await findProject(req.server, req.actor, req.input.id);
   requireDownloadCode(ctx);
   return { ctx, repo: repoFor(req.server.config, ctx.project) };
 }
 
 async function writable(req: ApiRequest<any>): Promise<{ ctx: ProjectContext; repo: ReturnType<typeof repoFor> }> {
-  const ctx = await findProject(req.server.db, req.actor, req.input.id);
+  const ctx = await findProject(req.server, req.actor, req.input.id);
   requireDownloadCode(ctx);
   requireProjectLevel(ctx, AccessLevel.DEVELOPER);
   if (ctx.project.archived) throw new ForbiddenError();

@@ -1,0 +1,110 @@
+import { LRUCache } from 'lru-cache';
+import { onCacheVoid } from './cache-bus.ts';
+
+// The application's read caches, all under one rule. An entry serves reads for the window (config authCacheMs)
+// unless a write passed since it was made: every state-changing request voids the caches of every worker at its
+// start (here) and at its end (through the cache bus), and a value loaded while the generation moved may be stale,
+// so it serves its own request only. Together these keep anything read during a write from outliving it.
+// Version-validated caches (rows carrying a database-maintained version) instead serve a read that asks for the
+// version they hold, whatever the window or writes: the version says whether the row changed, whoever changed it.
+
+export interface CacheOptions<V> {
+  /** Most entries kept; the least recently used go first. */
+  max: number;
+  /** How long an entry serves reads, in ms (default: the application's window; 0 turns the cache off). */
+  window?: number;
+  /** The version of a value: the entry serves reads that ask for this version, and no others. */
+  version?: (value: V) => number;
+  /** Whether a loaded value may be kept (default: every value). */
+  keep?: (value: V) => boolean;
+}
+
+export interface ReadCache<K, V> {
+  /** The value of `key`, loaded when not cached (`version`: the version wanted, for a version-validated cache). */
+  get(key: K, load: () => Promise<V>, version?: number): Promise<V>;
+  /**
+   * The values of `keys` (`versions[i]` for `keys[i]` in a version-validated cache); `load` reads those not cached.
+   * A key `load` leaves out has no value and is remembered so.
+   */
+  getMany(keys: readonly K[], load: (missing: K[]) => Promise<Map<K, V>>, versions?: readonly number[]): Promise<Map<K, V>>;
+}
+
+export interface ReadCaches {
+  /** The cache called `name`, made on first use with these options (every later call gets the same cache). */
+  define<K, V>(name: string, opts: CacheOptions<V>): ReadCache<K, V>;
+  /** A write passes: nothing cached before it serves a read after it. */
+  voidAll(): void;
+  /** Stops following the cache bus (the application is closing). */
+  close(): void;
+}
+
+interface Entry<V> {
+  value: V;
+  at: number;
+  gen: number;
+}
+
+export function createReadCaches(o: { window: number; now?: () => number }): ReadCaches {
+  const now = o.now ?? Date.now;
+  const caches = new Map<string, ReadCache<unknown, unknown>>();
+  let gen = 0;
+
+  function make<K, V>(opts: CacheOptions<V>): ReadCache<K, V> {
+    const window = opts.window ?? o.window;
+    const version = opts.version;
+    const entries = new LRUCache<K & {}, Entry<V>>({ max: opts.max });
+    const fresh = (e: Entry<V> | undefined, wanted: number | undefined, t: number): e is Entry<V> =>
+      e !== undefined && (version ? version(e.value) === wanted : e.gen === gen && t - e.at < window);
+    // Versioned values are checked by their version, not by when they were read.
+    const storable = (since: number, value: V) => (version !== undefined || (window > 0 && gen === since)) && (!opts.keep || opts.keep(value));
+
+    return {
+      async get(key, load, wanted) {
+        const t = now();
+        const hit = version || window > 0 ? entries.get(key as K & {}) : undefined;
+        if (fresh(hit, wanted, t)) return hit.value;
+        const since = gen;
+        const value = await load();
+        if (storable(since, value)) entries.set(key as K & {}, { value, at: t, gen: since });
+        return value;
+      },
+
+      async getMany(keys, load, versions) {
+        const t = now();
+        const out = new Map<K, V>();
+        const missing: K[] = [];
+        const on = version !== undefined || window > 0;
+        keys.forEach((key, i) => {
+          const hit = on ? entries.get(key as K & {}) : undefined;
+          if (fresh(hit, versions?.[i], t)) {
+            if (hit.value !== undefined) out.set(key, hit.value);
+          } else if (!out.has(key) && !missing.includes(key)) missing.push(key);
+        });
+        if (missing.length === 0) return out;
+        const since = gen;
+        const loaded = await load(missing);
+        for (const key of missing) {
+          const value = loaded.get(key) as V;
+          if (value !== undefined) out.set(key, value);
+          // A versioned value left out (a row deleted) is not remembered: it has no version to check.
+          if (storable(since, value) && (value !== undefined || !version)) entries.set(key as K & {}, { value: value as V, at: t, gen: since });
+        }
+        return out;
+      },
+    };
+  }
+
+  const voidAll = () => {
+    gen++;
+  };
+  const stop = onCacheVoid('all', voidAll);
+  return {
+    define<K, V>(name: string, opts: CacheOptions<V>) {
+      let c = caches.get(name);
+      if (!c) caches.set(name, (c = make<K, V>(opts) as ReadCache<unknown, unknown>));
+      return c as ReadCache<K, V>;
+    },
+    voidAll,
+    close: stop,
+  };
+}
