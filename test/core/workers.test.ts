@@ -4,7 +4,8 @@ import http from 'node:http';
 import { scratch, startServer } from './processes.ts';
 
 // `bellows serve` with two workers sharing the port: a write through one worker is seen at once by reads on the
-// other, although each keeps read caches (credentials for a minute here, refs until they change).
+// other, although each keeps read caches (credentials, authorisations and rules for a minute here, refs until
+// they change).
 
 const ROOT = 'glpat-workers-root-token-0123456789';
 
@@ -49,6 +50,13 @@ test('two workers: revocations, edits and new branches are seen by the next read
       const seen = await Promise.all(Array.from({ length: 4 }, () => call(branches, 'GET', ROOT)));
       for (const r of seen) assert.ok(r.json.some((b: { name: string }) => b.name === `topic-${round}`), `round ${round}: ${JSON.stringify(r.json.map((b: { name: string }) => b.name))}`);
     }
+
+    // Branch protection rules are cached with branch listings; protecting a branch through one worker shows at
+    // once on the other.
+    const isProtected = async () => (await call(branches, 'GET', ROOT)).json.find((b: { name: string }) => b.name === 'main').protected;
+    assert.deepEqual(await Promise.all(Array.from({ length: 4 }, isProtected)), [false, false, false, false]);
+    assert.equal((await call(`${api}/projects/${project.json.id}/protected_branches?name=main`, 'POST', ROOT)).status, 201);
+    assert.deepEqual(await Promise.all(Array.from({ length: 4 }, isProtected)), [true, true, true, true]);
 
     // Writers in both workers at once: transactions wait for each other instead of failing.
     const parallel = await Promise.all(Array.from({ length: 12 }, (_, i) => call(`${api}/projects`, 'POST', ROOT, { name: `parallel-${i}` })));
