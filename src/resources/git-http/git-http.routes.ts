@@ -161,8 +161,6 @@ function drain(stream: Readable): Promise<void> {
   });
 }
 
-const v2Advertisements = new Map<string, { at: number; body: Buffer }>();
-
 async function infoRefs(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
   const service = (req.query as Record<string, unknown>).service;
   if (service !== 'git-upload-pack' && service !== 'git-receive-pack') {
@@ -178,18 +176,11 @@ async function infoRefs(app: FastifyInstance, req: FastifyRequest, reply: Fastif
   const env = service === 'git-upload-pack' ? protocolEnv(req) : {};
   const v2 = /(^|:)version=2(:|$)/.test(env.GIT_PROTOCOL ?? '');
   // Protocol v2 advertises capabilities only (no refs), which change only with the repository's configuration:
-  // keep the answer for a minute.
-  const cacheKey = v2 ? `${env.GIT_PROTOCOL}\0${target.repo.path}` : null;
-  const cached = cacheKey ? v2Advertisements.get(cacheKey) : undefined;
-  let stdout: Buffer;
-  if (cached && Date.now() - cached.at < 60_000) stdout = cached.body;
-  else {
-    stdout = (await target.repo.git([service.slice(4), '--stateless-rpc', '--advertise-refs', target.repo.path], { env, timeoutMs: 60_000 })).stdout;
-    if (cacheKey) {
-      if (v2Advertisements.size >= 1000) v2Advertisements.delete(v2Advertisements.keys().next().value!);
-      v2Advertisements.set(cacheKey, { at: Date.now(), body: stdout });
-    }
-  }
+  // a read cache for a minute.
+  const advertise = async () => (await target.repo.git([service.slice(4), '--stateless-rpc', '--advertise-refs', target.repo.path], { env, timeoutMs: 60_000 })).stdout;
+  const stdout = v2
+    ? await app.caches.define<string, Buffer>('git-v2-advertisements', { max: 1000, window: 60_000 }).get(`${env.GIT_PROTOCOL}\0${target.repo.path}`, advertise)
+    : await advertise();
   noCache(reply);
   reply.type(`application/x-${service}-advertisement`);
   return reply.send(v2 ? stdout : Buffer.concat([pkt(`# service=${service}\n`), FLUSH, stdout]));
