@@ -55,8 +55,10 @@ export function createReadCaches(o: { window: number; now?: () => number }): Rea
     const entries = new LRUCache<K & {}, Entry<V>>({ max: opts.max });
     const fresh = (e: Entry<V> | undefined, wanted: number | undefined, t: number): e is Entry<V> =>
       e !== undefined && (version ? version(e.value) === wanted : e.gen === gen && t - e.at < window);
-    // Versioned values are checked by their version, not by when they were read.
-    const storable = (since: number, value: V) => (version !== undefined || (window > 0 && gen === since)) && (!opts.keep || opts.keep(value));
+    // A versioned value is checked by its version, not by when it was read; without a value (a row deleted) it has
+    // no version to check and is not kept.
+    const storable = (since: number, value: V) =>
+      (version ? value !== undefined : window > 0 && gen === since) && (!opts.keep || opts.keep(value));
 
     return {
       async get(key, load, wanted) {
@@ -72,22 +74,21 @@ export function createReadCaches(o: { window: number; now?: () => number }): Rea
       async getMany(keys, load, versions) {
         const t = now();
         const out = new Map<K, V>();
-        const missing: K[] = [];
+        const missing = new Set<K>();
         const on = version !== undefined || window > 0;
         keys.forEach((key, i) => {
           const hit = on ? entries.get(key as K & {}) : undefined;
           if (fresh(hit, versions?.[i], t)) {
             if (hit.value !== undefined) out.set(key, hit.value);
-          } else if (!out.has(key) && !missing.includes(key)) missing.push(key);
+          } else if (!out.has(key)) missing.add(key);
         });
-        if (missing.length === 0) return out;
+        if (missing.size === 0) return out;
         const since = gen;
-        const loaded = await load(missing);
+        const loaded = await load([...missing]);
         for (const key of missing) {
           const value = loaded.get(key) as V;
           if (value !== undefined) out.set(key, value);
-          // A versioned value left out (a row deleted) is not remembered: it has no version to check.
-          if (storable(since, value) && (value !== undefined || !version)) entries.set(key as K & {}, { value: value as V, at: t, gen: since });
+          if (storable(since, value)) entries.set(key as K & {}, { value, at: t, gen: since });
         }
         return out;
       },

@@ -255,11 +255,11 @@ test('GET /users/:user_id/projects: only the personal namespace; private profile
   assert.deepEqual(ids(await get('/users/alice/projects?owned=true&membership=true', carol.token)), [P.noMr.id, P.internal.id, P.pub.id], 'owned/membership have no effect');
   assert.deepEqual(ids(await get('/users/alice/projects?topic=x', carol.token)).length, 3, 'topic is not a parameter here');
   assert.deepEqual(ids(await get('/users/alice/projects?starred=true', carol.token)), [P.noMr.id, P.pub.id]);
-  await t.app.db.updateTable('users').set({ private_profile: 1 }).where('id', '=', alice.user.id).execute();
+  assert.equal((await call(t.app, 'PUT', `/users/${alice.user.id}`, { token: admin.token, body: { private_profile: true } })).status, 200);
   assert.deepEqual(ids(await get('/users/alice/projects', bob.token)), []);
   assert.deepEqual(ids(await get('/users/alice/projects', alice.token)).length, 4);
   assert.deepEqual(ids(await get('/users/alice/projects', admin.token)).length, 4);
-  await t.app.db.updateTable('users').set({ private_profile: 0 }).where('id', '=', alice.user.id).execute();
+  assert.equal((await call(t.app, 'PUT', `/users/${alice.user.id}`, { token: admin.token, body: { private_profile: false } })).status, 200);
   const r = await get('/users/nobody/projects');
   assert.deepEqual([r.status, r.body], [404, { message: '404 User Not Found' }]);
 });

@@ -7,8 +7,8 @@ import type { Project } from './projects.service.ts';
 
 // Project entities as JSON text, each reused while nothing it was made from can have changed: the row (its
 // database-maintained row_version is in the key), the caller's access to it (in the key), and the namespaces,
-// topics and group shares it shows (read caches of the window, voided in every worker by any state-changing
-// request, see platform/read-cache.ts). A page whose entities are all known costs no presentation query and no JSON work.
+// topics and group shares it shows (read caches, see platform/read-cache.ts). A page whose entities are all known
+// costs no presentation query and no JSON work.
 // Forms that show fresher data (statistics, custom attributes, a fork's source) are always built.
 // Each entity is kept as UTF-8 bytes with their SHA-256: a page is the parts copied together, and its ETag is
 // made from the parts' digests (see http/plumbing.ts), so neither encoding nor hashing grows with the page.
