@@ -1,7 +1,7 @@
 // A project's bare repository: refs with their commits (cached per repository, invalidated explicitly on every
 // ref change), history, trees, blobs, and commits written through plumbing with a compare-and-swap ref update.
 import { randomBytes } from 'node:crypto';
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runGit, GitError, type GitRunOptions } from './command.ts';
@@ -163,8 +163,9 @@ export function normalisePath(p: string): string | null {
 export class ProjectRepository {
   constructor(readonly path: string) {}
 
+  /** A repository cut short while being made (HEAD but no object store) counts as missing: it reads as empty. */
   exists(): boolean {
-    return existsSync(join(this.path, 'HEAD'));
+    return Repository.exists(this.path);
   }
 
   /** Creates the bare repository if it is missing (a project whose repository is not on disk reads as empty). */
