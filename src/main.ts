@@ -9,8 +9,11 @@ import { ensureRoot } from './resources/users/users.service.ts';
 import { systemClock } from './platform/clock.ts';
 import { relayCacheVoids } from './platform/cache-bus.ts';
 import { createReadCaches } from './platform/read-cache.ts';
+import { Storage } from './platform/git/storage.ts';
 
 const STOP_DELAY_MS = 10_000;
+// Leftovers of work stopped mid-way are removed at start once older than any push may run (30 minutes).
+const LEFTOVER_AGE_MS = 60 * 60_000;
 
 /**
  * `bellows serve`: migrate, make sure root exists, then serve: from this process with one worker, or from
@@ -24,6 +27,8 @@ export async function serve(): Promise<void> {
   mkdirSync(config.dataDir, { recursive: true });
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await database.migrate();
+  const swept = await new Storage(config.storage).sweep(LEFTOVER_AGE_MS);
+  if (swept.length) log.info({ removed: swept.length }, 'removed leftovers of stopped pushes and repository moves');
   const passwordFile = join(config.dataDir, 'initial_root_password');
   const caches = createReadCaches({ window: 0 });
   const root = await ensureRoot({ db: database.db, config, clock: systemClock, caches }, {

@@ -40,6 +40,14 @@ export class FileNotFoundError extends GitDomainError {
   }
 }
 
+/** The file changed since the commit the caller last saw (`last_commit_id`). */
+export class StaleFileError extends GitDomainError {
+  readonly code = 'stale_file';
+  constructor(readonly path: string) {
+    super(`the file changed since it was last read: ${path}`);
+  }
+}
+
 /** The compare-and-swap on a ref failed: someone else moved it since it was read. */
 export class RefMovedError extends GitDomainError {
   readonly code = 'ref_moved';

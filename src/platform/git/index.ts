@@ -27,5 +27,4 @@ export type {
   GrepMatch,
 } from './repository.ts';
 export { languageOf, languageShares } from './languages.ts';
-export * from './smart-http.ts';
 export { Storage, UnknownShardError, diskPath, type ShardConfig } from './storage.ts';

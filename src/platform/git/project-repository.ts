@@ -1,11 +1,12 @@
 // A project's bare repository: refs with their commits (cached per repository, invalidated explicitly on every
 // ref change), history, trees, blobs, and commits written through plumbing with a compare-and-swap ref update.
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { runGit, GitError, type GitRunOptions } from './command.ts';
-import { isFullSha, SHA1_ZERO } from './refs.ts';
+import { isFullSha, isSafeRevision, SHA1_ZERO } from './refs.ts';
+import { FileExistsError, FileNotFoundError, RefExistsError, RefMovedError, RepositoryExistsError, StaleFileError } from './errors.ts';
 import { Repository, invalidateRefCache, type Branch, type DiffFile, type Tag } from './repository.ts';
 import { LOG_FORMAT as COMMIT_LOG_FORMAT, parseLog as parsePlatformLog, type CommitInfo } from './commit.ts';
 
@@ -130,18 +131,6 @@ export type FileAction =
   | { action: 'move'; file_path: string; previous_path: string; content?: Buffer; last_commit_id?: string }
   | { action: 'chmod'; file_path: string; executable: boolean };
 
-export class ActionError extends Error {
-  constructor(readonly kind: 'exists' | 'missing' | 'stale' | 'invalid', readonly path: string, message: string) {
-    super(message);
-  }
-}
-
-export class RefUpdateError extends Error {
-  constructor(readonly kind: 'moved' | 'exists' | 'missing', message: string) {
-    super(message);
-  }
-}
-
 export interface TreeEntry {
   id: string;
   name: string;
@@ -174,27 +163,18 @@ export function normalisePath(p: string): string | null {
 export class ProjectRepository {
   constructor(readonly path: string) {}
 
-  /** The repository's place on a shard: hashed from the project id so renames never move it. */
-  static forProject(shardPath: string, projectId: number): ProjectRepository {
-    const h = createHash('sha256').update(String(projectId)).digest('hex');
-    return new ProjectRepository(join(shardPath, '@hashed', h.slice(0, 2), h.slice(2, 4), `${h}.git`));
-  }
-
+  /** A repository cut short while being made (HEAD but no object store) counts as missing: it reads as empty. */
   exists(): boolean {
-    return existsSync(join(this.path, 'HEAD'));
+    return Repository.exists(this.path);
   }
 
   /** Creates the bare repository if it is missing (a project whose repository is not on disk reads as empty). */
   async ensure(defaultBranch = 'main'): Promise<void> {
     if (this.exists()) return;
-    mkdirSync(dirname(this.path), { recursive: true });
-    await runGit(['init', '--bare', '--quiet', `--initial-branch=${defaultBranch}`, '--', this.path]);
-    // Pushes and API writes are checked by the server; these keep the object store sane.
-    await this.git(['config', 'receive.fsckObjects', 'true']);
-    await this.git(['config', 'receive.advertisePushOptions', 'false']);
-    await this.git(['config', 'uploadpack.allowFilter', 'true']);
-    await this.git(['config', 'uploadpack.allowAnySHA1InWant', 'false']);
-    invalidateRefs(this.path);
+    // Two requests may bring the same repository into being at once; the loser finds it made.
+    await Repository.init(this.path, { defaultBranch }).catch((e) => {
+      if (!(e instanceof RepositoryExistsError)) throw e;
+    });
   }
 
   git(args: string[], opts: GitRunOptions = {}) {
@@ -247,7 +227,7 @@ export class ProjectRepository {
 
   /** A revision the caller named (branch, tag or full/short sha) to a commit sha; null when it names nothing. */
   async resolveCommit(rev: string): Promise<string | null> {
-    if (!this.exists() || !rev || rev.startsWith('-') || /[\s\0:]|\.\.|@\{|\^\{/.test(rev)) return null;
+    if (!this.exists() || !isSafeRevision(rev) || rev.includes('..')) return null;
     const r = await this.git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`], { okExitCodes: [1, 128] });
     const sha = r.stdout.toString().trim();
     return r.code === 0 && isFullSha(sha) ? sha : null;
@@ -284,14 +264,16 @@ export class ProjectRepository {
     return r.code === 0 ? r.stdout.toString().trim() : null;
   }
 
-  /** Compare-and-swap: `expected` null means the ref must not exist yet. */
+  /**
+   * Compare-and-swap: `expected` null means the ref must not exist yet. Throws RefExistsError or RefMovedError
+   * only when the ref is found where the caller did not expect it (or a ref in its way exists); any other
+   * failure (a timeout, a broken object store) stays a GitError.
+   */
   async updateRef(ref: string, newSha: string, expected: string | null): Promise<void> {
     try {
-      await this.git(['update-ref', '--no-deref', ref, newSha, expected ?? SHA1_ZERO]);
+      await this.git(['update-ref', '--no-deref', '--end-of-options', ref, newSha, expected ?? SHA1_ZERO]);
     } catch (e) {
-      const stderr = e instanceof GitError ? e.stderr : '';
-      if (/already exists/.test(stderr)) throw new RefUpdateError('exists', `${ref} already exists`);
-      throw new RefUpdateError('moved', `${ref} moved: ${stderr.trim()}`);
+      throw await this.refConflict(e, ref, expected);
     } finally {
       invalidateRefs(this.path);
     }
@@ -299,12 +281,24 @@ export class ProjectRepository {
 
   async deleteRef(ref: string, expected: string): Promise<void> {
     try {
-      await this.git(['update-ref', '--no-deref', '-d', ref, expected]);
+      await this.git(['update-ref', '--no-deref', '-d', '--end-of-options', ref, expected]);
     } catch (e) {
-      throw new RefUpdateError('moved', `${ref} moved: ${e instanceof GitError ? e.stderr.trim() : ''}`);
+      throw await this.refConflict(e, ref, expected);
     } finally {
       invalidateRefs(this.path);
     }
+  }
+
+  /** The domain error for a failed ref update when the ref's current state explains it, else the failure itself. */
+  private async refConflict(e: unknown, ref: string, expected: string | null): Promise<unknown> {
+    if (!(e instanceof GitError) || e.reason !== 'exit') return e;
+    // A ref in the way ("refs/heads/a/b" exists, so "refs/heads/a" cannot; or the reverse).
+    if (expected === null && /' exists; cannot create '/.test(e.stderr)) return new RefExistsError(ref);
+    const r = await this.git(['rev-parse', '--verify', '--quiet', '--end-of-options', ref], { okExitCodes: [1] }).catch(() => null);
+    if (!r) return e;
+    const actual = r.code === 0 ? r.stdout.toString().trim() : null;
+    if (actual === expected) return e;
+    return expected === null ? new RefExistsError(ref) : new RefMovedError(ref, expected, actual);
   }
 
   // ---- trees and blobs ----
@@ -349,8 +343,8 @@ export class ProjectRepository {
 
   /**
    * Applies `actions` on top of `startSha` (null: an empty tree) and moves `branch` from `expected` to the new
-   * commit with a compare-and-swap. Throws ActionError for actions that do not fit the tree, RefUpdateError when
-   * the branch moved meanwhile.
+   * commit with a compare-and-swap. Throws FileExistsError, FileNotFoundError or StaleFileError for actions that do
+   * not fit the tree, RefMovedError or RefExistsError when the branch moved meanwhile.
    */
   async commitActions(o: {
     branch: string;
@@ -389,7 +383,7 @@ export class ProjectRepository {
         if (!a.last_commit_id || !o.startSha) return;
         const last = await this.lastCommitFor(o.startSha, path);
         if (last && last !== a.last_commit_id && !last.startsWith(a.last_commit_id)) {
-          throw new ActionError('stale', a.file_path, `The last commit ID of ${a.file_path} does not match`);
+          throw new StaleFileError(a.file_path);
         }
       };
       for (const a of o.actions) {
@@ -397,14 +391,14 @@ export class ProjectRepository {
         const exists = present.has(path);
         switch (a.action) {
           case 'create': {
-            if (exists || dirs.has(path)) throw new ActionError('exists', path, 'A file with this name already exists');
+            if (exists || dirs.has(path)) throw new FileExistsError(path);
             const id = await write(a.content);
             lines.push(`${a.executable ? '100755' : '100644'} ${id}\t${path}`);
             present.set(path, { mode: '100644', id });
             break;
           }
           case 'update': {
-            if (!exists) throw new ActionError('missing', path, "A file with this name doesn't exist");
+            if (!exists) throw new FileNotFoundError(path);
             await stale(a, path);
             const id = await write(a.content);
             const mode = a.executable === undefined ? present.get(path)!.mode : a.executable ? '100755' : '100644';
@@ -412,7 +406,7 @@ export class ProjectRepository {
             break;
           }
           case 'delete': {
-            if (!exists) throw new ActionError('missing', path, "A file with this name doesn't exist");
+            if (!exists) throw new FileNotFoundError(path);
             await stale(a, path);
             lines.push(`0 ${SHA1_ZERO}\t${path}`);
             present.delete(path);
@@ -420,8 +414,8 @@ export class ProjectRepository {
           }
           case 'move': {
             const prev = present.get(a.previous_path);
-            if (!prev) throw new ActionError('missing', a.previous_path, "A file with this name doesn't exist");
-            if (exists) throw new ActionError('exists', path, 'A file with this name already exists');
+            if (!prev) throw new FileNotFoundError(a.previous_path);
+            if (exists) throw new FileExistsError(path);
             await stale(a, a.previous_path);
             const id = a.content ? await write(a.content) : prev.id;
             lines.push(`0 ${SHA1_ZERO}\t${a.previous_path}`);
@@ -432,7 +426,7 @@ export class ProjectRepository {
           }
           case 'chmod': {
             const cur = present.get(path);
-            if (!cur) throw new ActionError('missing', path, "A file with this name doesn't exist");
+            if (!cur) throw new FileNotFoundError(path);
             lines.push(`${a.executable ? '100755' : '100644'} ${cur.id}\t${path}`);
             break;
           }

@@ -13,12 +13,15 @@ export function zeroShaLike(sha: string): string {
   return '0'.repeat(sha.length);
 }
 
+/** The longest ref name or revision taken from a caller: far above real names, far below what argv carries. */
+export const MAX_REF_LENGTH = 1024;
+
 /**
  * git check-ref-format, plus a refusal of a leading "-" (such a name reads as an option on every command line).
  * With allowOneLevel (the default) a name without "/" passes, as with `--allow-onelevel`.
  */
 export function isValidRefName(name: string, opts: { allowOneLevel?: boolean } = {}): boolean {
-  if (typeof name !== 'string' || name === '' || name === '@' || name.startsWith('-')) return false;
+  if (typeof name !== 'string' || name === '' || name === '@' || name.startsWith('-') || name.length > MAX_REF_LENGTH) return false;
   const components = name.split('/');
   for (const c of components) {
     // Covers a leading or trailing "/" and "//" as well.
@@ -51,7 +54,7 @@ export function isValidTagName(name: string): boolean {
  * `@{` (reflog and upstream lookups) and `^{` (peeling and `^{/regex}` searches, which we add ourselves).
  */
 export function isSafeRevision(rev: string): boolean {
-  if (typeof rev !== 'string' || rev === '' || rev.startsWith('-') || rev.length > 1024) return false;
+  if (typeof rev !== 'string' || rev === '' || rev.startsWith('-') || rev.length > MAX_REF_LENGTH) return false;
   if (/[\s\0-\x1f\x7f:\\]/.test(rev)) return false;
   return !rev.includes('@{') && !rev.includes('^{');
 }

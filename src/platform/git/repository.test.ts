@@ -73,6 +73,21 @@ describe('Repository', { concurrency: true }, () => {
     await assert.rejects(Repository.init(join(root, 'bad.git'), { defaultBranch: 'a..b' }), InvalidRefNameError);
   });
 
+  test('init writes the server settings, and finishes a repository cut short while being made', async () => {
+    const repo = await Repository.init(join(root, 'settings.git'));
+    const get = async (key: string) => (await runGit(['config', '--get', key], { gitDir: repo.path })).stdout.toString().trim();
+    assert.equal(await get('receive.fsckObjects'), 'true');
+    assert.equal(await get('receive.advertisePushOptions'), 'false');
+    assert.equal(await get('uploadpack.allowFilter'), 'true');
+    assert.equal(await get('uploadpack.allowAnySHA1InWant'), 'false');
+    // HEAD written, object store not yet: not a repository, and init completes it in place.
+    await rm(join(repo.path, 'objects'), { recursive: true });
+    assert.equal(Repository.exists(repo.path), false);
+    const again = await Repository.init(repo.path, { defaultBranch: 'trunk' });
+    assert.equal(Repository.exists(again.path), true);
+    assert.equal(await again.isEmpty(), true);
+  });
+
   test('createCommit applies every action type without a working tree', async () => {
     const repo = await seeded();
     assert.equal(existsSync(join(repo.path, 'index')), false, 'no index left in the repository');

@@ -1,7 +1,7 @@
 // A bare repository on disk and everything the API reads from or writes to it. Writes never use a working tree:
 // commits are built with plumbing in a private index, and refs move only by compare-and-swap.
 import { existsSync } from 'node:fs';
-import { lstat, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, lstat, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
@@ -145,7 +145,7 @@ export interface GrepMatch {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Ref cache: branch and tag lists per repository path, dropped by invalidateRefCache() after any ref change.
-// Pushes arrive through receive-pack, so smart-http invalidates when receive-pack exits; the other workers of
+// Pushes arrive through receive-pack, so the smart HTTP route invalidates when receive-pack exits; the other workers of
 // the server hear of it through the cache bus.
 
 const REF_CACHE_LIMIT = 1000;
@@ -207,6 +207,16 @@ const TAG_FORMAT = TAG_HEAD.map((a) => `%(${a})%00`).join('') + refCommitAtoms(f
 
 // Revisions that name nothing produce these (LANG=C keeps the texts stable).
 const UNKNOWN_REVISION = /unknown revision|bad revision|bad object|ambiguous argument|does not have any commits|Not a valid object name|invalid object name/i;
+
+/**
+ * What every repository of the server holds in its config: pushes are fsck-checked (a corrupt or malicious object
+ * never lands), push options are not advertised (nothing reads them), partial clones may filter, and a fetch may
+ * only want what a ref advertises. Appended as text: one write, no git process per setting.
+ */
+const SERVER_CONFIG = [
+  '[receive]', '\tfsckObjects = true', '\tadvertisePushOptions = false',
+  '[uploadpack]', '\tallowFilter = true', '\tallowAnySHA1InWant = false', '',
+].join('\n');
 
 const MODE_FILE = '100644';
 const MODE_EXEC = '100755';
@@ -285,17 +295,19 @@ export class Repository {
 
   // ----- lifecycle ---------------------------------------------------------------------------------------------
 
-  /** Creates an empty bare repository whose HEAD names the default branch. Refuses an existing path. */
+  /**
+   * Creates an empty bare repository whose HEAD names the default branch, with the server's settings. Refuses an
+   * existing repository; a directory left half-made (a stop between mkdir and init) is initialised in place.
+   */
   static async init(path: string, opts: { defaultBranch?: string } = {}): Promise<Repository> {
     const defaultBranch = opts.defaultBranch ?? 'main';
     if (!isValidBranchName(defaultBranch)) throw new InvalidRefNameError(defaultBranch);
     const repo = new Repository(path);
-    await mkdir(dirname(repo.path), { recursive: true });
-    await mkdir(repo.path).catch((e: NodeJS.ErrnoException) => {
-      throw e.code === 'EEXIST' ? new RepositoryExistsError(repo.path) : e;
-    });
+    if (Repository.exists(repo.path)) throw new RepositoryExistsError(repo.path);
+    await mkdir(repo.path, { recursive: true });
     try {
       await runGit(['init', '--bare', '--quiet', `--initial-branch=${defaultBranch}`, '--end-of-options', repo.path]);
+      await appendFile(join(repo.path, 'config'), SERVER_CONFIG);
     } catch (e) {
       await rm(repo.path, { recursive: true, force: true });
       throw e;

@@ -60,3 +60,39 @@ test('pick is weighted, deterministic with an injected random source, and skips 
   assert.equal(new Storage(shards, { random: () => draws.shift()! }).pick(), 'big');
   assert.equal(new Storage([{ name: 'x', path: '/x', weight: 0 }, { name: 'y', path: '/y', weight: 0 }]).pick(), 'x');
 });
+
+test('sweep removes old leftovers of stopped pushes and creations on every shard, and nothing a running one uses', async () => {
+  const { mkdtempSync, mkdirSync, writeFileSync, utimesSync, existsSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join, dirname } = await import('node:path');
+  const roots = [mkdtempSync(join(tmpdir(), 'bellows-sweep-a-')), mkdtempSync(join(tmpdir(), 'bellows-sweep-b-'))];
+  const storage = new Storage(roots.map((path, i) => ({ name: `s${i}`, path, weight: 1 })));
+  const now = Date.now();
+  const old = (p: string) => utimesSync(p, new Date(now - 2 * 3600_000), new Date(now - 2 * 3600_000));
+  const make = (p: string) => {
+    mkdirSync(p, { recursive: true });
+    writeFileSync(join(p, 'pack-x.pack'), 'x');
+    return p;
+  };
+  const kept: string[] = [];
+  const gone: string[] = [];
+  for (const [i] of roots.entries()) {
+    const repo = storage.repoPath(`s${i}`, 7 + i);
+    make(join(repo, 'objects', 'pack'));
+    const stale = make(join(repo, 'objects', 'tmp_objdir-incoming-AbC123'));
+    old(stale);
+    gone.push(stale);
+    kept.push(make(join(repo, 'objects', 'tmp_objdir-incoming-running')), join(repo, 'objects', 'pack'));
+    const staged = make(storage.stagingPath(`s${i}`));
+    old(staged);
+    gone.push(staged);
+    kept.push(make(storage.stagingPath(`s${i}`)));
+    const trash = make(`${repo}+123-456+deleted`);
+    gone.push(trash);
+    kept.push(dirname(repo));
+  }
+  const removed = await storage.sweep(3600_000, now);
+  assert.deepEqual(removed.sort(), gone.sort());
+  for (const p of gone) assert.equal(existsSync(p), false, p);
+  for (const p of kept) assert.equal(existsSync(p), true, p);
+});

@@ -1,6 +1,7 @@
 // Named storage shards (directories holding repositories) and where a project's repository lives in one.
-import { createHash } from 'node:crypto';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 export interface ShardConfig {
   name: string;
@@ -90,4 +91,59 @@ export class Storage {
     }
     return path;
   }
+
+  /**
+   * A fresh path on the shard where a new repository is made whole before it takes its place with one rename
+   * (same filesystem): a stop halfway leaves only a leftover here, never a half-made repository at a project's path.
+   */
+  stagingPath(shardName: string): string {
+    return join(this.root(shardName), STAGING, `${Date.now()}-${randomBytes(6).toString('hex')}.git`);
+  }
+
+  /**
+   * Moves a staged repository to its place. Whatever is there already belongs to no project (the caller has just
+   * claimed the id): an earlier attempt stopped after its move but before its row was kept.
+   */
+  async place(staged: string, path: string): Promise<void> {
+    await rm(path, { recursive: true, force: true });
+    await mkdir(dirname(path), { recursive: true });
+    await rename(staged, path);
+  }
+
+  /**
+   * Removes what stopped work leaves on every shard, when older than `olderThanMs` (so nothing a running request
+   * still uses): receive-pack's quarantine directories (`objects/tmp_objdir-incoming-*`) of pushes killed mid-way,
+   * staged repositories that never took their place, and deleted repositories whose removal was cut short.
+   * Returns the paths removed.
+   */
+  async sweep(olderThanMs: number, now = Date.now()): Promise<string[]> {
+    const removed: string[] = [];
+    const drop = async (path: string, always = false) => {
+      const st = await stat(path).catch(() => null);
+      if (!st || (!always && now - st.mtimeMs < olderThanMs)) return;
+      await rm(path, { recursive: true, force: true });
+      removed.push(path);
+    };
+    const list = (dir: string) => readdir(dir).catch(() => [] as string[]);
+    for (const root of new Set([...this.shards.values()].map((s) => s.path))) {
+      for (const name of await list(join(root, STAGING))) await drop(join(root, STAGING, name));
+      for (const a of await list(join(root, '@hashed'))) {
+        for (const b of await list(join(root, '@hashed', a))) {
+          const dir = join(root, '@hashed', a, b);
+          for (const repo of await list(dir)) {
+            if (repo.endsWith('+deleted')) {
+              await drop(join(dir, repo), true);
+              continue;
+            }
+            for (const o of await list(join(dir, repo, 'objects'))) {
+              if (o.startsWith('tmp_objdir-incoming-')) await drop(join(dir, repo, 'objects', o));
+            }
+          }
+        }
+      }
+    }
+    return removed;
+  }
 }
+
+const STAGING = '@staging';

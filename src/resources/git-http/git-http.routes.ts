@@ -261,7 +261,8 @@ async function receivePack(app: FastifyInstance, req: FastifyRequest, reply: Fas
   }
 
   const hooks = serverHooksDir(app.config.dataDir);
-  const child = spawnGit(['-c', `core.hooksPath=${hooks}`, 'receive-pack', '--stateless-rpc', repo.path], {
+  // fsck on receive also for repositories made before their configuration said so.
+  const child = spawnGit(['-c', `core.hooksPath=${hooks}`, '-c', 'receive.fsckObjects=true', 'receive-pack', '--stateless-rpc', repo.path], {
     env: { BELLOWS_NO_FORCE_REFS: decision.noForce.join('\n'), BELLOWS_USER_ID: String(caller.userId ?? '') },
     timeoutMs: RPC_TIMEOUT_MS,
     stdio: ['pipe', 'pipe', 'ignore'],

@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { utimesSync } from 'node:fs';
+import { rmSync, utimesSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import { makeToken, makeUser } from '../../../test/support/factories.ts';
@@ -408,5 +408,41 @@ describe('with the credential cache on', () => {
     } finally {
       await c.close();
     }
+  });
+});
+
+describe('repositories of projects created through the API', () => {
+  async function created(name: string): Promise<ProjectRow> {
+    const r = await call(t.app, 'POST', '/projects', { token: u.owner.token, body: { name } });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    return reloadProject(t.app, r.body.id);
+  }
+
+  test('a push is fsck-checked: a malformed commit is refused and no ref moves', async () => {
+    const p = await created('fsck-checked');
+    const dir = await workdir(p, 'fsck-push');
+    const tree = (await g.run(['mktree'], dir, '')).stdout.trim();
+    // An author without an email: fsck's missingEmail, which git itself never writes.
+    const bad = `tree ${tree}\nauthor Nobody 1700000000 +0000\ncommitter A <a@example.com> 1700000000 +0000\n\nbad\n`;
+    const sha = (await g.run(['hash-object', '-t', 'commit', '-w', '--literally', '--stdin'], dir, bad)).stdout.trim();
+    assert.match(sha, /^[0-9a-f]{40}$/);
+    const r = await g.run(['push', 'origin', `${sha}:refs/heads/main`], dir);
+    assert.notEqual(r.code, 0, r.stderr);
+    assert.match(r.stderr, /fsck|unpack/i);
+    assert.equal(await headOf(p, 'main'), null);
+  });
+
+  test('a repository cut short while being made clones as an empty repository and takes a push', async () => {
+    const p = await created('half-made');
+    const path = repoFor(t.app.config, p).path;
+    for (const d of ['objects', 'refs']) rmSync(join(path, d), { recursive: true, force: true });
+    const r = await g.run(['clone', url(p, tok(u.owner)), 'half-made-clone']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /empty repository/);
+    const dir = join(g.home, 'half-made-clone');
+    const sha = await commit(dir, 'first');
+    const push = await g.run(['push', '-q', 'origin', 'HEAD:main'], dir);
+    assert.equal(push.code, 0, push.stderr);
+    assert.equal(await headOf(p, 'main'), sha);
   });
 });

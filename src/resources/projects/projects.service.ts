@@ -12,7 +12,8 @@ import {
 import { AccessLevel, Visibility, groupAccessLevels, visibilityName, type VisibilityName } from '../../platform/membership.ts';
 import { pathProblem } from '../users/users.service.ts';
 import {
-  commitReadme, copyRepository, initRepository, pickStorage, readRepositoryFacts, removeRepository, repositoryPath, setHead,
+  commitReadme, copyRepository, initRepository, pickStorage, placeRepository, readRepositoryFacts, removeRepository, repositoryPath, setHead,
+  stagingPath, type RepositoryFacts,
 } from './repository.ts';
 
 export type Project = Selectable<ProjectsTable>;
@@ -299,17 +300,18 @@ async function moveRoute(trx: Trx, project: Project, newFullPath: string, now: n
 export async function refreshRepositoryFacts(deps: ServiceDeps, project: Pick<Project, 'id' | 'repository_storage' | 'default_branch'>): Promise<void> {
   const path = repositoryPath(deps.config, project.repository_storage, project.id);
   const facts = await readRepositoryFacts(path, project.default_branch);
-  const now = deps.clock.now();
-  await deps.db.transaction().execute(async (trx) => {
-    await trx.updateTable('projects').set({ empty_repo: facts.empty ? 1 : 0, readme_path: facts.readmePath }).where('id', '=', project.id).execute();
-    await trx.deleteFrom('project_languages').where('project_id', '=', project.id).execute();
-    if (facts.languages.length) {
-      await trx.insertInto('project_languages').values(facts.languages.map((l) => ({ project_id: project.id, name: l.name, name_lower: l.name.toLowerCase(), share: l.share }))).execute();
-    }
-    const stats = { commit_count: facts.commitCount, repository_size: facts.size, storage_size: facts.size, updated_at: now };
-    const r = await trx.updateTable('project_statistics').set(stats).where('project_id', '=', project.id).executeTakeFirst();
-    if (Number(r.numUpdatedRows) === 0) await trx.insertInto('project_statistics').values({ project_id: project.id, ...stats }).execute();
-  });
+  await deps.db.transaction().execute((trx) => writeRepositoryFacts(trx, project.id, facts, deps.clock.now()));
+}
+
+async function writeRepositoryFacts(trx: Transaction<DB>, projectId: number, facts: RepositoryFacts, now: number): Promise<void> {
+  await trx.updateTable('projects').set({ empty_repo: facts.empty ? 1 : 0, readme_path: facts.readmePath }).where('id', '=', projectId).execute();
+  await trx.deleteFrom('project_languages').where('project_id', '=', projectId).execute();
+  if (facts.languages.length) {
+    await trx.insertInto('project_languages').values(facts.languages.map((l) => ({ project_id: projectId, name: l.name, name_lower: l.name.toLowerCase(), share: l.share }))).execute();
+  }
+  const stats = { commit_count: facts.commitCount, repository_size: facts.size, storage_size: facts.size, updated_at: now };
+  const r = await trx.updateTable('project_statistics').set(stats).where('project_id', '=', projectId).executeTakeFirst();
+  if (Number(r.numUpdatedRows) === 0) await trx.insertInto('project_statistics').values({ project_id: projectId, ...stats }).execute();
 }
 
 /** Activity (pushes, issues, ...) moves last_activity_at. */
@@ -319,16 +321,6 @@ export async function touchActivity(deps: ServiceDeps, projectId: number): Promi
 
 export function projectRepositoryPath(deps: ServiceDeps, project: Pick<Project, 'id' | 'repository_storage'>): string {
   return repositoryPath(deps.config, project.repository_storage, project.id);
-}
-
-/**
- * The project's repository path, creating an empty repository first when there is none on disk (rows
- * written without repositories, such as benchmark data, read as empty until their first write).
- */
-export async function ensureProjectRepository(deps: ServiceDeps, project: Pick<Project, 'id' | 'repository_storage' | 'default_branch'>): Promise<string> {
-  const path = projectRepositoryPath(deps, project);
-  await initRepository(path, project.default_branch ?? 'main');
-  return path;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -389,7 +381,13 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
 
   const now = deps.clock.now();
   const shard = pickStorage(deps.config);
-  const project = await deps.db.transaction().execute(async (trx) => {
+  const project = await withStagedRepository(deps, shard, async (staged) => {
+    await initRepository(staged, defaultBranch);
+    if (input.initialize_with_readme) {
+      await commitReadme(staged, defaultBranch, `# ${name}\n\n${input.description ?? ''}\n`, { name: user.name, email: user.email }, now);
+    }
+    return defaultBranch;
+  }, async (trx) => {
     const row = await trx.insertInto('projects').values({
       namespace_id: ns.id, name, path, full_path: fullPath, full_path_lower: fullPath.toLowerCase(),
       description: input.description ?? null, visibility_level: vis, creator_id: user.id, archived: 0,
@@ -408,24 +406,38 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
         expires_at: null, created_by_id: user.id, created_at: now, updated_at: now,
       }).execute();
     }
-    await trx.insertInto('project_statistics').values({ project_id: row.id, updated_at: now }).execute();
     if (topics.length) await setTopics(trx, row.id, topics, now);
     return row;
   });
+  return reload(deps, project.id);
+}
 
-  const repo = repositoryPath(deps.config, shard, project.id);
+/**
+ * Creates a project (or fork) whole or not at all, even across a kill: its repository is made on a staging path of
+ * the shard first, then the row is inserted and, in the same transaction, the repository moves to the row's path
+ * with one rename before the commit. A stop before the commit leaves no row (the staged or moved repository is
+ * removed or replaced later, see Storage.sweep and Storage.place).
+ */
+async function withStagedRepository(
+  deps: ServiceDeps, shard: string, build: (staged: string) => Promise<string | null>, insert: (trx: Transaction<DB>) => Promise<Project>,
+): Promise<Project> {
+  const staged = stagingPath(deps.config, shard);
+  let placed: string | null = null;
   try {
-    await initRepository(repo, defaultBranch);
-    if (input.initialize_with_readme) {
-      await commitReadme(repo, defaultBranch, `# ${name}\n\n${input.description ?? ''}\n`, { name: user.name, email: user.email }, now);
-    }
+    const branch = await build(staged);
+    const facts = await readRepositoryFacts(staged, branch);
+    return await deps.db.transaction().execute(async (trx) => {
+      const row = await insert(trx);
+      await writeRepositoryFacts(trx, row.id, facts, deps.clock.now());
+      placed = repositoryPath(deps.config, shard, row.id);
+      await placeRepository(deps.config, staged, placed);
+      return row;
+    });
   } catch (e) {
-    await removeRepository(repo).catch(() => {});
-    await deps.db.deleteFrom('projects').where('id', '=', project.id).execute();
+    await removeRepository(staged).catch(() => {});
+    if (placed) await removeRepository(placed).catch(() => {});
     throw e;
   }
-  await refreshRepositoryFacts(deps, project);
-  return reload(deps, project.id);
 }
 
 export async function reload(deps: ServiceDeps, id: number): Promise<Project> {
@@ -614,7 +626,10 @@ export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectC
   const now = deps.clock.now();
   const shard = pickStorage(deps.config);
   const settings = settingsOf(src);
-  const fork = await deps.db.transaction().execute(async (trx) => {
+  const fork = await withStagedRepository(deps, shard, async (staged) => {
+    await copyRepository(projectRepositoryPath(deps, src), staged, src.default_branch ?? 'main');
+    return src.default_branch;
+  }, async (trx) => {
     const row = await trx.insertInto('projects').values({
       namespace_id: ns.id, name, path, full_path: fullPath, full_path_lower: fullPath.toLowerCase(),
       description: input.description ?? src.description, visibility_level: vis, creator_id: user.id, archived: 0,
@@ -633,23 +648,12 @@ export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectC
         expires_at: null, created_by_id: user.id, created_at: now, updated_at: now,
       }).execute();
     }
-    await trx.insertInto('project_statistics').values({ project_id: row.id, updated_at: now }).execute();
     const topics = await trx.selectFrom('project_topics').innerJoin('topics', 'topics.id', 'project_topics.topic_id')
       .select('topics.name').where('project_topics.project_id', '=', src.id).execute();
     if (topics.length) await setTopics(trx, row.id, topics.map((t) => t.name), now);
     await trx.updateTable('projects').set((eb) => ({ forks_count: eb('forks_count', '+', 1) })).where('id', '=', src.id).execute();
     return row;
   });
-  const to = repositoryPath(deps.config, shard, fork.id);
-  try {
-    await copyRepository(projectRepositoryPath(deps, src), to, src.default_branch ?? 'main');
-  } catch (e) {
-    await removeRepository(to).catch(() => {});
-    await deps.db.deleteFrom('projects').where('id', '=', fork.id).execute();
-    await deps.db.updateTable('projects').set((eb) => ({ forks_count: eb('forks_count', '-', 1) })).where('id', '=', src.id).execute();
-    throw e;
-  }
-  await refreshRepositoryFacts(deps, fork);
   return reload(deps, fork.id);
 }
 

@@ -24,6 +24,17 @@ export function repositoryPath(config: Config, storage: string, projectId: numbe
   return s.repoPath(s.has(storage) ? storage : s.names[0], projectId);
 }
 
+/** Where a new repository on `storage` is made whole before it takes its place (see Storage.stagingPath). */
+export function stagingPath(config: Config, storage: string): string {
+  return storageOf(config).stagingPath(storage);
+}
+
+/** Moves a staged repository to the project's path; readers see it appear whole. */
+export async function placeRepository(config: Config, staged: string, path: string): Promise<void> {
+  await storageOf(config).place(staged, path);
+  new Repository(path).invalidate();
+}
+
 export function repositoryExists(path: string): boolean {
   return Repository.exists(path);
 }

@@ -6,12 +6,13 @@ import type { ProjectRow } from '../../platform/membership.ts';
 import { AccessLevel } from '../../platform/membership.ts';
 import type { ProjectRepository, RefEntry, RefSnapshot } from '../../platform/git/project-repository.ts';
 import { isValidBranchName } from '../../platform/git/refs.ts';
+import { RefExistsError, RefMovedError } from '../../platform/git/errors.ts';
 import { NotFoundError, ParamError, RuleError } from '../../platform/errors.ts';
 import type { Config } from '../../config/index.ts';
 import {
   cachedBranchRules, canPushBranch, developersCan, loadBranchRules, matching, type BranchRule, type Caller,
 } from './protection.ts';
-import { afterRefsChanged, defaultBranchOf, presentCommit, projectWebUrl, urlPath } from './repository.common.ts';
+import { afterRefsChanged, assertRefLength, defaultBranchOf, presentCommit, projectWebUrl, urlPath } from './repository.common.ts';
 
 export interface BranchListInput {
   search?: string;
@@ -146,6 +147,7 @@ export async function findBranch(repo: ProjectRepository, name: string): Promise
 /** POST /repository/branches: `ref` is a branch name or a commit sha (tags and other revisions resolve too). */
 export async function createBranch(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, caller: Caller, name: string, ref: string): Promise<RefEntry> {
   if (!ref || ref.trim() === '') throw new RuleError('bad_request', 'Ref is missing');
+  assertRefLength(ref);
   if (!isValidBranchName(name)) throw new RuleError('bad_request', 'Branch name is invalid');
   const snap = await repo.branches();
   if (snap.byName.has(name)) throw new RuleError('bad_request', 'Branch already exists');
@@ -157,8 +159,10 @@ export async function createBranch(deps: ServiceDeps, project: ProjectRow, repo:
   if (!sha) throw new RuleError('bad_request', `Failed to create branch '${name}': invalid reference name '${ref}'`);
   try {
     await repo.updateRef(`refs/heads/${name}`, sha, null);
-  } catch {
-    throw new RuleError('bad_request', 'Branch already exists');
+  } catch (e) {
+    // Only a branch found in the way is the caller's problem; any other failure is the server's (a logged 500).
+    if (e instanceof RefExistsError || e instanceof RefMovedError) throw new RuleError('bad_request', 'Branch already exists');
+    throw e;
   }
   await afterRefsChanged(deps, project, repo, [`refs/heads/${name}`]);
   const created = (await repo.branches()).byName.get(name);
@@ -177,8 +181,9 @@ export async function deleteBranch(deps: ServiceDeps, project: ProjectRow, repo:
   }
   try {
     await repo.deleteRef(`refs/heads/${entry.name}`, entry.commit.id);
-  } catch {
-    throw new RuleError('bad_request', 'Failed to remove branch');
+  } catch (e) {
+    if (e instanceof RefMovedError) throw new RuleError('bad_request', 'Failed to remove branch');
+    throw e;
   }
   await afterRefsChanged(deps, project, repo, [`refs/heads/${entry.name}`]);
 }
@@ -197,7 +202,11 @@ export async function deleteMergedBranches(deps: ServiceDeps, project: ProjectRo
   const input = doomed.map((b) => `delete refs/heads/${b.name}\0${b.commit.id}\0`).join('');
   const all = await repo.git(['update-ref', '-z', '--stdin'], { input, okExitCodes: [128] });
   if (all.code !== 0) {
-    for (const b of doomed) await repo.deleteRef(`refs/heads/${b.name}`, b.commit.id).catch(() => undefined);
+    for (const b of doomed) {
+      await repo.deleteRef(`refs/heads/${b.name}`, b.commit.id).catch((e) => {
+        if (!(e instanceof RefMovedError)) throw e;
+      });
+    }
   }
   await afterRefsChanged(deps, project, repo, doomed.map((b) => `refs/heads/${b.name}`));
   return doomed.map((b) => b.name);

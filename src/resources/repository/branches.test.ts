@@ -7,6 +7,10 @@ import type { ProjectRow } from '../../platform/membership.ts';
 import { settleBackgroundJobs } from './branches.routes.ts';
 import { repoFor } from './repository.common.ts';
 import { refReadCount } from '../../platform/git/project-repository.ts';
+import { configureGit } from '../../platform/git/command.ts';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 let t: TestApp;
 let p: ProjectRow;
@@ -226,5 +230,46 @@ describe('DELETE /projects/:id/repository/merged_branches', () => {
     const proj = await reloadProject(t.app, q.id);
     assert.equal(proj.default_branch, 'main');
     assert.ok(repoFor(t.app.config, proj).exists());
+  });
+});
+
+describe('git arguments and failures', () => {
+  test('a 1 MiB ref on branch or tag creation is a 400 and creates nothing', async () => {
+    const huge = 'a'.repeat(1 << 20);
+    const b = await call(t.app, 'POST', `/projects/${p.id}/repository/branches`, { token: u.owner.token, body: { branch: 'from-huge', ref: huge } });
+    assert.equal(b.status, 400, JSON.stringify(b.body).slice(0, 200));
+    assert.deepEqual(b.body, { message: 'ref is too long (maximum is 1024 characters)' });
+    const tag = await call(t.app, 'POST', `/projects/${p.id}/repository/tags`, { token: u.owner.token, body: { tag_name: 'from-huge', ref: huge } });
+    assert.equal(tag.status, 400, JSON.stringify(tag.body).slice(0, 200));
+    assert.deepEqual(tag.body, { message: 'ref is too long (maximum is 1024 characters)' });
+    const name = await call(t.app, 'POST', `/projects/${p.id}/repository/branches`, { token: u.owner.token, body: { branch: huge, ref: 'main' } });
+    assert.equal(name.status, 400);
+    const r = await call(t.app, 'GET', `/projects/${p.id}/repository/branches/from-huge`, { token: u.owner.token });
+    assert.equal(r.status, 404);
+  });
+
+  test('an unexpected git failure while creating a branch is a logged 500, not "Branch already exists"', async () => {
+    const lines: string[] = [];
+    const app = await buildTestApp({ logger: { level: 'error', stream: { write: (l: string) => lines.push(l) } } });
+    const dir = mkdtempSync(join(tmpdir(), 'bellows-git-wrapper-'));
+    // A git whose ref updates fail the way a broken disk would: not an answer the server can read.
+    const wrapper = join(dir, 'git');
+    writeFileSync(wrapper, '#!/bin/sh\nfor a in "$@"; do [ "$a" = update-ref ] && { echo "fatal: unable to write new_sha1: Input/output error" >&2; exit 128; }; done\nexec git "$@"\n', { mode: 0o755 });
+    try {
+      const owner = await makeUser(app.app);
+      const q = await makeProject(app.app, owner.user);
+      const c = await call(app.app, 'POST', `/projects/${q.id}/repository/commits`, {
+        token: owner.token, body: { branch: 'main', commit_message: 'one', actions: [{ action: 'create', file_path: 'a', content: 'a' }] },
+      });
+      assert.equal(c.status, 201);
+      configureGit({ binary: wrapper });
+      const r = await call(app.app, 'POST', `/projects/${q.id}/repository/branches`, { token: owner.token, body: { branch: 'next', ref: 'main' } });
+      assert.equal(r.status, 500, JSON.stringify(r.body));
+      assert.deepEqual(r.body, { message: '500 Internal Server Error' });
+      assert.ok(lines.some((l) => /Input\/output error/.test(l)), lines.join('\n'));
+    } finally {
+      configureGit({ binary: 'git' });
+      await app.close();
+    }
   });
 });

@@ -6,15 +6,16 @@ import type { Config } from '../../config/index.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { AccessLevel } from '../../platform/membership.ts';
 import { ProjectRepository, invalidateRefs, type CommitInfo } from '../../platform/git/project-repository.ts';
-import { ForbiddenError, NotFoundError } from '../../platform/errors.ts';
+import { MAX_REF_LENGTH } from '../../platform/git/refs.ts';
+import { ForbiddenError, NotFoundError, RuleError } from '../../platform/errors.ts';
 import type { ProjectContext } from '../../http/access.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Caller } from './protection.ts';
 import { refreshRepositoryFacts } from '../projects/projects.service.ts';
+import { repositoryPath } from '../projects/repository.ts';
 
 export function repoFor(config: Config, project: Pick<ProjectRow, 'id' | 'repository_storage'>): ProjectRepository {
-  const shard = config.storage.find((s) => s.name === project.repository_storage) ?? config.storage[0];
-  return ProjectRepository.forProject(shard.path, project.id);
+  return new ProjectRepository(repositoryPath(config, project.repository_storage, project.id));
 }
 
 /** download_code: anyone who can read a public or internal project; Reporter+ on a private one. */
@@ -100,6 +101,13 @@ export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, r
   // Pushes and background jobs change the project outside a state-changing API request: every worker's read
   // caches must hear of it (an API request announces again when it answers).
   announceCacheVoid('all');
+}
+
+/** A revision the caller names is bounded before it reaches a command line (and an error message). */
+export function assertRefLength(ref: string, param = 'ref'): void {
+  if (typeof ref === 'string' && ref.length > MAX_REF_LENGTH) {
+    throw new RuleError('bad_request', `${param} is too long (maximum is ${MAX_REF_LENGTH} characters)`);
+  }
 }
 
 export function notFound(thing: string): never {

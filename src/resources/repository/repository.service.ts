@@ -5,12 +5,15 @@ import type { ProjectRow } from '../../platform/membership.ts';
 import type { UserRow } from '../../http/auth.ts';
 import { NotFoundError, RuleError } from '../../platform/errors.ts';
 import {
-  ActionError, RefUpdateError, normalisePath, serialised, type Identity, type CommitInfo, type DiffEntry, type FileAction, type ProjectRepository, type RefEntry,
+  FileExistsError, FileNotFoundError, RefExistsError, RefMovedError, StaleFileError,
+} from '../../platform/git/errors.ts';
+import {
+  normalisePath, serialised, type Identity, type CommitInfo, type DiffEntry, type FileAction, type ProjectRepository, type RefEntry,
 } from '../../platform/git/project-repository.ts';
 import { isValidBranchName, isValidTagName } from '../../platform/git/refs.ts';
 import type { Config } from '../../config/index.ts';
 import { canCreateTag, canPushBranch, loadBranchRules, loadTagRules, matching, type Caller } from './protection.ts';
-import { afterRefsChanged, defaultBranchOf, presentCommit, projectWebUrl } from './repository.common.ts';
+import { afterRefsChanged, assertRefLength, defaultBranchOf, presentCommit, projectWebUrl } from './repository.common.ts';
 
 export const READ_ONLY_TEXT = 'The repository is temporarily read-only. Please try again later.';
 
@@ -78,12 +81,12 @@ async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: ProjectR
       await afterRefsChanged(deps, project, repo, [`refs/heads/${req.branch}`]);
       return sha;
     } catch (e) {
-      if (e instanceof ActionError) {
-        if (e.kind === 'stale') throw new RuleError('bad_request', 'You are attempting to update a file that has changed since you started editing it.');
-        throw new RuleError('bad_request', e.message);
-      }
-      if (e instanceof RefUpdateError && attempt < 4) continue;
-      if (e instanceof RefUpdateError) throw new RuleError('bad_request', 'The branch changed while the commit was written; try again.');
+      if (e instanceof StaleFileError) throw new RuleError('bad_request', 'You are attempting to update a file that has changed since you started editing it.');
+      if (e instanceof FileExistsError) throw new RuleError('bad_request', 'A file with this name already exists');
+      if (e instanceof FileNotFoundError) throw new RuleError('bad_request', "A file with this name doesn't exist");
+      const moved = e instanceof RefMovedError || e instanceof RefExistsError;
+      if (moved && attempt < 4) continue;
+      if (moved) throw new RuleError('bad_request', 'The branch changed while the commit was written; try again.');
       throw e;
     }
   }
@@ -199,12 +202,13 @@ export async function createTag(deps: ServiceDeps, project: ProjectRow, repo: Pr
   if (tags.byName.has(name)) throw new RuleError('bad_request', `Tag ${name} already exists`);
   const rules = await loadTagRules(deps.db, project.id);
   if (!(await canCreateTag(deps.db, rules, name, caller))) throw new RuleError('forbidden', '403 Forbidden');
+  assertRefLength(ref);
   const target = await resolveRef(repo, project, ref);
   if (!target) throw new RuleError('bad_request', `Target ${ref} is invalid`);
   try {
     await repo.createTag(name, target, message?.trim() ? message : null, { name: user.name, email: user.email, time: deps.clock.now() });
   } catch (e) {
-    if (e instanceof RefUpdateError) throw new RuleError('bad_request', `Tag ${name} already exists`);
+    if (e instanceof RefExistsError) throw new RuleError('bad_request', `Tag ${name} already exists`);
     throw e;
   }
   await afterRefsChanged(deps, project, repo, [`refs/tags/${name}`]);
@@ -224,8 +228,9 @@ export async function deleteTag(deps: ServiceDeps, project: ProjectRow, repo: Pr
   }
   try {
     await repo.deleteRef(`refs/tags/${name}`, tag.target);
-  } catch {
-    throw new RuleError('bad_request', 'Failed to remove tag');
+  } catch (e) {
+    if (e instanceof RefMovedError) throw new RuleError('bad_request', 'Failed to remove tag');
+    throw e;
   }
   await afterRefsChanged(deps, project, repo, [`refs/tags/${name}`]);
 }

@@ -2,7 +2,10 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import { makeUser } from '../../../test/support/factories.ts';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { makeProject, reloadProject, roleUsers, type RoleUsers } from './testing.ts';
+import { repoFor } from './repository.common.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 
 let t: TestApp;
@@ -246,4 +249,44 @@ describe('tags', () => {
     r = await call(t.app, 'GET', `/projects/${p.id}/repository/tags/light`, { token: u.reporter.token });
     assert.deepEqual([r.status, r.body], [404, { message: '404 Tag Not Found' }]);
   });
+});
+
+describe('a project whose repository is missing on disk', () => {
+  const make = async (name: string) => {
+    const r = await call(t.app, 'POST', '/projects', { token: u.owner.token, body: { name } });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    return reloadProject(t.app, r.body.id);
+  };
+  const ask = async (q: ProjectRow) => Promise.all([
+    `/projects/${q.id}/repository/tree`,
+    `/projects/${q.id}/repository/branches`,
+    `/projects/${q.id}/repository/branches/main`,
+    `/projects/${q.id}/repository/tags`,
+    `/projects/${q.id}/repository/files/README.md?ref=main`,
+    `/projects/${q.id}/repository/files/README.md/raw?ref=main`,
+    `/projects/${q.id}/repository/commits`,
+    `/projects/${q.id}/repository/commits/main`,
+  ].map(async (path) => {
+    const r = await call(t.app, 'GET', path, { token: u.reporter.token });
+    return [path.replace(String(q.id), ':id'), r.status, r.body];
+  }));
+
+  // Gone (a lost disk), or cut short by a stop during `git init` (HEAD written, no object store yet).
+  for (const [what, damage] of [
+    ['gone', (dir: string) => rmSync(dir, { recursive: true, force: true })],
+    ['half-made', (dir: string) => { for (const d of ['objects', 'refs']) rmSync(join(dir, d), { recursive: true, force: true }); }],
+  ] as const) {
+    test(`${what}: tree, branches, files and commits answer like an empty repository, and a write brings it back`, async () => {
+      const empty = await make(`empty-${what}`);
+      const broken = await make(`broken-${what}`);
+      damage(repoFor(t.app.config, broken).path);
+      const [want, got] = [await ask(empty), await ask(broken)];
+      for (const [, status] of got) assert.ok((status as number) < 500, JSON.stringify(got));
+      assert.deepEqual(got, want);
+      const c = await call(t.app, 'POST', `/projects/${broken.id}/repository/commits`, {
+        token: u.owner.token, body: { branch: 'main', commit_message: 'again', actions: [{ action: 'create', file_path: 'a.txt', content: 'a' }] },
+      });
+      assert.equal(c.status, 201, JSON.stringify(c.body));
+    });
+  }
 });
