@@ -194,6 +194,11 @@ export function parseDateTime(s: string): number | null {
   return t;
 }
 
+/** A path id given as text: the one path-id rule, and null for anything else or beyond the id columns. */
+export function parsePathId(raw: string): number | null {
+  return PATH_ID.test(raw) && fitsIntColumn(Number(raw)) ? Number(raw) : null;
+}
+
 /** A project or group `:id`: an integer id, or a full path (URL-decoded by the router). */
 export function parseIdOrPath(raw: string): { id: number } | { path: string } {
   // The one path-id rule (digits, no sign, no leading zeros); digits beyond the id column's range are no id

