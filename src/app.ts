@@ -7,7 +7,7 @@ import { systemClock, type Clock } from './platform/clock.ts';
 import { configurePasswordHashing } from './platform/crypto/passwords.ts';
 import { createReadCaches, type ReadCaches } from './platform/read-cache.ts';
 import { createAuthenticator, type Authenticator } from './http/auth.ts';
-import { badRequest, installErrorHandler, sendRendered } from './http/errors.ts';
+import { clientErrorHandler, installErrorHandler, renderFrameworkError, sendRendered } from './http/errors.ts';
 import { genReqId, installBodyParsers, installConventions, parseQuery } from './http/plumbing.ts';
 import { createRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { registerHealth } from './http/health.ts';
@@ -47,8 +47,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: 10 * 1024 * 1024,
     // Room for a request line above the configured query-string limit, so that the 414 is ours.
     http: { maxHeaderSize: Math.max(16 * 1024, deps.config.maxQueryStringBytes + 8 * 1024) },
-    // A path with broken percent-encoding never reaches a route.
-    frameworkErrors: (err, _req, reply) => sendRendered(reply, badRequest),
+    // A path with broken percent-encoding or an overlong segment never reaches a route; the answer is v4's.
+    frameworkErrors: (err, req, reply) => sendRendered(reply, renderFrameworkError(err, req)),
+    // Requests Node refuses before routing (malformed, headers too large) are answered in v4 shapes too.
+    clientErrorHandler,
     routerOptions: {
       ignoreTrailingSlash: true,
       ignoreDuplicateSlashes: true,

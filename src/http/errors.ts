@@ -1,3 +1,4 @@
+import { STATUS_CODES, validateHeaderValue } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BadRequestError, ConflictError, DomainError, ForbiddenError, InsufficientScopeError, InvalidTokenError, MissingParamError,
@@ -185,8 +186,8 @@ export const serviceUnavailable: RenderedError = { status: 503, body: { message:
 
 export const accepted: RenderedError = { status: 202, body: { message: '202 Accepted' } };
 
-/** Framework-level failures (body parsing, content types, limits) in the reference's words. */
-function renderFrameworkError(err: any, req: FastifyRequest): RenderedError {
+/** Framework-level failures (body parsing, content types, limits, routing) in the reference's words. */
+export function renderFrameworkError(err: any, req: FastifyRequest): RenderedError {
   switch (err?.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { status: 415, body: { error: `The provided content-type '${String(req.headers['content-type'] ?? '').split(';')[0].trim()}' is not supported.` } };
@@ -194,14 +195,52 @@ function renderFrameworkError(err: any, req: FastifyRequest): RenderedError {
       return msg(413, '413 Request Entity Too Large');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { status: 400, body: { error: 'The request body is not valid' } };
     case 'BELLOWS_INVALID_JSON':
       return { status: 400, body: { error: "\nProblem:\n  message body does not match declared format\nResolution:\n  when specifying application/json as content-type, you must pass valid application/json in the request's 'body' " } };
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return queryTooLong;
     default:
       break;
   }
-  if (err?.statusCode === 400 && err?.code?.startsWith?.('FST_')) return badRequest;
+  const status = Number(err?.statusCode ?? err?.status);
+  if (status === 400) return badRequest;
+  // Any other refusal of the request by the framework or a plugin (multipart limits, ...): its status, v4 words.
+  if (Number.isInteger(status) && status > 400 && status < 500) return msg(status, `${status} ${STATUS_CODES[status] ?? 'Error'}`);
   return msg(500, '500 Internal Server Error');
+}
+
+/**
+ * Answers for requests Node refuses before any route runs (malformed request line or headers, headers too large,
+ * timeouts), written straight to the socket since there is no reply object yet.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const r = err.code === 'HPE_HEADER_OVERFLOW' ? msg(431, '431 Request Header Fields Too Large')
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? msg(408, '408 Request Timeout')
+    : badRequest;
+  const body = JSON.stringify(r.body);
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${r.status} ${STATUS_CODES[r.status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy();
+}
+
+/**
+ * Headers a handler set before failing are not the error's: a file name, a length, a tag. One with a value Node
+ * refuses (which may be the failure itself) would fail the error answer too, and the framework would then
+ * answer with its own body, so those go as well.
+ */
+function clearForError(reply: FastifyReply): void {
+  for (const name of ['content-disposition', 'content-length', 'etag', 'last-modified']) reply.removeHeader(name);
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    try {
+      for (const v of Array.isArray(value) ? value : [value]) if (v !== undefined) validateHeaderValue(name, String(v));
+    } catch {
+      reply.removeHeader(name);
+    }
+  }
 }
 
 export function sendRendered(reply: FastifyReply, r: RenderedError): FastifyReply {
@@ -211,9 +250,10 @@ export function sendRendered(reply: FastifyReply, r: RenderedError): FastifyRepl
   return reply.send(r.body);
 }
 
-/** Installs the one error handler of the application. */
+/** Installs the one error handler of the application: every error, the framework's own included, in v4 shapes. */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: any, req: FastifyRequest, reply: FastifyReply) => {
+    clearForError(reply);
     if (err instanceof ProjectMovedError) {
       if (req.method !== 'GET' && req.method !== 'HEAD') return sendRendered(reply, movedNonGet);
       return sendRendered(reply, movedPermanently(movedLocation(req, err.projectId)));

@@ -22,23 +22,39 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
   const booleans = order.filter((k) => isBoolean(props[k]));
   const scalars = order.filter((k) => isScalar(props[k]));
   const integers = order.filter((k) => props[k].type === 'integer');
+  const integerLike = order.filter((k) => isIntegerLike(props[k]));
   return (merged) => {
     const input: Record<string, unknown> = { ...merged };
+    const strict: Array<{ param: string; problem: ParamProblem }> = [];
+    // Integers arrive as text from paths, queries and forms. Only plain decimal digits are a number here: the
+    // validator alone would also read 1.0, 0x1, 1e0 and " 1" as 1, so /users/0x1 would name user 1.
+    for (const k of integerLike) {
+      const v = input[k];
+      const path = pathParams.includes(k);
+      const ok = (x: unknown) => typeof x !== 'string' || x === '' || (path ? PATH_ID : DECIMAL).test(x);
+      if (Array.isArray(v) && !path) {
+        const bad = v.map((x, i) => (ok(x) ? -1 : i)).filter((i) => i >= 0);
+        for (const i of bad) strict.push({ param: `${k}[${i}]`, problem: 'invalid' });
+      } else if (!ok(v)) {
+        strict.push({ param: k, problem: 'invalid' });
+      }
+    }
     // An empty value (or JSON null) for a non-string parameter means "not given" (`?id_after=` is ignored).
     for (const k of nonString) if (input[k] === '' || input[k] === null) delete input[k];
-    // Booleans are `true` / `false` only (spec); the validator alone would also take 1, 0 and null.
-    const strict: Array<{ param: string; problem: ParamProblem }> = [];
     // A scalar parameter given an array or a hash (`name[]=v`) is a type error, not its first element.
     for (const k of scalars) {
       const v = input[k];
       if (v !== null && typeof v === 'object') strict.push({ param: k, problem: 'invalid' });
     }
+    // Booleans are `true` / `false` only (spec); the validator alone would also take 1, 0 and null.
     for (const k of booleans) {
       const v = input[k];
       if (v !== undefined && v !== true && v !== false && v !== 'true' && v !== 'false') strict.push({ param: k, problem: 'invalid' });
     }
-    // A NUL character cannot be stored (PostgreSQL refuses it); no parameter may carry one.
-    for (const k of order) if (hasNul(input[k])) strict.push({ param: k, problem: 'invalid' });
+    // A NUL character cannot be stored (PostgreSQL refuses it), and a lone UTF-16 surrogate (JSON `"\ud800"`)
+    // is no text at all: it cannot be encoded as UTF-8, so it would be stored mangled or collide with another
+    // value. No parameter may carry either; no service ever sees them.
+    for (const k of order) if (!isCleanText(input[k])) strict.push({ param: k, problem: 'invalid' });
     const valid = validate(input);
     // Integers beyond 32 bits are no id, page or count this API knows; the database would refuse them.
     for (const k of integers) {
@@ -61,10 +77,26 @@ function acceptsString(s: TSchema): boolean {
 
 const INT_MAX = 2_147_483_647;
 
-function hasNul(v: unknown, depth = 0): boolean {
-  if (typeof v === 'string') return v.includes('\u0000');
-  if (depth > 8 || v === null || typeof v !== 'object') return false;
-  return Object.entries(v).some(([k, x]) => k.includes('\u0000') || hasNul(x, depth + 1));
+/** A path id: decimal digits, no sign, no leading zeros beyond "0". */
+const PATH_ID = /^(0|[1-9]\d*)$/;
+/** Any other integer parameter: decimal digits with an optional sign, as the reference's `Integer(value, 10)`. */
+const DECIMAL = /^[+-]?\d+$/;
+
+/** Declared as an integer, an array of integers, or a set of integer values (access levels). */
+function isIntegerLike(s: TSchema): boolean {
+  if (s.type === 'integer') return true;
+  if (s.type === 'array' && s.items) return isIntegerLike(s.items as TSchema);
+  if (Array.isArray(s.anyOf)) return s.anyOf.length > 0 && s.anyOf.every((x: TSchema) => x.type === 'integer' || (x.type === 'number' && Number.isInteger(x.const)));
+  return false;
+}
+
+const BAD_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** No NUL and no lone surrogate, in the value, its elements and its keys. */
+export function isCleanText(v: unknown, depth = 0): boolean {
+  if (typeof v === 'string') return !BAD_TEXT.test(v);
+  if (depth > 8 || v === null || typeof v !== 'object') return true;
+  return Object.entries(v).every(([k, x]) => !BAD_TEXT.test(k) && isCleanText(x, depth + 1));
 }
 
 const SCALAR = new Set(['string', 'integer', 'number', 'boolean']);
@@ -162,9 +194,15 @@ export function parseDateTime(s: string): number | null {
   return t;
 }
 
+/** A path id given as text: the one path-id rule, and null for anything else or beyond the id columns. */
+export function parsePathId(raw: string): number | null {
+  return PATH_ID.test(raw) && fitsIntColumn(Number(raw)) ? Number(raw) : null;
+}
+
 /** A project or group `:id`: an integer id, or a full path (URL-decoded by the router). */
 export function parseIdOrPath(raw: string): { id: number } | { path: string } {
-  // Digits beyond the id column's range are no id (and PostgreSQL would refuse the comparison).
-  if (/^\d+$/.test(raw) && fitsIntColumn(Number(raw))) return { id: Number(raw) };
+  // The one path-id rule (digits, no sign, no leading zeros); digits beyond the id column's range are no id
+  // (and PostgreSQL would refuse the comparison).
+  if (PATH_ID.test(raw) && fitsIntColumn(Number(raw))) return { id: Number(raw) };
   return { path: raw };
 }

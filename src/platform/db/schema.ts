@@ -121,7 +121,8 @@ export interface ProjectsTable {
   /** Path of the README on the default branch, recorded when the repository changes. */
   readme_path: string | null;
   marked_for_deletion_at: number | null;
-  runners_token: string | null;
+  /** SHA-256 of the runner registration token; the token itself is shown once, when the project is made. */
+  runners_token_digest: string | null;
   /** JSON object of settings that are stored and returned but never filtered on. */
   settings: Generated<string>;
   /** Moved by a database trigger on every update of the row (row caches compare it). */

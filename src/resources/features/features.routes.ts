@@ -31,7 +31,7 @@ export const featureRoutes: RouteDef<any>[] = [
       namespace: TargetList("a user or group namespace's full path"),
       project: TargetList("a project's full path"),
       repository: TargetList('a repository path such as group/project.git'),
-      force: Opt(Bool({ description: 'skip the check that the flag has a definition' })),
+      force: Opt(Bool({ description: 'accepted for compatibility: unknown names are created without it' })),
     }),
     handler: async (req) => featureJson(req.input.name, await setFeature(req.server, req.input.name, req.input)),
   },

@@ -120,18 +120,19 @@ test('values that are neither boolean nor a percentage answer the reference text
   assert.deepEqual(await gateRows(), before);
 });
 
-test('names without a definition need force; then their definition is null', async () => {
+test('names without a definition are created, with or without force; their definition is null', async () => {
   const r = await set('my_new_flag', { value: 'true' });
-  assert.equal(r.status, 400);
-  assert.deepEqual(r.body, { message: '400 Bad request - Missing feature definition for `my_new_flag`' });
-  assert.deepEqual(await gateRows(), []);
-  const forced = await set('my_new_flag', { value: 'true', force: true });
+  assert.equal(r.status, 201);
+  assert.deepEqual(r.body, { name: 'my_new_flag', state: 'on', gates: [{ key: 'boolean', value: true }], definition: null });
+  assert.deepEqual(await gateRows(), [{ feature_key: 'my_new_flag', key: 'boolean', value: 'true' }]);
+  const forced = await set('my_forced_flag', { value: 'false', force: true });
   assert.equal(forced.status, 201);
-  assert.deepEqual(forced.body, { name: 'my_new_flag', state: 'on', gates: [{ key: 'boolean', value: true }], definition: null });
-  const form = await call(t.app, 'POST', '/features/other_flag', { token: admin.token, form: { value: '20', force: 'true' } });
+  assert.deepEqual(forced.body, { name: 'my_forced_flag', state: 'off', gates: [{ key: 'boolean', value: false }], definition: null });
+  const form = await call(t.app, 'POST', '/features/other_flag', { token: admin.token, form: { value: '20' } });
+  assert.equal(form.status, 201);
   assert.deepEqual(form.body.gates, [{ key: 'boolean', value: false }, { key: 'percentage_of_time', value: 20 }]);
   const list = await call(t.app, 'GET', '/features', { token: admin.token });
-  assert.deepEqual(list.body.map((f: any) => f.name), ['my_new_flag', 'other_flag']);
+  assert.deepEqual(list.body.map((f: any) => [f.name, f.definition]), [['my_forced_flag', null], ['my_new_flag', null], ['other_flag', null]]);
 });
 
 test('actor lists resolve to real records, all or nothing', async () => {

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { DateOnly, Enum, Input, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
+import { parsePathId } from '../../http/params.ts';
 import { NotFoundError, UnauthorizedError } from '../../platform/errors.ts';
 import { ROLE_LEVELS } from '../../platform/membership.ts';
 import { personalAccessToken } from '../access-tokens/access-tokens.presenter.ts';
@@ -25,7 +26,8 @@ function present(row: ResourceTokenRow, source: MemberSource, now: number, secre
 }
 
 async function tokenOr404(req: ApiRequest<any>, source: MemberSource, label: string): Promise<ResourceTokenRow> {
-  const id = /^\d+$/.test(String(req.input.token_id)) ? Number(req.input.token_id) : -1;
+  // An id beyond the id column names no token (PostgreSQL would refuse the comparison).
+  const id = parsePathId(String(req.input.token_id)) ?? -1;
   const row = await tokensQuery(req.server, source).where('personal_access_tokens.id', '=', id).executeTakeFirst();
   if (!row) throw new NotFoundError(`${label} Access Token`);
   return row as ResourceTokenRow;

@@ -84,7 +84,7 @@ test('above 10,000 matches the totals and the last link are omitted; the next pa
     namespace_id: ns.id, name: `bulk ${k}`, path: `bulk-${k}`, full_path: `${owner.user.username}/bulk-${k}`, full_path_lower: `${owner.user.username}/bulk-${k}`.toLowerCase(),
     description: null, visibility_level: 20, creator_id: owner.user.id, archived: 0, default_branch: null, repository_storage: 'default',
     repository_read_only: 0, empty_repo: 1, pending_delete: 0, created_at: now, updated_at: now, last_activity_at: now,
-    forked_from_project_id: null, import_url: null, import_type: null, import_error: null, readme_path: null, marked_for_deletion_at: null, runners_token: null,
+    forked_from_project_id: null, import_url: null, import_type: null, import_error: null, readme_path: null, marked_for_deletion_at: null, runners_token_digest: null,
   }));
   for (let i = 0; i < rows.length; i += 500) await t.app.db.insertInto('projects').values(rows.slice(i, i + 500)).execute();
   let r = await call(t.app, 'GET', '/projects?simple=true');

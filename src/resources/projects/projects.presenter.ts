@@ -5,7 +5,7 @@ import type { Actor } from '../../http/auth.ts';
 import { iso, isoDate, webUrl } from '../../http/format.ts';
 import { AccessLevel, projectAccessLevels, visibilityName, type ProjectAccess } from '../../platform/membership.ts';
 import { userBasic } from '../users/users.presenter.ts';
-import { FEATURE_LEVEL, featureAvailable, featureLevelName, settingsOf, type Namespace, type Project } from './projects.service.ts';
+import { FEATURE_LEVEL, featureAvailable, featureLevelName, settingsOf, type CreatedProject, type Namespace, type Project } from './projects.service.ts';
 
 // Project entities in the reference's field order. Everything a page needs is loaded in one batch
 // (a constant number of queries whatever the page size), then each row is rendered from memory.
@@ -306,7 +306,8 @@ export function fullProject(p: Project, pres: Presentation): Record<string, unkn
     ci_allow_fork_pipelines_to_run_in_parent_project: m ? s.ci_allow_fork_pipelines_to_run_in_parent_project : undefined,
     keep_latest_artifact: m ? s.keep_latest_artifact : undefined,
     restrict_user_defined_variables: m ? s.restrict_user_defined_variables : undefined,
-    runners_token: m ? p.runners_token : undefined,
+    // Stored only as a digest: the token is known in the answer that creates the project, and null after.
+    runners_token: m ? (p as Partial<CreatedProject>).runners_token ?? null : undefined,
     runner_token_expiration_interval: m ? s.runner_token_expiration_interval : undefined,
     group_runners_enabled: m ? s.group_runners_enabled : undefined,
     auto_cancel_pending_pipelines: m ? s.auto_cancel_pending_pipelines : undefined,

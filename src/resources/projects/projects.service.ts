@@ -4,7 +4,7 @@ import type { DB, NamespacesTable, ProjectsTable } from '../../platform/db/schem
 import type { Actor } from '../../http/auth.ts';
 import type { ProjectContext } from '../../http/access.ts';
 import { canReadVisibility } from '../../http/access.ts';
-import { newSecret } from '../../platform/crypto/tokens.ts';
+import { digest, newSecret } from '../../platform/crypto/tokens.ts';
 import { isValidRefName } from '../../platform/git/refs.ts';
 import {
   ConflictError, ForbiddenError, NotFoundError, RuleError, ValidationError,
@@ -17,6 +17,14 @@ import {
 } from './repository.ts';
 
 export type Project = Selectable<ProjectsTable>;
+/** A project as its creation answers it: with the runner registration token, which is stored only as a digest. */
+export type CreatedProject = Project & { runners_token: string };
+
+/** A new runner registration token and the digest that is stored. */
+function newRunnersToken(): { token: string; digest: string } {
+  const token = newSecret('GR1348941', 15);
+  return { token, digest: digest(token) };
+}
 export type Namespace = Selectable<NamespacesTable>;
 
 /** Feature levels as stored (integers) and as shown (strings). */
@@ -341,7 +349,7 @@ function checkVisibilityAgainstNamespace(vis: number, ns: Namespace, errors: Rec
  * Creates a project with its bare repository on a shard chosen by weight. The owner of a personal
  * namespace becomes the project's Owner member; in a group the group's memberships apply.
  */
-export async function createProject(deps: ServiceDeps, actor: Actor, input: CreateInput, opts: { owner?: { id: number; name: string; email: string } } = {}): Promise<Project> {
+export async function createProject(deps: ServiceDeps, actor: Actor, input: CreateInput, opts: { owner?: { id: number; name: string; email: string } } = {}): Promise<CreatedProject> {
   const user = actor.user!;
   const owner = opts.owner ?? { id: user.id, name: user.name, email: user.email };
   let ns: Namespace | undefined;
@@ -381,6 +389,7 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
 
   const now = deps.clock.now();
   const shard = pickStorage(deps.config);
+  const runners = newRunnersToken();
   const project = await withStagedRepository(deps, shard, async (staged) => {
     await initRepository(staged, defaultBranch);
     if (input.initialize_with_readme) {
@@ -396,7 +405,7 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
       // Importing from a URL is not performed (no background fetcher yet): the project records the request and
       // says so truthfully instead of staying "scheduled" forever.
       import_url: input.import_url || null, import_type: input.import_url ? 'git' : null, import_status: input.import_url ? 'failed' : 'none',
-      import_error: input.import_url ? 'Importing a repository from a URL is not available on this server' : null, readme_path: null, marked_for_deletion_at: null, runners_token: newSecret('GR1348941', 15),
+      import_error: input.import_url ? 'Importing a repository from a URL is not available on this server' : null, readme_path: null, marked_for_deletion_at: null, runners_token_digest: runners.digest,
       settings: JSON.stringify(settings), ...columns,
     }).returningAll().executeTakeFirstOrThrow();
     await trx.deleteFrom('redirect_routes').where('path_lower', '=', row.full_path_lower).execute();
@@ -409,7 +418,7 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
     if (topics.length) await setTopics(trx, row.id, topics, now);
     return row;
   });
-  return reload(deps, project.id);
+  return { ...(await reload(deps, project.id)), runners_token: runners.token };
 }
 
 /**
@@ -587,7 +596,7 @@ export interface ForkInput {
   mr_default_target_self?: boolean;
 }
 
-export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectContext, input: ForkInput): Promise<Project> {
+export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectContext, input: ForkInput): Promise<CreatedProject> {
   const src = ctx.project;
   const user = actor.user!;
   // Forking needs the forking feature and the code (a Guest of a private project cannot read it).
@@ -626,6 +635,7 @@ export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectC
   const now = deps.clock.now();
   const shard = pickStorage(deps.config);
   const settings = settingsOf(src);
+  const runners = newRunnersToken();
   const fork = await withStagedRepository(deps, shard, async (staged) => {
     await copyRepository(projectRepositoryPath(deps, src), staged, src.default_branch ?? 'main');
     return src.default_branch;
@@ -638,7 +648,7 @@ export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectC
       issues_access_level: src.issues_access_level, merge_requests_access_level: src.merge_requests_access_level,
       repository_access_level: src.repository_access_level, forking_access_level: src.forking_access_level,
       import_url: null, import_type: null, import_status: 'finished', import_error: null, readme_path: src.readme_path,
-      marked_for_deletion_at: null, runners_token: newSecret('GR1348941', 15),
+      marked_for_deletion_at: null, runners_token_digest: runners.digest,
       settings: JSON.stringify({ ...JSON.parse(src.settings || '{}'), mr_default_target_self: input.mr_default_target_self ?? settings.mr_default_target_self }),
     }).returningAll().executeTakeFirstOrThrow();
     await trx.deleteFrom('redirect_routes').where('path_lower', '=', row.full_path_lower).execute();
@@ -654,7 +664,7 @@ export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectC
     await trx.updateTable('projects').set((eb) => ({ forks_count: eb('forks_count', '+', 1) })).where('id', '=', src.id).execute();
     return row;
   });
-  return reload(deps, fork.id);
+  return { ...(await reload(deps, fork.id)), runners_token: runners.token };
 }
 
 /** Removes the fork relation; false when there is none (the route answers 304). */

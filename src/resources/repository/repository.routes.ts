@@ -5,6 +5,7 @@ import { Bool, DateTime, Enum, IdOrPath, Input, Opt, PaginationParams, Str } fro
 import { findProject, requireProjectLevel, type ProjectContext } from '../../http/access.ts';
 import { paginateArray, pageParams, setOffsetHeaders } from '../../http/pagination.ts';
 import { parseDateTime } from '../../http/params.ts';
+import { contentDisposition } from '../../http/content-disposition.ts';
 import { AccessLevel } from '../../platform/membership.ts';
 import { ForbiddenError, MissingParamError, NotFoundError } from '../../platform/errors.ts';
 import type { FileAction } from '../../platform/git/project-repository.ts';
@@ -147,7 +148,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
       const blob = await fileAt(repo, commit, path);
       const binary = blob.content.subarray(0, 8000).includes(0);
       reply.type(binary ? 'application/octet-stream' : 'text/plain; charset=utf-8');
-      reply.header('content-disposition', `inline; filename="${path.split('/').pop()!.replace(/["\\\r\n]/g, '_')}"`);
+      reply.header('content-disposition', contentDisposition(path.split('/').pop()!));
       reply.header('x-content-type-options', 'nosniff');
       return reply.send(blob.content);
     },
