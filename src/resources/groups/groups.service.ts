@@ -276,22 +276,6 @@ export function containsText(column: string, term: string) {
   return sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
 }
 
-/** SQL condition: the namespace row `namespaces` is the user's through a membership of it or of an ancestor. */
-export function memberOfSelfOrAncestor(userId: number, now: number, minLevel = 0) {
-  return sql<boolean>`exists (select 1 from members m join namespaces a on a.id = m.source_id
-    where m.source_type = 'Namespace' and m.user_id = ${userId} and m.access_level >= ${minLevel}
-      and (m.expires_at is null or m.expires_at > ${now})
-      and namespaces.traversal like a.traversal || '%')`;
-}
-
-/** SQL condition: groups the actor may read (public; internal for signed-in non-external users; members; admins all). */
-export function readableGroups(actor: Actor, now: number) {
-  if (actor.admin) return sql<boolean>`1 = 1`;
-  if (!actor.user) return sql<boolean>`namespaces.visibility_level >= ${Visibility.public}`;
-  const min = actor.user.external ? Visibility.public : Visibility.internal;
-  return sql<boolean>`(namespaces.visibility_level >= ${min} or ${memberOfSelfOrAncestor(actor.user.id, now)})`;
-}
-
 export function assertCanCreateTopLevel(actor: Actor): void {
   if (!actor.admin && !actor.user?.can_create_group) throw new ForbiddenError();
 }

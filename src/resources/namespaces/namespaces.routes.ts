@@ -2,10 +2,11 @@ import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, Input, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateArray } from '../../http/pagination.ts';
 import { parseIdOrPath } from '../../http/params.ts';
-import { canReadVisibility } from '../../http/access.ts';
+import { canReadVisibility } from '../../platform/access/policy.ts';
 import { NotFoundError } from '../../platform/errors.ts';
 import { AccessLevel, groupAccessLevels, type NamespaceRow } from '../../platform/membership.ts';
-import { canCreateProjectIn, containsText, memberOfSelfOrAncestor } from '../groups/groups.service.ts';
+import { canCreateProjectIn, containsText } from '../groups/groups.service.ts';
+import { memberOfSelfOrAncestor } from '../../platform/access/queries.ts';
 import { namespaceEntity } from './namespaces.presenter.ts';
 
 /** Distinct users holding a membership in the group or any group below it. */

@@ -4,9 +4,8 @@ import { announceCacheVoid } from '../../platform/cache-bus.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Config } from '../../config/index.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
-import { AccessLevel } from '../../platform/membership.ts';
 import { ProjectRepository, invalidateRefs, type CommitInfo } from '../../platform/git/project-repository.ts';
-import { ForbiddenError, NotFoundError } from '../../platform/errors.ts';
+import { NotFoundError } from '../../platform/errors.ts';
 import type { ProjectContext } from '../../http/access.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Caller } from './protection.ts';
@@ -16,16 +15,6 @@ import { projectsChanged } from '../projects/projects.events.ts';
 export function repoFor(config: Config, project: Pick<ProjectRow, 'id' | 'repository_storage'>): ProjectRepository {
   const shard = config.storage.find((s) => s.name === project.repository_storage) ?? config.storage[0];
   return ProjectRepository.forProject(shard.path, project.id);
-}
-
-/** download_code: anyone who can read a public or internal project; Reporter+ on a private one. */
-export function canDownloadCode(ctx: ProjectContext): boolean {
-  if (ctx.project.visibility_level >= 10) return true;
-  return ctx.level >= AccessLevel.REPORTER;
-}
-
-export function requireDownloadCode(ctx: ProjectContext): void {
-  if (!canDownloadCode(ctx)) throw new ForbiddenError();
 }
 
 export function callerOf(ctx: ProjectContext, actor: Actor): Caller {
