@@ -68,7 +68,7 @@ interface ProjectRule {
   min?: number;
   /** The feature the ability belongs to (its access level applies). */
   feature?: ProjectFeature;
-  /** Needs the code: public and internal projects give it to readers, private ones from Reporter. */
+  /** Needs the code: the repository feature, and in a private project the Reporter role. */
   code?: boolean;
   /** Needs a signed-in user. */
   user?: boolean;
@@ -81,9 +81,9 @@ interface ProjectRule {
 const G = AccessLevel;
 export const PROJECT_ABILITIES = {
   read_project: {},
-  download_code: { feature: 'repository', code: true },
-  push_code: { feature: 'repository', code: true, min: G.DEVELOPER, write: true, repositoryWrite: true },
-  read_protected_branch: { feature: 'repository', code: true, min: G.REPORTER },
+  download_code: { code: true },
+  push_code: { code: true, min: G.DEVELOPER, write: true, repositoryWrite: true },
+  read_protected_branch: { code: true, min: G.REPORTER },
   read_issue: { feature: 'issues' },
   create_issue: { feature: 'issues', user: true, write: true },
   read_merge_request: { feature: 'merge_requests', code: true },
@@ -115,6 +115,7 @@ export function projectDenial(actor: Actor, ability: ProjectAbility, p: PolicyPr
   const role = actor.admin ? AccessLevel.OWNER : level;
   if (rule.user && !actor.user) return 'forbidden';
   if (rule.feature && !featureAvailable(actor, p, rule.feature, level)) return 'forbidden';
+  if (rule.code && !featureAvailable(actor, p, 'repository', level)) return 'forbidden';
   if (rule.code && p.visibility_level < 10 && role < AccessLevel.REPORTER) return 'forbidden';
   if (rule.min !== undefined && role < rule.min) return 'forbidden';
   if (rule.write && p.archived) return 'archived';
