@@ -109,18 +109,27 @@ describe('project abilities', () => {
   });
 });
 
-const GROUP_TABLE: Array<[GroupAbility, number, string]> = [
-  ['read_group', PRIVATE, 'NNYYYYYY'],
-  ['read_group', INTERNAL, 'NYYYYYYY'],
-  ['read_group', PUBLIC, 'YYYYYYYY'],
-  ['admin_group', PUBLIC, 'FFFFFFYY'],
-  ['admin_group', PRIVATE, 'NNFFFFYY'],
+const group = (visibility_level: number, project_creation_level = 'developer', subgroup_creation_level = 'maintainer') =>
+  ({ visibility_level, project_creation_level, subgroup_creation_level });
+const GROUP_TABLE: Array<[GroupAbility, string, ReturnType<typeof group>, string]> = [
+  ['read_group', 'private', group(PRIVATE), 'NNYYYYYY'],
+  ['read_group', 'internal', group(INTERNAL), 'NYYYYYYY'],
+  ['read_group', 'public', group(PUBLIC), 'YYYYYYYY'],
+  ['admin_group', 'public', group(PUBLIC), 'FFFFFFYY'],
+  ['admin_group', 'private', group(PRIVATE), 'NNFFFFYY'],
+  ['create_projects', 'public, developers create projects', group(PUBLIC), 'FFFFYYYY'],
+  ['create_projects', 'public, maintainers create projects', group(PUBLIC, 'maintainer'), 'FFFFFYYY'],
+  ['create_projects', 'public, owners create projects', group(PUBLIC, 'owner'), 'FFFFFFYY'],
+  ['create_projects', 'public, nobody creates projects', group(PUBLIC, 'noone'), 'FFFFFFFY'],
+  ['create_projects', 'public, administrators create projects', group(PUBLIC, 'administrator'), 'FFFFFFFY'],
+  ['create_subgroup', 'public, maintainers create subgroups', group(PUBLIC), 'FFFFFYYY'],
+  ['create_subgroup', 'private, owners create subgroups', group(PRIVATE, 'developer', 'owner'), 'NNFFFFYY'],
 ];
 
 describe('group abilities', () => {
-  for (const [ability, visibility, row] of GROUP_TABLE) {
-    test(`${ability} on a group of visibility ${visibility}: ${row}`, () => {
-      const got = CALLERS.map((c) => groupDenial(actorFor(c), ability, { visibility_level: visibility }, LEVEL[c]));
+  for (const [ability, state, g, row] of GROUP_TABLE) {
+    test(`${ability} on a ${state} group: ${row}`, () => {
+      const got = CALLERS.map((c) => groupDenial(actorFor(c), ability, g, LEVEL[c]));
       assert.deepEqual(got, [...row].map((l) => LETTER[l]));
     });
   }

@@ -14,34 +14,30 @@ export type ProjectFeature = 'repository' | 'issues' | 'merge_requests' | 'forki
 
 const COLUMN_FEATURES = new Set<ProjectFeature>(['repository', 'issues', 'merge_requests', 'forking']);
 
-/**
- * The role a member needs when a feature is private to members (the reference's
- * PRIVATE_FEATURES_MIN_ACCESS_LEVEL), and in private projects the repository from Reporter up.
- */
+/** The role a member needs when a feature is private to members (PRIVATE_FEATURES_MIN_ACCESS_LEVEL in the reference). */
 function featureMinimum(feature: ProjectFeature, project: Pick<ProjectRow, 'visibility_level'>): number {
   if (feature === 'merge_requests') return AccessLevel.REPORTER;
   if (feature === 'repository' && project.visibility_level < 10) return AccessLevel.REPORTER;
   return AccessLevel.GUEST;
 }
 
-export type PolicyProject = Pick<ProjectRow,
-  'visibility_level' | 'archived' | 'repository_read_only' | 'settings'
+export type PolicyProject = Pick<ProjectRow, 'visibility_level' | 'archived' | 'repository_read_only' | 'settings'
   | 'repository_access_level' | 'issues_access_level' | 'merge_requests_access_level' | 'forking_access_level'>;
 
 const parsedSettings = new WeakMap<object, Record<string, unknown>>();
+function parseSettings(text: string): Record<string, unknown> {
+  try {
+    return text ? JSON.parse(text) : {};
+  } catch {
+    return {};
+  }
+}
 
 /** The stored level of a feature: a column for the filtered ones, a name in `settings` for the others (default enabled). */
 export function featureLevel(p: PolicyProject, feature: ProjectFeature): number {
   if (COLUMN_FEATURES.has(feature)) return p[`${feature}_access_level` as 'repository_access_level'];
   let s = parsedSettings.get(p);
-  if (!s) {
-    try {
-      s = p.settings ? JSON.parse(p.settings) as Record<string, unknown> : {};
-    } catch {
-      s = {};
-    }
-    parsedSettings.set(p, s);
-  }
+  if (!s) parsedSettings.set(p, s = parseSettings(p.settings));
   const name = s[`${feature}_access_level`];
   const stored = typeof name === 'string' ? FEATURE_LEVEL[name as FeatureLevelName] : undefined;
   return stored ?? (feature === 'pages' ? FEATURE_LEVEL.private : FEATURE_LEVEL.enabled);
@@ -63,20 +59,11 @@ export function canReadVisibility(actor: Actor, visibilityLevel: number, level: 
   return level >= AccessLevel.GUEST;
 }
 
-interface ProjectRule {
-  /** Lowest role; administrators pass. */
-  min?: number;
-  /** The feature the ability belongs to (its access level applies). */
-  feature?: ProjectFeature;
-  /** Needs the code: the repository feature, and in a private project the Reporter role. */
-  code?: boolean;
-  /** Needs a signed-in user. */
-  user?: boolean;
-  /** Refused in an archived project. */
-  write?: boolean;
-  /** Refused while the repository is read-only. */
-  repositoryWrite?: boolean;
-}
+/**
+ * min: lowest role (administrators pass); feature: whose access level applies; code: needs the repository feature and,
+ * in a private project, Reporter; user: signed in; write: refused when archived; repositoryWrite: refused when read-only.
+ */
+interface ProjectRule { min?: number; feature?: ProjectFeature; code?: boolean; user?: boolean; write?: boolean; repositoryWrite?: boolean }
 
 const G = AccessLevel;
 export const PROJECT_ABILITIES = {
@@ -123,24 +110,24 @@ export function projectDenial(actor: Actor, ability: ProjectAbility, p: PolicyPr
   return null;
 }
 
-export function canProject(actor: Actor, ability: ProjectAbility, p: PolicyProject, level: number): boolean {
-  return projectDenial(actor, ability, p, level) === null;
-}
+export const canProject = (actor: Actor, ability: ProjectAbility, p: PolicyProject, level: number) => !projectDenial(actor, ability, p, level);
 
+type PolicyGroup = Pick<NamespaceRow, 'visibility_level' | 'project_creation_level' | 'subgroup_creation_level'>;
+
+/** The role each group ability needs, some by the group's own settings; administrators hold them all. */
+const CREATION_MIN: Record<string, number> = { noone: Infinity, administrator: Infinity, owner: G.OWNER, maintainer: G.MAINTAINER };
 export const GROUP_ABILITIES = {
-  read_group: {},
-  admin_group: { min: G.OWNER },
-} satisfies Record<string, { min?: number }>;
+  read_group: () => 0,
+  admin_group: () => G.OWNER,
+  create_projects: (g: PolicyGroup) => CREATION_MIN[g.project_creation_level] ?? G.DEVELOPER,
+  create_subgroup: (g: PolicyGroup) => (g.subgroup_creation_level === 'owner' ? G.OWNER : G.MAINTAINER),
+} satisfies Record<string, (g: PolicyGroup) => number>;
 
 export type GroupAbility = keyof typeof GROUP_ABILITIES;
 
-export function groupDenial(actor: Actor, ability: GroupAbility, g: Pick<NamespaceRow, 'visibility_level'>, level: number): Denial | null {
+export function groupDenial(actor: Actor, ability: GroupAbility, g: PolicyGroup, level: number): Denial | null {
   if (!canReadVisibility(actor, g.visibility_level, level)) return 'not_found';
-  const rule: { min?: number } = GROUP_ABILITIES[ability];
-  if (rule.min !== undefined && (actor.admin ? AccessLevel.OWNER : level) < rule.min) return 'forbidden';
-  return null;
+  return actor.admin || level >= GROUP_ABILITIES[ability](g) ? null : 'forbidden';
 }
 
-export function canGroup(actor: Actor, ability: GroupAbility, g: Pick<NamespaceRow, 'visibility_level'>, level: number): boolean {
-  return groupDenial(actor, ability, g, level) === null;
-}
+export const canGroup = (actor: Actor, ability: GroupAbility, g: PolicyGroup, level: number) => !groupDenial(actor, ability, g, level);

@@ -9,12 +9,12 @@ import { accepted, keysetUnavailable, offsetLimitExceeded, sendRendered } from '
 import { ForbiddenError, ParamError } from '../../platform/errors.ts';
 import { AccessLevel, ALL_ACCESS_LEVELS, Visibility, projectAccessLevels } from '../../platform/membership.ts';
 import {
-  PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, assertCanCreateTopLevel, canCreateSubgroup, createGroup, deleteGroup,
+  PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, assertCanCreateTopLevel, createGroup, deleteGroup,
   containsText, transferFailure, transferGroup, updateGroup, type Group,
 } from './groups.service.ts';
 import { memberOfSelfOrAncestor, readableGroups } from '../../platform/access/queries.ts';
 import { groupDetail, groupEntity, projectSummary } from './groups.presenter.ts';
-import { canReadVisibility } from '../../platform/access/policy.ts';
+import { canGroup, canReadVisibility } from '../../platform/access/policy.ts';
 
 const OFFSET_LIMIT = 50_000;
 
@@ -189,7 +189,7 @@ export const groupRoutes: RouteDef<any>[] = [
       let parent: Group | null = null;
       if (i.parent_id !== undefined) {
         const ctx = await findGroup(req.server.db, req.actor, i.parent_id);
-        if (!canCreateSubgroup(req.actor, ctx.group, ctx.level)) throw new ForbiddenError();
+        if (!canGroup(req.actor, 'create_subgroup', ctx.group, ctx.level)) throw new ForbiddenError();
         parent = ctx.group;
       } else {
         assertCanCreateTopLevel(req.actor);
@@ -253,7 +253,7 @@ export const groupRoutes: RouteDef<any>[] = [
       let target: Group | null = null;
       if (req.input.group_id !== undefined) {
         const t = await findGroup(req.server.db, req.actor, req.input.group_id);
-        if (!canCreateSubgroup(req.actor, t.group, t.level)) throw transferFailure("You don't have enough permissions.");
+        if (!canGroup(req.actor, 'create_subgroup', t.group, t.level)) throw transferFailure("You don't have enough permissions.");
         target = t.group;
       } else if (!req.actor.admin && !req.actor.user?.can_create_group) {
         throw transferFailure("You don't have enough permissions.");

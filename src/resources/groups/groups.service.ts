@@ -94,28 +94,6 @@ function visibilityAboveParent(errors: Errors, level: number, parent: Group | nu
   }
 }
 
-/** Who may create a subgroup in `parent`, by its subgroup_creation_level. */
-export function canCreateSubgroup(actor: Actor, parent: Group, level: number): boolean {
-  if (actor.admin) return true;
-  return parent.subgroup_creation_level === 'owner' ? level >= AccessLevel.OWNER : level >= AccessLevel.MAINTAINER;
-}
-
-/** Who may create projects in a group, by its project_creation_level. */
-export function canCreateProjectIn(actor: Actor, group: Pick<Group, 'project_creation_level'>, level: number): boolean {
-  if (actor.admin) return true;
-  switch (group.project_creation_level) {
-    case 'noone':
-    case 'administrator':
-      return false;
-    case 'owner':
-      return level >= AccessLevel.OWNER;
-    case 'maintainer':
-      return level >= AccessLevel.MAINTAINER;
-    default:
-      return level >= AccessLevel.DEVELOPER;
-  }
-}
-
 export async function createGroup(deps: ServiceDeps, creatorId: number, parent: Group | null, input: GroupSettingsInput & { name: string; path: string }): Promise<Group> {
   const errors: Errors = {};
   checkName(errors, input.name);

@@ -52,10 +52,6 @@ export interface ListInput {
   pagination?: string;
 }
 
-export async function loadAuthorization(deps: ServiceDeps, userId: number): Promise<Authorization> {
-  return userAuthorization(deps.db, userId, deps.clock.now());
-}
-
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** The reference's search terms: words or "quoted phrases"; terms under 3 characters drop out when a longer one exists. */
@@ -107,7 +103,7 @@ export async function buildListQuery(deps: ServiceDeps, actor: Actor, i: ListInp
   const similarity = orderBy === 'similarity' && !!i.search && !!actor.user;
   if (orderBy === 'similarity' && !similarity) orderBy = 'created_at';
 
-  const auth = actor.user ? await loadAuthorization(deps, actor.user.id) : null;
+  const auth = actor.user ? await userAuthorization(db, actor.user.id, now) : null;
   // PostgreSQL combines literal id lists with index bitmaps; SQLite is quicker reading the memberships itself.
   const inline = dialectOf(db) === 'postgres';
   let empty = false;

@@ -3,7 +3,7 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB, NamespacesTable, ProjectsTable } from '../../platform/db/schema.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { ProjectContext } from '../../http/access.ts';
-import { canReadVisibility, FEATURE_LEVEL, type FeatureLevelName } from '../../platform/access/policy.ts';
+import { canGroup, canReadVisibility, FEATURE_LEVEL, type FeatureLevelName } from '../../platform/access/policy.ts';
 import { newSecret } from '../../platform/crypto/tokens.ts';
 import { isValidRefName } from '../../platform/git/refs.ts';
 import {
@@ -216,9 +216,7 @@ export async function canCreateIn(deps: ServiceDeps, actor: Actor, ns: Namespace
   if (!actor.user) return false;
   if (actor.admin) return true;
   if (ns.kind === 'user') return ns.owner_id === actor.user.id;
-  const level = (await groupAccessLevels(deps.db, actor.user.id, [ns], deps.clock.now())).get(ns.id) ?? 0;
-  const needed = ns.project_creation_level === 'noone' ? Infinity : ns.project_creation_level === 'maintainer' ? AccessLevel.MAINTAINER : AccessLevel.DEVELOPER;
-  return level >= needed;
+  return canGroup(actor, 'create_projects', ns, (await groupAccessLevels(deps.db, actor.user.id, [ns], deps.clock.now())).get(ns.id) ?? 0);
 }
 
 async function canReadNamespace(deps: ServiceDeps, actor: Actor, ns: Namespace): Promise<boolean> {
