@@ -1,16 +1,18 @@
 import type { Db } from '../platform/db/index.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
-import { NotFoundError, ForbiddenError, ProjectMovedError } from '../platform/errors.ts';
+import { NotFoundError, ForbiddenError, ProjectMovedError, RuleError } from '../platform/errors.ts';
 import { isFeatureEnabled } from '../platform/features.ts';
 import { liveProjectById } from '../platform/project-rows.ts';
 import {
   AccessLevel, accessFromAuthorizationOf, groupAccessLevels, projectAccessLevels, userAuthorization,
   type NamespaceRow, type ProjectAccess, type ProjectRow,
 } from '../platform/membership.ts';
-import type { Actor } from './auth.ts';
+import { groupDenial, projectDenial, type Denial, type GroupAbility, type ProjectAbility } from '../platform/access/policy.ts';
+import type { Actor } from '../platform/access/actor.ts';
 import { parseIdOrPath } from './params.ts';
 
-// Roles and visibility, written once: what a caller cannot read answers 404, never 403.
+// Finding a project or group for a request and holding the caller to an ability of the access policy:
+// what the caller cannot read answers 404, what it can read but not do answers 403.
 
 export interface ProjectContext {
   project: ProjectRow;
@@ -31,13 +33,6 @@ function storable(key: { id: number } | { path: string }): boolean {
 
 const NO_ACCESS: ProjectAccess = { project: null, group: null, effective: 0 };
 
-export function canReadVisibility(actor: Actor, visibilityLevel: number, level: number): boolean {
-  if (actor.admin) return true;
-  if (visibilityLevel >= 20) return true;
-  if (visibilityLevel >= 10 && actor.user && !actor.user.external) return true;
-  return level >= AccessLevel.GUEST;
-}
-
 export async function projectAccessFor(deps: ServiceDeps, actor: Actor, project: ProjectRow): Promise<ProjectAccess> {
   if (!actor.user) return NO_ACCESS;
   // The user's memberships, usually cached for a moment, answer without a query about this project.
@@ -46,12 +41,19 @@ export async function projectAccessFor(deps: ServiceDeps, actor: Actor, project:
   return (await projectAccessLevels(deps.db, actor.user.id, [project])).get(project.id) ?? NO_ACCESS;
 }
 
+/** The answer to a refusal, in the reference's words. */
+function refusal(denial: Denial, what: 'Project' | 'Group'): Error {
+  if (denial === 'not_found') return new NotFoundError(what);
+  if (denial === 'read_only') return new RuleError('bad_request', 'The repository is temporarily read-only. Please try again later.');
+  return new ForbiddenError();
+}
+
 /**
- * Looks a project up by id or full path; 404 "Project Not Found" when missing or unreadable.
+ * Looks a project up by id or full path and holds the caller to `ability` (read_project by default).
  * An old path (a redirect route left by a rename or transfer) reaches the project too: with the
  * instance feature `api_redirect_moved_projects` on, the caller is sent to the id URL instead (301).
  */
-export async function findProject(deps: ServiceDeps, actor: Actor, idOrPath: string | number): Promise<ProjectContext> {
+export async function findProject(deps: ServiceDeps, actor: Actor, idOrPath: string | number, ability: ProjectAbility = 'read_project'): Promise<ProjectContext> {
   const { db } = deps;
   const key = parseIdOrPath(String(idOrPath));
   if (!storable(key)) throw new NotFoundError('Project');
@@ -71,18 +73,15 @@ export async function findProject(deps: ServiceDeps, actor: Actor, idOrPath: str
   }
   if (!project) throw new NotFoundError('Project');
   const access = await projectAccessFor(deps, actor, project);
-  if (!canReadVisibility(actor, project.visibility_level, access.effective)) throw new NotFoundError('Project');
+  if (projectDenial(actor, 'read_project', project, access.effective)) throw new NotFoundError('Project');
   if (moved && (await isFeatureEnabled(db, 'api_redirect_moved_projects'))) throw new ProjectMovedError(project.id);
+  const denial = projectDenial(actor, ability, project, access.effective);
+  if (denial) throw refusal(denial, 'Project');
   return { project, access, level: actor.admin ? AccessLevel.OWNER : access.effective };
 }
 
-/** The caller must hold at least `min` on the project (administrators always do); readable but below it is 403. */
-export function requireProjectLevel(ctx: ProjectContext, min: number): void {
-  if (ctx.level < min) throw new ForbiddenError();
-}
-
-/** Looks a group up by id or full path (no redirects); 404 "Group Not Found" when missing or unreadable. */
-export async function findGroup(db: Db, actor: Actor, idOrPath: string | number): Promise<GroupContext> {
+/** Looks a group up by id or full path (no redirects) and holds the caller to `ability` (read_group by default). */
+export async function findGroup(db: Db, actor: Actor, idOrPath: string | number, ability: GroupAbility = 'read_group'): Promise<GroupContext> {
   const key = parseIdOrPath(String(idOrPath));
   if (!storable(key)) throw new NotFoundError('Group');
   let q = db.selectFrom('namespaces').selectAll().where('kind', '=', 'group');
@@ -90,10 +89,7 @@ export async function findGroup(db: Db, actor: Actor, idOrPath: string | number)
   const group = await q.executeTakeFirst();
   if (!group) throw new NotFoundError('Group');
   const level = actor.user ? (await groupAccessLevels(db, actor.user.id, [group])).get(group.id) ?? 0 : 0;
-  if (!canReadVisibility(actor, group.visibility_level, level)) throw new NotFoundError('Group');
+  const denial = groupDenial(actor, ability, group, level);
+  if (denial) throw refusal(denial, 'Group');
   return { group, level: actor.admin ? AccessLevel.OWNER : level };
-}
-
-export function requireGroupLevel(ctx: GroupContext, min: number): void {
-  if (ctx.level < min) throw new ForbiddenError();
 }

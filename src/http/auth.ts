@@ -1,46 +1,21 @@
 import type { FastifyRequest } from 'fastify';
-import type { Selectable } from 'kysely';
 import type { ServiceDeps } from '../platform/deps.ts';
-import type { UsersTable } from '../platform/db/schema.ts';
 import { digest, safeEqual } from '../platform/crypto/tokens.ts';
 import {
   ForbiddenError, InsufficientScopeError, InvalidTokenError, NotFoundError, RuleError, UnauthorizedError,
 } from '../platform/errors.ts';
+import { anonymous, type Actor, type ResolvedToken, type UserRow } from '../platform/access/actor.ts';
 
-export type UserRow = Selectable<UsersTable>;
-
+export type { Actor, ResolvedToken, TokenKind, UserRow } from '../platform/access/actor.ts';
+export { anonymous };
 
 export const ALL_SCOPES = [
   'api', 'read_api', 'read_user', 'read_repository', 'write_repository', 'sudo', 'admin_mode',
   'openid', 'profile', 'email',
 ] as const;
 
-export type TokenKind = 'personal' | 'impersonation' | 'oauth';
-
-/** A credential found by one of the resolvers, before its validity is checked. */
-export interface ResolvedToken {
-  kind: TokenKind;
-  id: number;
-  userId: number;
-  scopes: string[];
-  expiresAt: number | null;
-  revoked: boolean;
-}
-
 /** Looks up a secret; returns null when it is not a token of its kind. */
 export type TokenResolver = (secret: string) => Promise<ResolvedToken | null>;
-
-export interface Actor {
-  /** Whose permissions the request runs with (the sudo target when sudo is used). */
-  user: UserRow | null;
-  /** Effective administrator rights. */
-  admin: boolean;
-  token: ResolvedToken | null;
-  via: 'token' | 'session' | 'none';
-  sudo: boolean;
-}
-
-export const anonymous: Actor = Object.freeze({ user: null, admin: false, token: null, via: 'none', sudo: false }) as Actor;
 
 export const SESSION_COOKIE = '_service_session';
 

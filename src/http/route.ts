@@ -6,6 +6,8 @@ import { requireAdmin, requireUser, type Actor } from './auth.ts';
 import { sendRendered, tooManyRequests } from './errors.ts';
 import { hasCredential } from './rate-limit.ts';
 import { InvalidTokenError, UnauthorizedError } from '../platform/errors.ts';
+import type { GroupAbility, ProjectAbility } from '../platform/access/policy.ts';
+import { findGroup, findProject, type GroupContext, type ProjectContext } from './access.ts';
 
 export type AccessRule = 'public' | 'authenticated' | 'admin';
 
@@ -15,8 +17,15 @@ export interface RouteDef<I extends TObject = TObject> {
   url: string;
   summary: string;
   tags?: string[];
-  /** Who may call the route at all; finer rules (roles, visibility) are the handler's. */
+  /** Who may call the route at all. */
   access: AccessRule;
+  /**
+   * The project of the path parameter `param` (default `id`) and the ability the caller needs on it: resolved and
+   * checked before the handler (unreadable 404, readable but refused 403), then given as `req.project`.
+   */
+  project?: { param?: string; ability: ProjectAbility };
+  /** Likewise for a group, given as `req.group`. */
+  group?: { param?: string; ability: GroupAbility };
   /** Token scopes accepted besides `api` (and `read_api` on GET). */
   scopes?: string[];
   input?: I;
@@ -28,6 +37,10 @@ export interface RouteDef<I extends TObject = TObject> {
 export interface ApiRequest<I = Record<string, unknown>> extends FastifyRequest {
   input: I;
   actor: Actor;
+  /** Set on routes that declare `project`. */
+  project: ProjectContext;
+  /** Set on routes that declare `group`. */
+  group: GroupContext;
 }
 
 export const API_PREFIX = '/api/v4';
@@ -82,6 +95,8 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
         if (def.access === 'authenticated') requireUser(actor);
         if (def.access === 'admin') requireAdmin(actor);
         req.input = validate(params);
+        if (def.project) req.project = await findProject(req.server, actor, req.input[def.project.param ?? 'id'], def.project.ability);
+        if (def.group) req.group = await findGroup(req.server.db, actor, req.input[def.group.param ?? 'id'], def.group.ability);
         const result = await def.handler(req, reply);
         if (reply.sent) return reply;
         if (result === undefined) {

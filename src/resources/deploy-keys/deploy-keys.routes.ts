@@ -3,13 +3,14 @@ import { Bool, DateTime, IdOrPath, Input, Int, Opt, PaginationParams, Str } from
 import { paginateQuery } from '../../http/pagination.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { parseDateTime } from '../../http/params.ts';
-import { findProject, requireProjectLevel, type ProjectContext } from '../../http/access.ts';
+
 import { AccessLevel } from '../../platform/membership.ts';
+import { authorizedProjectIds } from '../../platform/access/queries.ts';
 import { ForbiddenError, NotFoundError } from '../../platform/errors.ts';
 import { fitsIntColumn } from '../../platform/db/dialect.ts';
 import { getUserOr404 } from '../users/users.service.ts';
 import {
-  addProjectKey, createPublicKey, enableKey, getProjectKeyOr404, keysByIds, linkedKey, projectIdsWithLevel, projectKeysQuery,
+  addProjectKey, createPublicKey, enableKey, getProjectKeyOr404, keysByIds, linkedKey, projectKeysQuery,
   projectsOfKeys, removeProjectKey, updateProjectKey, type Caller,
 } from './deploy-keys.service.ts';
 import { deployKey, instanceDeployKey, projectDeployKey } from './deploy-keys.presenter.ts';
@@ -18,13 +19,6 @@ const tags = ['deploy_keys'];
 
 function callerOf(req: ApiRequest<any>): Caller {
   return { userId: req.actor.user?.id ?? null, admin: req.actor.admin };
-}
-
-/** Every project route needs the Maintainer role; a project the caller cannot read is 404. */
-async function maintainedProject(req: ApiRequest<any>): Promise<ProjectContext> {
-  const ctx = await findProject(req.server, req.actor, req.input.id);
-  requireProjectLevel(ctx, AccessLevel.MAINTAINER);
-  return ctx;
 }
 
 const expiry = (v: string | undefined) => (v === undefined ? null : parseDateTime(v));
@@ -50,29 +44,29 @@ export const deployKeyRoutes: RouteDef<any>[] = [
     },
   },
   {
-    method: 'GET', url: '/projects/:id/deploy_keys', summary: "List a project's deploy keys", tags, access: 'authenticated',
+    method: 'GET', url: '/projects/:id/deploy_keys', summary: "List a project's deploy keys", tags, access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ id: IdOrPath(), ...PaginationParams }),
     handler: async (req, reply) => {
-      const ctx = await maintainedProject(req);
+      const ctx = req.project;
       const links = await paginateQuery(req, reply, projectKeysQuery(req.server.db, ctx.project.id));
       const keys = await keysByIds(req.server.db, links.map((l) => l.deploy_key_id));
       return links.map((l) => projectDeployKey(keys.get(l.deploy_key_id)!, l));
     },
   },
   {
-    method: 'GET', url: '/projects/:id/deploy_keys/:key_id', summary: 'One deploy key of a project', tags, access: 'authenticated',
+    method: 'GET', url: '/projects/:id/deploy_keys/:key_id', summary: 'One deploy key of a project', tags, access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ id: IdOrPath(), key_id: Int() }),
     handler: async (req) => {
-      const ctx = await maintainedProject(req);
+      const ctx = req.project;
       const { key, link } = await getProjectKeyOr404(req.server.db, ctx.project.id, req.input.key_id);
       return projectDeployKey(key, link);
     },
   },
   {
-    method: 'POST', url: '/projects/:id/deploy_keys', summary: 'Add a deploy key to a project', tags, access: 'authenticated',
+    method: 'POST', url: '/projects/:id/deploy_keys', summary: 'Add a deploy key to a project', tags, access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ id: IdOrPath(), key: Str(), title: Str(), can_push: Opt(Bool()), expires_at: Opt(DateTime()) }),
     handler: async (req) => {
-      const ctx = await maintainedProject(req);
+      const ctx = req.project;
       const { key, link } = await addProjectKey(req.server, callerOf(req), ctx.project.id, {
         key: req.input.key, title: req.input.title, canPush: req.input.can_push ?? false, expiresAt: expiry(req.input.expires_at),
       });
@@ -80,20 +74,20 @@ export const deployKeyRoutes: RouteDef<any>[] = [
     },
   },
   {
-    method: 'PUT', url: '/projects/:id/deploy_keys/:key_id', summary: "Update a deploy key's title or write access", tags, access: 'authenticated',
+    method: 'PUT', url: '/projects/:id/deploy_keys/:key_id', summary: "Update a deploy key's title or write access", tags, access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ id: IdOrPath(), key_id: Int(), title: Opt(Str()), can_push: Opt(Bool()) }),
     handler: async (req) => {
-      const ctx = await maintainedProject(req);
+      const ctx = req.project;
       const found = await getProjectKeyOr404(req.server.db, ctx.project.id, req.input.key_id);
       const { key, link } = await updateProjectKey(req.server, callerOf(req), found, { title: req.input.title, canPush: req.input.can_push });
       return projectDeployKey(key, link);
     },
   },
   {
-    method: 'DELETE', url: '/projects/:id/deploy_keys/:key_id', summary: 'Remove a deploy key from a project', tags, access: 'authenticated',
+    method: 'DELETE', url: '/projects/:id/deploy_keys/:key_id', summary: 'Remove a deploy key from a project', tags, access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ id: IdOrPath(), key_id: Int() }),
     handler: async (req) => {
-      const ctx = await maintainedProject(req);
+      const ctx = req.project;
       const found = await linkedKey(req.server.db, ctx.project.id, req.input.key_id);
       if (!found) throw new NotFoundError('Deploy key');
       checkUnmodifiedSince(req, found.link.updated_at);
@@ -102,10 +96,10 @@ export const deployKeyRoutes: RouteDef<any>[] = [
     },
   },
   {
-    method: 'POST', url: '/projects/:id/deploy_keys/:key_id/enable', summary: 'Enable an existing deploy key on a project', tags, access: 'authenticated',
+    method: 'POST', url: '/projects/:id/deploy_keys/:key_id/enable', summary: 'Enable an existing deploy key on a project', tags, access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ id: IdOrPath(), key_id: Int() }),
     handler: async (req) => {
-      const ctx = await maintainedProject(req);
+      const ctx = req.project;
       return deployKey(await enableKey(req.server, callerOf(req), ctx.project.id, req.input.key_id));
     },
   },
@@ -120,9 +114,9 @@ export const deployKeyRoutes: RouteDef<any>[] = [
       const now = req.server.clock.now();
       const me = req.actor.user!;
       // Administrators count as Maintainer everywhere, so for them the target's projects decide alone.
-      let ids = await projectIdsWithLevel(db, target.id, AccessLevel.MAINTAINER, now);
+      let ids = await authorizedProjectIds(req.server, target.id, AccessLevel.MAINTAINER, now);
       if (target.id !== me.id && !req.actor.admin) {
-        const mine = await projectIdsWithLevel(db, me.id, AccessLevel.MAINTAINER, now);
+        const mine = await authorizedProjectIds(req.server, me.id, AccessLevel.MAINTAINER, now);
         ids = new Set([...ids].filter((id) => mine.has(id)));
       }
       if (ids.size === 0) throw new ForbiddenError('No common authorized project found');

@@ -3,7 +3,7 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { DeployKeysProjectsTable, DeployKeysTable, ProjectsTable } from '../../platform/db/schema.ts';
 import { fitsIntColumn, isUniqueViolation } from '../../platform/db/dialect.ts';
-import { AccessLevel, ancestorIds, projectAccessLevels } from '../../platform/membership.ts';
+import { AccessLevel, projectAccessLevels } from '../../platform/membership.ts';
 import { NotFoundError, ParamError, RecordNotFoundError, ValidationError } from '../../platform/errors.ts';
 import { parseSshPublicKey, sanitizeSshPublicKey, type KeyTechnology } from '../../platform/crypto/ssh-keys.ts';
 
@@ -266,39 +266,6 @@ export async function projectsOfKeys(db: Db, keyIds: number[]): Promise<Map<numb
     (can_push ? entry.write : entry.readonly).push(project);
   }
   return out;
-}
-
-/**
- * Projects on which the user holds at least `min`: direct project memberships, memberships of the
- * project's group or any ancestor, and the user's own namespace. A constant number of queries.
- */
-export async function projectIdsWithLevel(db: Db, userId: number, min: number, now: number): Promise<Set<number>> {
-  const active = (eb: any) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]);
-  const [direct, groupMembers, own] = await Promise.all([
-    db.selectFrom('members').select('source_id').where('source_type', '=', 'Project').where('user_id', '=', userId)
-      .where('access_level', '>=', min).where(active).execute(),
-    db.selectFrom('members').select('source_id').where('source_type', '=', 'Namespace').where('user_id', '=', userId)
-      .where('access_level', '>=', min).where(active).execute(),
-    db.selectFrom('namespaces').select('id').where('kind', '=', 'user').where('owner_id', '=', userId).execute(),
-  ]);
-  const ids = new Set(direct.map((r) => r.source_id));
-  const groupIds = new Set(groupMembers.map((r) => r.source_id));
-  let nsIds = own.map((r) => r.id);
-  if (groupIds.size) {
-    // A group membership reaches every project below the group: namespaces whose ancestry includes it.
-    const groups = await db.selectFrom('namespaces').select(['id', 'traversal']).where('id', 'in', [...groupIds]).execute();
-    const below = await db.selectFrom('namespaces').select(['id', 'traversal'])
-      .where((eb) => eb.or(groups.map((g) => eb('traversal', 'like', `${g.traversal}%`))))
-      .execute();
-    nsIds = nsIds.concat(below.filter((n) => ancestorIds(n).some((a) => groupIds.has(a))).map((n) => n.id));
-  }
-  if (nsIds.length) {
-    const rows = await db.selectFrom('projects').select('id').where('namespace_id', 'in', nsIds).execute();
-    for (const r of rows) ids.add(r.id);
-  }
-  if (ids.size === 0) return ids;
-  const live = await db.selectFrom('projects').select('id').where('id', 'in', [...ids]).where('pending_delete', '=', 0).execute();
-  return new Set(live.map((r) => r.id));
 }
 
 /** Deploy keys attached to a project, for access checks elsewhere (protected tags and branches, git access). */

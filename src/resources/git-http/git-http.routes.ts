@@ -7,7 +7,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { spawnGit } from '../../platform/git/command.ts';
 import { answerLsRefs, readLsRefsRequest } from '../../platform/git/ls-refs.ts';
 import { FLUSH, pkt, readPushHead, refusedPushResponse } from '../../platform/git/pktline.ts';
-import { canReadVisibility, projectAccessFor } from '../../http/access.ts';
+import { projectAccessFor } from '../../http/access.ts';
+import { projectDenial } from '../../platform/access/policy.ts';
 import { anonymous, type Actor } from '../../http/auth.ts';
 import { checkSignIn } from '../../web/sign-in.service.ts';
 import { ForbiddenError, InvalidTokenError, UnauthorizedError } from '../../platform/errors.ts';
@@ -105,18 +106,17 @@ async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service:
   const project = await projectByPath(app, fullPath.toLowerCase(), service === 'git-upload-pack');
   if (!project) throw challengeOrMissing();
   const access = await projectAccessFor(app, actor, project);
-  if (!canReadVisibility(actor, project.visibility_level, access.effective)) throw challengeOrMissing();
+  if (projectDenial(actor, 'read_project', project, access.effective)) throw challengeOrMissing();
   const level = actor.admin ? AccessLevel.OWNER : access.effective;
   const caller: Caller = { userId: actor.user?.id ?? null, level: actor.user ? level : 0, admin: actor.admin };
 
   if (!hasScope(actor, ['api', 'read_repository', 'write_repository'])) throw new GitHttpRefusal(403, MESSAGES.readScope);
-  if (project.visibility_level < 10 && level < AccessLevel.REPORTER) throw new GitHttpRefusal(403, MESSAGES.downloadCode);
+  if (projectDenial(actor, 'download_code', project, access.effective)) throw new GitHttpRefusal(403, MESSAGES.downloadCode);
   if (service === 'git-receive-pack') {
     if (!actor.user) throw new GitHttpRefusal(401, 'HTTP Basic: Access denied', true);
     if (!hasScope(actor, ['api', 'write_repository'])) throw new GitHttpRefusal(403, MESSAGES.pushScope);
-    if (level < AccessLevel.DEVELOPER) throw new GitHttpRefusal(403, MESSAGES.pushCode);
-    if (project.archived) throw new GitHttpRefusal(403, MESSAGES.archived);
-    if (project.repository_read_only) throw new GitHttpRefusal(403, MESSAGES.readOnly);
+    const denial = projectDenial(actor, 'push_code', project, access.effective);
+    if (denial) throw new GitHttpRefusal(403, denial === 'archived' ? MESSAGES.archived : denial === 'read_only' ? MESSAGES.readOnly : MESSAGES.pushCode);
   }
   const repo = repoFor(app.config, project);
   if (!repo.exists()) {

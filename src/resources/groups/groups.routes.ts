@@ -3,17 +3,18 @@ import type { FastifyReply } from 'fastify';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, Enum, Input, Int, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { pageParams, paginateQuery, setKeysetLink } from '../../http/pagination.ts';
-import { findGroup, requireGroupLevel } from '../../http/access.ts';
+import { findGroup } from '../../http/access.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { accepted, keysetUnavailable, offsetLimitExceeded, sendRendered } from '../../http/errors.ts';
 import { ForbiddenError, ParamError } from '../../platform/errors.ts';
 import { AccessLevel, ALL_ACCESS_LEVELS, Visibility, projectAccessLevels } from '../../platform/membership.ts';
 import {
-  PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, assertCanCreateTopLevel, canCreateSubgroup, createGroup, deleteGroup,
-  containsText, memberOfSelfOrAncestor, readableGroups, transferFailure, transferGroup, updateGroup, type Group,
+  PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, assertCanCreateTopLevel, createGroup, deleteGroup,
+  containsText, transferFailure, transferGroup, updateGroup, type Group,
 } from './groups.service.ts';
+import { memberOfSelfOrAncestor, readableGroups } from '../../platform/access/queries.ts';
 import { groupDetail, groupEntity, projectSummary } from './groups.presenter.ts';
-import { canReadVisibility } from '../../http/access.ts';
+import { canGroup, canReadVisibility } from '../../platform/access/policy.ts';
 
 const OFFSET_LIMIT = 50_000;
 
@@ -188,7 +189,7 @@ export const groupRoutes: RouteDef<any>[] = [
       let parent: Group | null = null;
       if (i.parent_id !== undefined) {
         const ctx = await findGroup(req.server.db, req.actor, i.parent_id);
-        if (!canCreateSubgroup(req.actor, ctx.group, ctx.level)) throw new ForbiddenError();
+        if (!canGroup(req.actor, 'create_subgroup', ctx.group, ctx.level)) throw new ForbiddenError();
         parent = ctx.group;
       } else {
         assertCanCreateTopLevel(req.actor);
@@ -199,63 +200,60 @@ export const groupRoutes: RouteDef<any>[] = [
     },
   },
   {
-    method: 'GET', url: '/groups/:id', summary: 'One group', tags: ['groups'], access: 'public',
+    method: 'GET', url: '/groups/:id', summary: 'One group', tags: ['groups'], access: 'public', group: { ability: 'read_group' },
     input: Input({ id: Str(), with_projects: Opt(Bool({ default: true })), with_custom_attributes: Opt(Bool({ default: false })) }),
     handler: async (req) => {
-      const { group } = await findGroup(req.server.db, req.actor, req.input.id);
+      const { group } = req.group;
       const base = req.server.config.externalUrl;
       if (!req.input.with_projects) return groupEntity(group, base);
       return groupDetail(group, base, { projects: await groupProjects(req, group) });
     },
   },
   {
-    method: 'PUT', url: '/groups/:id', summary: 'Edit a group', tags: ['groups'], access: 'authenticated',
+    method: 'PUT', url: '/groups/:id', summary: 'Edit a group', tags: ['groups'], access: 'authenticated', group: { ability: 'admin_group' },
     input: Input({ id: Str(), name: Opt(Str()), path: Opt(Str()), ...SettingsParams }),
     handler: async (req) => {
-      const ctx = await findGroup(req.server.db, req.actor, req.input.id);
-      requireGroupLevel(ctx, AccessLevel.OWNER);
+      const ctx = req.group;
       const { id: _id, ...settings } = req.input;
       const g = await updateGroup(req.server, ctx.group, settings);
       return groupDetail(g, req.server.config.externalUrl, { projects: await groupProjects(req, g) });
     },
   },
   {
-    method: 'DELETE', url: '/groups/:id', summary: 'Delete a group', tags: ['groups'], access: 'authenticated',
+    method: 'DELETE', url: '/groups/:id', summary: 'Delete a group', tags: ['groups'], access: 'authenticated', group: { ability: 'admin_group' },
     input: Input({ id: Str() }),
     handler: async (req, reply) => {
-      const ctx = await findGroup(req.server.db, req.actor, req.input.id);
-      requireGroupLevel(ctx, AccessLevel.OWNER);
+      const ctx = req.group;
       checkUnmodifiedSince(req, ctx.group.updated_at);
       await deleteGroup(req.server, ctx.group);
       return sendRendered(reply, accepted);
     },
   },
   {
-    method: 'GET', url: '/groups/:id/subgroups', summary: 'List the direct subgroups of a group', tags: ['groups'], access: 'public',
+    method: 'GET', url: '/groups/:id/subgroups', summary: 'List the direct subgroups of a group', tags: ['groups'], access: 'public', group: { ability: 'read_group' },
     input: Input({ id: Str(), ...ListParams }),
     handler: async (req, reply) => {
-      const { group } = await findGroup(req.server.db, req.actor, req.input.id);
+      const { group } = req.group;
       return listGroups(req, reply, group);
     },
   },
   {
-    method: 'GET', url: '/groups/:id/descendant_groups', summary: 'List every group below a group', tags: ['groups'], access: 'public',
+    method: 'GET', url: '/groups/:id/descendant_groups', summary: 'List every group below a group', tags: ['groups'], access: 'public', group: { ability: 'read_group' },
     input: Input({ id: Str(), ...ListParams }),
     handler: async (req, reply) => {
-      const { group } = await findGroup(req.server.db, req.actor, req.input.id);
+      const { group } = req.group;
       return listGroups(req, reply, group, true);
     },
   },
   {
-    method: 'POST', url: '/groups/:id/transfer', summary: 'Move a group under another group or to the top level', tags: ['groups'], access: 'authenticated',
+    method: 'POST', url: '/groups/:id/transfer', summary: 'Move a group under another group or to the top level', tags: ['groups'], access: 'authenticated', group: { ability: 'admin_group' },
     input: Input({ id: Str(), group_id: Opt(Int()) }),
     handler: async (req) => {
-      const ctx = await findGroup(req.server.db, req.actor, req.input.id);
-      requireGroupLevel(ctx, AccessLevel.OWNER);
+      const ctx = req.group;
       let target: Group | null = null;
       if (req.input.group_id !== undefined) {
         const t = await findGroup(req.server.db, req.actor, req.input.group_id);
-        if (!canCreateSubgroup(req.actor, t.group, t.level)) throw transferFailure("You don't have enough permissions.");
+        if (!canGroup(req.actor, 'create_subgroup', t.group, t.level)) throw transferFailure("You don't have enough permissions.");
         target = t.group;
       } else if (!req.actor.admin && !req.actor.user?.can_create_group) {
         throw transferFailure("You don't have enough permissions.");

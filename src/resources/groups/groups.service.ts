@@ -94,28 +94,6 @@ function visibilityAboveParent(errors: Errors, level: number, parent: Group | nu
   }
 }
 
-/** Who may create a subgroup in `parent`, by its subgroup_creation_level. */
-export function canCreateSubgroup(actor: Actor, parent: Group, level: number): boolean {
-  if (actor.admin) return true;
-  return parent.subgroup_creation_level === 'owner' ? level >= AccessLevel.OWNER : level >= AccessLevel.MAINTAINER;
-}
-
-/** Who may create projects in a group, by its project_creation_level. */
-export function canCreateProjectIn(actor: Actor, group: Pick<Group, 'project_creation_level'>, level: number): boolean {
-  if (actor.admin) return true;
-  switch (group.project_creation_level) {
-    case 'noone':
-    case 'administrator':
-      return false;
-    case 'owner':
-      return level >= AccessLevel.OWNER;
-    case 'maintainer':
-      return level >= AccessLevel.MAINTAINER;
-    default:
-      return level >= AccessLevel.DEVELOPER;
-  }
-}
-
 export async function createGroup(deps: ServiceDeps, creatorId: number, parent: Group | null, input: GroupSettingsInput & { name: string; path: string }): Promise<Group> {
   const errors: Errors = {};
   checkName(errors, input.name);
@@ -274,22 +252,6 @@ export async function deleteGroup(deps: ServiceDeps, group: Group): Promise<void
 export function containsText(column: string, term: string) {
   const pattern = `%${term.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   return sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
-}
-
-/** SQL condition: the namespace row `namespaces` is the user's through a membership of it or of an ancestor. */
-export function memberOfSelfOrAncestor(userId: number, now: number, minLevel = 0) {
-  return sql<boolean>`exists (select 1 from members m join namespaces a on a.id = m.source_id
-    where m.source_type = 'Namespace' and m.user_id = ${userId} and m.access_level >= ${minLevel}
-      and (m.expires_at is null or m.expires_at > ${now})
-      and namespaces.traversal like a.traversal || '%')`;
-}
-
-/** SQL condition: groups the actor may read (public; internal for signed-in non-external users; members; admins all). */
-export function readableGroups(actor: Actor, now: number) {
-  if (actor.admin) return sql<boolean>`1 = 1`;
-  if (!actor.user) return sql<boolean>`namespaces.visibility_level >= ${Visibility.public}`;
-  const min = actor.user.external ? Visibility.public : Visibility.internal;
-  return sql<boolean>`(namespaces.visibility_level >= ${min} or ${memberOfSelfOrAncestor(actor.user.id, now)})`;
 }
 
 export function assertCanCreateTopLevel(actor: Actor): void {

@@ -2,7 +2,6 @@ import { Type } from '@sinclair/typebox';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, DateTime, Input, Int, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateArray, paginateQuery } from '../../http/pagination.ts';
-import { findGroup, findProject } from '../../http/access.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { ParamError, RecordNotFoundError } from '../../platform/errors.ts';
 import { ROLE_LEVELS } from '../../platform/membership.ts';
@@ -15,15 +14,16 @@ import { containsText } from '../groups/groups.service.ts';
 
 export type SourceKind = 'groups' | 'projects';
 
-/** The group or project of `:id` as a member source; unreadable is 404 ("Group" / "Project"). */
-export async function findSource(req: ApiRequest<any>, kind: SourceKind, id: string): Promise<MemberSource> {
-  const db = req.server.db;
-  if (kind === 'groups') {
-    const ctx = await findGroup(db, req.actor, id);
-    return { type: 'Namespace', id: ctx.group.id, namespace: ctx.group, project: null, level: ctx.level };
-  }
-  const ctx = await findProject(req.server, req.actor, id);
-  const namespace = await db.selectFrom('namespaces').selectAll().where('id', '=', ctx.project.namespace_id).executeTakeFirstOrThrow();
+/** What the routes of a member source declare: the group or project of `:id`, readable (404 otherwise). */
+export function sourceLookup(kind: SourceKind) {
+  return kind === 'groups' ? { group: { ability: 'read_group' as const } } : { project: { ability: 'read_project' as const } };
+}
+
+/** The group or project the route layer found, as a member source. */
+export async function findSource(req: ApiRequest<any>, kind: SourceKind): Promise<MemberSource> {
+  if (kind === 'groups') return { type: 'Namespace', id: req.group.group.id, namespace: req.group.group, project: null, level: req.group.level };
+  const ctx = req.project;
+  const namespace = await req.server.db.selectFrom('namespaces').selectAll().where('id', '=', ctx.project.namespace_id).executeTakeFirstOrThrow();
   return { type: 'Project', id: ctx.project.id, namespace, project: ctx.project, level: ctx.level };
 }
 
@@ -68,10 +68,10 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
   const base = `/${kind}/:id/members`;
   return [
     {
-      method: 'GET', url: base, summary: `List the direct members of a ${label}`, tags, access: 'authenticated',
+      method: 'GET', url: base, summary: `List the direct members of a ${label}`, tags, access: 'authenticated', ...sourceLookup(kind),
       input: Input(ListParams),
       handler: async (req, reply) => {
-        const source = await findSource(req, kind, req.input.id);
+        const source = await findSource(req, kind);
         let q = directMembersQuery(req.server, source);
         const ids = userIds(req.input.user_ids);
         if (ids) q = ids.length ? q.where('user_id', 'in', ids) : q.where(({ lit }) => lit(false));
@@ -83,10 +83,10 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
       },
     },
     {
-      method: 'GET', url: `${base}/all`, summary: `List the direct and inherited members of a ${label}`, tags, access: 'authenticated',
+      method: 'GET', url: `${base}/all`, summary: `List the direct and inherited members of a ${label}`, tags, access: 'authenticated', ...sourceLookup(kind),
       input: Input(ListParams),
       handler: async (req, reply) => {
-        const source = await findSource(req, kind, req.input.id);
+        const source = await findSource(req, kind);
         let rows = await allMembers(req.server, source);
         const ids = userIds(req.input.user_ids);
         if (ids) rows = rows.filter((m) => ids.includes(m.user_id));
@@ -98,47 +98,47 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
       },
     },
     {
-      method: 'GET', url: `${base}/all/:user_id`, summary: `One direct or inherited member of a ${label}`, tags, access: 'authenticated',
+      method: 'GET', url: `${base}/all/:user_id`, summary: `One direct or inherited member of a ${label}`, tags, access: 'authenticated', ...sourceLookup(kind),
       input: Input({ id: Str(), user_id: Int() }),
       handler: async (req) => {
-        const source = await findSource(req, kind, req.input.id);
+        const source = await findSource(req, kind);
         const m = (await allMembers(req.server, source)).find((r) => r.user_id === req.input.user_id);
         if (!m) throw new RecordNotFoundError();
         return (await present(req, [m]))[0];
       },
     },
     {
-      method: 'GET', url: `${base}/:user_id`, summary: `One direct member of a ${label}`, tags, access: 'authenticated',
+      method: 'GET', url: `${base}/:user_id`, summary: `One direct member of a ${label}`, tags, access: 'authenticated', ...sourceLookup(kind),
       input: Input({ id: Str(), user_id: Int() }),
       handler: async (req) => {
-        const source = await findSource(req, kind, req.input.id);
+        const source = await findSource(req, kind);
         return (await present(req, [await findDirectMember(req.server, source, req.input.user_id)]))[0];
       },
     },
     {
-      method: 'POST', url: base, summary: `Add a member to a ${label}`, tags, access: 'authenticated',
+      method: 'POST', url: base, summary: `Add a member to a ${label}`, tags, access: 'authenticated', ...sourceLookup(kind),
       input: Input({ id: Str(), access_level: IntEnum(ROLE_LEVELS), user_id: Int(), expires_at: Opt(DateTime()), invite_source: Opt(Str()) }),
       handler: async (req) => {
-        const source = await findSource(req, kind, req.input.id);
+        const source = await findSource(req, kind);
         const m = await addMember(req.server, req.actor, source, { userId: req.input.user_id, accessLevel: req.input.access_level, expiresAt: req.input.expires_at });
         return (await present(req, [m]))[0];
       },
     },
     {
-      method: 'PUT', url: `${base}/:user_id`, summary: `Change a member of a ${label}`, tags, access: 'authenticated',
+      method: 'PUT', url: `${base}/:user_id`, summary: `Change a member of a ${label}`, tags, access: 'authenticated', ...sourceLookup(kind),
       input: Input({ id: Str(), user_id: Int(), access_level: IntEnum(ROLE_LEVELS), expires_at: Opt(Type.Union([DateTime(), Type.Null()])) }),
       handler: async (req) => {
-        const source = await findSource(req, kind, req.input.id);
+        const source = await findSource(req, kind);
         const member = await findDirectMember(req.server, source, req.input.user_id);
         const m = await updateMember(req.server, source, member, { accessLevel: req.input.access_level, expiresAt: req.input.expires_at });
         return (await present(req, [m]))[0];
       },
     },
     {
-      method: 'DELETE', url: `${base}/:user_id`, summary: `Remove a member from a ${label}`, tags, access: 'authenticated',
+      method: 'DELETE', url: `${base}/:user_id`, summary: `Remove a member from a ${label}`, tags, access: 'authenticated', ...sourceLookup(kind),
       input: Input({ id: Str(), user_id: Int(), skip_subresources: Opt(Bool({ default: false })), unassign_issuables: Opt(Bool({ default: false })) }),
       handler: async (req) => {
-        const source = await findSource(req, kind, req.input.id);
+        const source = await findSource(req, kind);
         const member = await findDirectMember(req.server, source, req.input.user_id);
         checkUnmodifiedSince(req, member.updated_at);
         await removeMember(req.server, req.actor, source, member, { skipSubresources: req.input.skip_subresources });

@@ -6,7 +6,7 @@ import { parsePathId } from '../../http/params.ts';
 import { NotFoundError, UnauthorizedError } from '../../platform/errors.ts';
 import { ROLE_LEVELS } from '../../platform/membership.ts';
 import { personalAccessToken } from '../access-tokens/access-tokens.presenter.ts';
-import { findSource, type SourceKind } from './members.routes.ts';
+import { findSource, sourceLookup, type SourceKind } from './members.routes.ts';
 import type { MemberSource } from './members.service.ts';
 import {
   BOT_SCOPES, canManageTokens, createResourceToken, revokeResourceToken, rotateResourceToken, tokensQuery, type ResourceTokenRow,
@@ -43,10 +43,10 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
   };
   return [
     {
-      method: 'GET', url: base, summary: `List the ${label} access tokens`, tags, access: 'authenticated',
+      method: 'GET', url: base, summary: `List the ${label} access tokens`, tags, access: 'authenticated', ...sourceLookup(kind),
       input: Input({ id: Str(), state: Opt(Enum(['active', 'inactive'] as const)), ...PaginationParams }),
       handler: async (req, reply) => {
-        const source = await findSource(req, kind, req.input.id);
+        const source = await findSource(req, kind);
         readable(req, source);
         const now = req.server.clock.now();
         let q = tokensQuery(req.server, source);
@@ -62,22 +62,22 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
       },
     },
     {
-      method: 'GET', url: `${base}/:token_id`, summary: `One ${label} access token`, tags, access: 'authenticated',
+      method: 'GET', url: `${base}/:token_id`, summary: `One ${label} access token`, tags, access: 'authenticated', ...sourceLookup(kind),
       input: Input({ id: Str(), token_id: Str() }),
       handler: async (req) => {
-        const source = await findSource(req, kind, req.input.id);
+        const source = await findSource(req, kind);
         readable(req, source);
         return present(await tokenOr404(req, source, label), source, req.server.clock.now());
       },
     },
     {
-      method: 'POST', url: base, summary: `Create a ${label} access token`, tags, access: 'authenticated',
+      method: 'POST', url: base, summary: `Create a ${label} access token`, tags, access: 'authenticated', ...sourceLookup(kind),
       input: Input({
         id: Str(), name: Str(), scopes: Type.Array(Enum(BOT_SCOPES), { minItems: 1 }), description: Opt(Str()),
         expires_at: Opt(DateOnly()), access_level: Opt(IntEnum(ROLE_LEVELS, { default: 40 })),
       }),
       handler: async (req) => {
-        const source = await findSource(req, kind, req.input.id);
+        const source = await findSource(req, kind);
         const i = req.input;
         const { row, token } = await createResourceToken(req.server, req.actor, source, {
           name: i.name, scopes: i.scopes, expiresAt: i.expires_at ?? null, accessLevel: i.access_level ?? 40, description: i.description,
@@ -86,20 +86,20 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
       },
     },
     {
-      method: 'DELETE', url: `${base}/:token_id`, summary: `Revoke a ${label} access token`, tags, access: 'authenticated',
+      method: 'DELETE', url: `${base}/:token_id`, summary: `Revoke a ${label} access token`, tags, access: 'authenticated', ...sourceLookup(kind),
       input: Input({ id: Str(), token_id: Str() }),
       handler: async (req) => {
-        const source = await findSource(req, kind, req.input.id);
+        const source = await findSource(req, kind);
         const row = await tokenOr404(req, source, label);
         await revokeResourceToken(req.server, req.actor, source, row);
         return undefined;
       },
     },
     {
-      method: 'POST', url: `${base}/:token_id/rotate`, summary: `Rotate a ${label} access token`, tags, access: 'authenticated',
+      method: 'POST', url: `${base}/:token_id/rotate`, summary: `Rotate a ${label} access token`, tags, access: 'authenticated', ...sourceLookup(kind),
       input: Input({ id: Str(), token_id: Str(), expires_at: Opt(DateOnly()) }),
       handler: async (req, reply) => {
-        const source = await findSource(req, kind, req.input.id);
+        const source = await findSource(req, kind);
         // Only administrators learn whether a token they cannot rotate exists.
         const id = /^\d+$/.test(req.input.token_id) ? Number(req.input.token_id) : -1;
         const row = canManageTokens(req.actor, source)

@@ -2,10 +2,11 @@ import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, Input, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateArray } from '../../http/pagination.ts';
 import { parseIdOrPath } from '../../http/params.ts';
-import { canReadVisibility } from '../../http/access.ts';
+import { canGroup, canReadVisibility } from '../../platform/access/policy.ts';
 import { NotFoundError } from '../../platform/errors.ts';
 import { AccessLevel, groupAccessLevels, type NamespaceRow } from '../../platform/membership.ts';
-import { canCreateProjectIn, containsText, memberOfSelfOrAncestor } from '../groups/groups.service.ts';
+import { containsText } from '../groups/groups.service.ts';
+import { memberOfSelfOrAncestor } from '../../platform/access/queries.ts';
 import { namespaceEntity } from './namespaces.presenter.ts';
 
 /** Distinct users holding a membership in the group or any group below it. */
@@ -61,7 +62,7 @@ export const namespaceRoutes: RouteDef<any>[] = [
         // Groups count when the user may create projects in them; owned_only keeps the ones they own.
         rows = rows.filter((n) => n.kind === 'user' || (req.input.owned_only
           ? (levels.get(n.id) ?? 0) >= AccessLevel.OWNER
-          : canCreateProjectIn(req.actor, n, levels.get(n.id) ?? 0)));
+          : canGroup(req.actor, 'create_projects', n, levels.get(n.id) ?? 0)));
       } else if (req.input.owned_only) {
         rows = rows.filter((n) => (n.kind === 'user' && n.owner_id === user.id) || (levels.get(n.id) ?? 0) >= AccessLevel.OWNER);
       }

@@ -1,6 +1,5 @@
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, IdOrPath, Input, Opt, Str } from '../../http/schemas.ts';
-import { findGroup, findProject } from '../../http/access.ts';
 import {
   EVENTS, GLOBAL, LEVELS, getNotificationSetting, updateNotificationSetting, type EventName, type Source,
 } from './notification-settings.service.ts';
@@ -17,16 +16,16 @@ function eventsOf(input: Record<string, unknown>): Partial<Record<EventName, boo
 }
 
 /** A group or project the caller can read (404 otherwise); any reader may set their own notifications. */
-async function sourceOf(req: ApiRequest<any>, kind: 'group' | 'project'): Promise<Source> {
-  if (kind === 'group') return { type: 'Namespace', id: (await findGroup(req.server.db, req.actor, req.input.id)).group.id };
-  return { type: 'Project', id: (await findProject(req.server, req.actor, req.input.id)).project.id };
+const lookup = (kind: 'group' | 'project') => (kind === 'group' ? { group: { ability: 'read_group' as const } } : { project: { ability: 'read_project' as const } });
+function sourceOf(req: ApiRequest<any>, kind: 'group' | 'project'): Source {
+  return kind === 'group' ? { type: 'Namespace', id: req.group.group.id } : { type: 'Project', id: req.project.project.id };
 }
 
 function scoped(kind: 'group' | 'project'): RouteDef<any>[] {
   const url = `/${kind}s/:id/notification_settings`;
   return [
     {
-      method: 'GET', url, summary: `Your notification setting for a ${kind}`, tags, access: 'authenticated',
+      method: 'GET', url, summary: `Your notification setting for a ${kind}`, tags, access: 'authenticated', ...lookup(kind),
       input: Input({ id: IdOrPath() }),
       handler: async (req) => {
         const source = await sourceOf(req, kind);
@@ -34,7 +33,7 @@ function scoped(kind: 'group' | 'project'): RouteDef<any>[] {
       },
     },
     {
-      method: 'PUT', url, summary: `Change your notification setting for a ${kind}`, tags, access: 'authenticated',
+      method: 'PUT', url, summary: `Change your notification setting for a ${kind}`, tags, access: 'authenticated', ...lookup(kind),
       input: Input({ id: IdOrPath(), level, ...eventParams }),
       handler: async (req) => {
         const source = await sourceOf(req, kind);

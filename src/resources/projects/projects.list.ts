@@ -3,6 +3,7 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Actor } from '../../http/auth.ts';
 import { parseDateTime } from '../../http/params.ts';
 import { AccessLevel, userAuthorization, type Authorization } from '../../platform/membership.ts';
+import { authorizedExpr, groupsAtLeast, visibleExpr } from '../../platform/access/queries.ts';
 import { BadRequestError } from '../../platform/errors.ts';
 import { dialectOf } from '../../platform/db/dialect.ts';
 import { FEATURE_LEVEL, type Project } from './projects.service.ts';
@@ -49,62 +50,6 @@ export interface ListInput {
   custom_attributes?: Record<string, unknown>;
   include_pending_delete?: boolean;
   pagination?: string;
-}
-
-export async function loadAuthorization(deps: ServiceDeps, userId: number): Promise<Authorization> {
-  return userAuthorization(deps, userId, deps.clock.now());
-}
-
-function groupsAtLeast(a: Authorization, level: number): number[] {
-  return [...a.groupLevels.entries()].filter(([, l]) => l >= level).map(([id]) => id);
-}
-
-/** Projects the user is authorised for at `level` or higher, as one boolean expression. */
-export function authorizedExpr(eb: any, a: Authorization, level: number, now: number, inline: boolean): Expression<SqlBool> {
-  const groups = groupsAtLeast(a, level);
-  const parts: Expression<SqlBool>[] = [];
-  if (a.projectLevels && inline) {
-    const ids = [...a.projectLevels.entries()].filter(([, l]) => l >= level).map(([id]) => id);
-    if (ids.length) parts.push(eb('projects.id', 'in', ids));
-  } else {
-    parts.push(eb('projects.id', 'in', eb.selectFrom('members').select('source_id')
-      .where('source_type', '=', 'Project').where('user_id', '=', a.userId).where('access_level', '>=', level)
-      .where((e: any) => e.or([e('expires_at', 'is', null), e('expires_at', '>', now)]))));
-    if (groups.length) {
-      parts.push(eb('projects.id', 'in', eb.selectFrom('project_group_links').select('project_id')
-        .where('group_id', 'in', groups).where('group_access', '>=', level)
-        .where((e: any) => e.or([e('expires_at', 'is', null), e('expires_at', '>', now)]))));
-    }
-  }
-  if (a.personalNs.length) parts.push(eb('projects.namespace_id', 'in', a.personalNs));
-  if (groups.length) parts.push(eb('projects.namespace_id', 'in', groups));
-  if (parts.length === 0) return sql<SqlBool>`1 = 0`;
-  return eb.or(parts);
-}
-
-/** What any caller may see: public, internal for signed-in non-external users, authorised, everything for admins. */
-export function visibleExpr(eb: any, actor: Actor, a: Authorization | null, now: number, inline: boolean): Expression<SqlBool> | null {
-  if (actor.admin) return null;
-  if (!actor.user || !a) return eb('projects.visibility_level', '=', 20);
-  const open = eb('projects.visibility_level', '>=', actor.user.external ? 20 : 10);
-  if (inline) return eb.or([open, authorizedExpr(eb, a, AccessLevel.GUEST, now, inline)]);
-  // SQLite walks the id (or order) index and tests each row: most rows pass on visibility alone, and the
-  // few private ones are each one unique-index probe, cheaper than building the membership list per query.
-  const groups = groupsAtLeast(a, AccessLevel.GUEST);
-  const active = (e: any) => e.or([e('expires_at', 'is', null), e('expires_at', '>', now)]);
-  const parts: Expression<SqlBool>[] = [
-    open,
-    eb.exists(eb.selectFrom('members').select(sql`1`.as('one'))
-      .where('source_type', '=', 'Project').whereRef('source_id', '=', 'projects.id').where('user_id', '=', a.userId)
-      .where('access_level', '>=', AccessLevel.GUEST).where(active)),
-  ];
-  const namespaces = [...a.personalNs, ...groups];
-  if (namespaces.length) parts.push(eb('projects.namespace_id', 'in', namespaces));
-  if (groups.length) {
-    parts.push(eb.exists(eb.selectFrom('project_group_links').select(sql`1`.as('one'))
-      .whereRef('project_id', '=', 'projects.id').where('group_id', 'in', groups).where(active)));
-  }
-  return eb.or(parts);
 }
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -158,7 +103,7 @@ export async function buildListQuery(deps: ServiceDeps, actor: Actor, i: ListInp
   const similarity = orderBy === 'similarity' && !!i.search && !!actor.user;
   if (orderBy === 'similarity' && !similarity) orderBy = 'created_at';
 
-  const auth = actor.user ? await loadAuthorization(deps, actor.user.id) : null;
+  const auth = actor.user ? await userAuthorization(deps, actor.user.id, now) : null;
   // PostgreSQL combines literal id lists with index bitmaps; SQLite is quicker reading the memberships itself.
   const inline = dialectOf(db) === 'postgres';
   let empty = false;

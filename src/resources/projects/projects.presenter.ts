@@ -5,7 +5,8 @@ import type { Actor } from '../../http/auth.ts';
 import { iso, isoDate, webUrl } from '../../http/format.ts';
 import { AccessLevel, projectAccessLevels, visibilityName, type ProjectAccess } from '../../platform/membership.ts';
 import { userBasic } from '../users/users.presenter.ts';
-import { FEATURE_LEVEL, featureAvailable, featureLevelName, settingsOf, type CreatedProject, type Namespace, type Project } from './projects.service.ts';
+import { FEATURE_LEVEL, featureLevelName, settingsOf, type CreatedProject, type Namespace, type Project } from './projects.service.ts';
+import { canProject, canReadVisibility, featureAvailable } from '../../platform/access/policy.ts';
 
 // Project entities in the reference's field order. Everything a page needs is loaded in one batch
 // (a constant number of queries whatever the page size), then each row is rendered from memory.
@@ -118,16 +119,9 @@ export async function loadPresentation(deps: ServiceDeps, actor: Actor, rows: Pr
   // A fork's source is shown only when the caller can read it.
   for (const f of forkRows) {
     const level = access.get(f.id)?.effective ?? 0;
-    if (actor.admin || f.visibility_level >= 20 || (f.visibility_level >= 10 && actor.user && !actor.user.external) || level >= AccessLevel.GUEST) pres.forkedFrom.set(f.id, f);
+    if (canReadVisibility(actor, f.visibility_level, level)) pres.forkedFrom.set(f.id, f);
   }
   return pres;
-}
-
-/** Code is readable when the repository feature is available and, in a private project, from Reporter up. */
-function canReadCode(p: Project, level: number, admin: boolean): boolean {
-  if (admin) return true;
-  if (!featureAvailable(p.repository_access_level, level, admin)) return false;
-  return p.visibility_level >= 10 || level >= AccessLevel.REPORTER;
 }
 
 function levelOf(pres: Presentation, p: Project): number {
@@ -162,7 +156,7 @@ export function simpleProject(p: Project, pres: Presentation): Record<string, un
   const base = pres.base;
   const ns = pres.namespaces.get(p.namespace_id);
   const topics = pres.topics.get(p.id) ?? [];
-  const readCode = canReadCode(p, levelOf(pres, p), pres.actor.admin);
+  const readCode = canProject(pres.actor, 'download_code', p, levelOf(pres, p));
   const web = webUrl(base, p.full_path);
   return {
     id: p.id,
@@ -211,9 +205,9 @@ export function fullProject(p: Project, pres: Presentation): Record<string, unkn
   const acc = pres.access.get(p.id) ?? NO_ACCESS;
   const s = settingsOf(p);
   const ns = pres.namespaces.get(p.namespace_id);
-  const readCode = canReadCode(p, level, admin);
-  const issues = featureAvailable(p.issues_access_level, level, admin);
-  const mrs = featureAvailable(p.merge_requests_access_level, level, admin);
+  const readCode = canProject(pres.actor, 'download_code', p, level);
+  const issues = featureAvailable(pres.actor, p, 'issues', level);
+  const mrs = featureAvailable(pres.actor, p, 'merge_requests', level);
   const m = admin || level >= AccessLevel.MAINTAINER;
   const web = webUrl(base, p.full_path);
   const api = `${base}/api/v4/projects/${p.id}`;

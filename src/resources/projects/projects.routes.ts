@@ -3,13 +3,13 @@ import type { FastifyReply } from 'fastify';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, DateOnly, DateTime, Enum, Input, Int, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { COUNT_LIMIT, pageParams, paginateQuery, setKeysetLink, setOffsetHeaders } from '../../http/pagination.ts';
-import { findProject, requireProjectLevel, type ProjectContext } from '../../http/access.ts';
+import { type ProjectContext } from '../../http/access.ts';
 import { accepted, keysetUnavailable, offsetLimitExceeded, sendRendered } from '../../http/errors.ts';
 import { iso } from '../../http/format.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import type { Actor } from '../../http/auth.ts';
 import { NotFoundError, ParamError } from '../../platform/errors.ts';
-import { AccessLevel, ROLE_LEVELS, ALL_ACCESS_LEVELS } from '../../platform/membership.ts';
+import { ROLE_LEVELS, ALL_ACCESS_LEVELS } from '../../platform/membership.ts';
 import { getUserOr404 } from '../users/users.service.ts';
 import { userBasic } from '../users/users.presenter.ts';
 import {
@@ -237,10 +237,10 @@ export const projectRoutes: RouteDef<any>[] = [
     },
   },
   {
-    method: 'GET', url: '/projects/:id', summary: 'One project', tags: ['projects'], access: 'public',
+    method: 'GET', url: '/projects/:id', summary: 'One project', tags: ['projects'], access: 'public', project: { ability: 'read_project' },
     input: Input({ ...idParam, statistics: Opt(Bool({ default: false })), license: Opt(Bool({ default: false })), with_custom_attributes: Opt(Bool({ default: false })) }),
     handler: async (req, reply) => {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
+      const ctx = req.project;
       const access = req.actor.user ? new Map([[ctx.project.id, ctx.access]]) : undefined;
       const [entity] = await renderProjects(req.server, req.actor, [ctx.project], presentOptions(req.actor, { statistics: req.input.statistics, customAttributes: req.input.with_custom_attributes, access }));
       bodyFromParts(reply, [entity!.digest]);
@@ -248,51 +248,48 @@ export const projectRoutes: RouteDef<any>[] = [
     },
   },
   {
-    method: 'PUT', url: '/projects/:id', summary: 'Edit a project', tags: ['projects'], access: 'authenticated',
+    method: 'PUT', url: '/projects/:id', summary: 'Edit a project', tags: ['projects'], access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ ...idParam, ...ProjectAttributes, default_branch: Opt(Str()) }),
     handler: async (req) => {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      const ctx = req.project;
       atLeastOne(req.input, UPDATE_KEYS);
       const { id: _id, ...rest } = req.input;
       return presentSingle(req, await updateProject(req.server, ctx, rest));
     },
   },
   {
-    method: 'DELETE', url: '/projects/:id', summary: 'Delete a project', tags: ['projects'], access: 'authenticated',
+    method: 'DELETE', url: '/projects/:id', summary: 'Delete a project', tags: ['projects'], access: 'authenticated', project: { ability: 'remove_project' },
     input: Input(idParam),
     handler: async (req, reply) => {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireProjectLevel(ctx, AccessLevel.OWNER);
+      const ctx = req.project;
       checkUnmodifiedSince(req, ctx.project.updated_at);
       await deleteProject(req.server, ctx.project);
       return sendRendered(reply, accepted);
     },
   },
   ...(['archive', 'unarchive'] as const).map((action): RouteDef<any> => ({
-    method: 'POST', url: `/projects/:id/${action}`, summary: `${action === 'archive' ? 'Archive' : 'Unarchive'} a project`, tags: ['projects'], access: 'authenticated',
+    method: 'POST', url: `/projects/:id/${action}`, summary: `${action === 'archive' ? 'Archive' : 'Unarchive'} a project`, tags: ['projects'], access: 'authenticated', project: { ability: 'archive_project' },
     input: Input(idParam),
     handler: async (req) => {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      const ctx = req.project;
       return presentSingle(req, await setArchived(req.server, ctx.project, action === 'archive'));
     },
   })),
   ...(['star', 'unstar'] as const).map((action): RouteDef<any> => ({
-    method: 'POST', url: `/projects/:id/${action}`, summary: `${action === 'star' ? 'Star' : 'Unstar'} a project`, tags: ['projects'], access: 'authenticated',
+    method: 'POST', url: `/projects/:id/${action}`, summary: `${action === 'star' ? 'Star' : 'Unstar'} a project`, tags: ['projects'], access: 'authenticated', project: { ability: 'read_project' },
     input: Input(idParam),
     handler: async (req, reply) => {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
+      const ctx = req.project;
       const changed = await setStar(req.server, ctx.project, req.actor.user!.id, action === 'star');
       if (!changed) return reply.code(304).send();
       return presentSingle(req, await reload(req.server, ctx.project.id));
     },
   })),
   {
-    method: 'GET', url: '/projects/:id/starrers', summary: 'Users who starred a project', tags: ['projects'], access: 'public',
+    method: 'GET', url: '/projects/:id/starrers', summary: 'Users who starred a project', tags: ['projects'], access: 'public', project: { ability: 'read_project' },
     input: Input({ ...idParam, search: Opt(Str()), ...PaginationParams }),
     handler: async (req, reply) => {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
+      const ctx = req.project;
       let q = req.server.db.selectFrom('users_star_projects as s').innerJoin('users as u', 'u.id', 's.user_id')
         .selectAll('u').select(['s.created_at as starred_since', 's.id as star_id'])
         .where('s.project_id', '=', ctx.project.id);
@@ -308,49 +305,46 @@ export const projectRoutes: RouteDef<any>[] = [
     },
   },
   {
-    method: 'PUT', url: '/projects/:id/transfer', summary: 'Transfer a project to another namespace', tags: ['projects'], access: 'authenticated',
+    method: 'PUT', url: '/projects/:id/transfer', summary: 'Transfer a project to another namespace', tags: ['projects'], access: 'authenticated', project: { ability: 'change_namespace' },
     input: Input({ ...idParam, namespace: Str() }),
     handler: async (req) => {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireProjectLevel(ctx, AccessLevel.OWNER);
+      const ctx = req.project;
       return presentSingle(req, await transferProject(req.server, req.actor, ctx.project, req.input.namespace));
     },
   },
   {
-    method: 'POST', url: '/projects/:id/fork', summary: 'Fork a project', tags: ['projects'], access: 'authenticated',
+    method: 'POST', url: '/projects/:id/fork', summary: 'Fork a project', tags: ['projects'], access: 'authenticated', project: { ability: 'fork_project' },
     input: Input({
       ...idParam, namespace_id: Opt(Str()), namespace_path: Opt(Str()), namespace: Opt(Str()), path: Opt(Str()), name: Opt(Str()),
       description: Opt(Str()), visibility: Opt(Visibility), mr_default_target_self: Opt(Bool()), branches: Opt(Str()),
     }),
     handler: async (req) => {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
+      const ctx = req.project;
       return presentSingle(req, await forkProject(req.server, req.actor, ctx, req.input));
     },
   },
   {
-    method: 'DELETE', url: '/projects/:id/fork', summary: 'Remove the fork relation', tags: ['projects'], access: 'authenticated',
+    method: 'DELETE', url: '/projects/:id/fork', summary: 'Remove the fork relation', tags: ['projects'], access: 'authenticated', project: { ability: 'remove_fork_project' },
     input: Input(idParam),
     handler: async (req, reply) => {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireProjectLevel(ctx, AccessLevel.OWNER);
+      const ctx = req.project;
       if (!(await unlinkFork(req.server, ctx.project))) return reply.code(304).send();
       return undefined;
     },
   },
   {
-    method: 'GET', url: '/projects/:id/forks', summary: 'Forks of a project', tags: ['projects'], access: 'public',
+    method: 'GET', url: '/projects/:id/forks', summary: 'Forks of a project', tags: ['projects'], access: 'public', project: { ability: 'read_project' },
     input: Input({ ...idParam, ...ListParams }),
     handler: async (req, reply) => {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
+      const ctx = req.project;
       return listProjects(req, reply, { forkedFrom: ctx.project.id });
     },
   },
   {
-    method: 'POST', url: '/projects/:id/share', summary: 'Share a project with a group', tags: ['projects'], access: 'authenticated',
+    method: 'POST', url: '/projects/:id/share', summary: 'Share a project with a group', tags: ['projects'], access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ ...idParam, group_id: Id(), group_access: IntEnum(ROLE_LEVELS), expires_at: Opt(DateOnly()) }),
     handler: async (req) => {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      const ctx = req.project;
       const link = await shareProject(req.server, req.actor, ctx.project, req.input);
       return {
         id: link.id, project_id: link.project_id, group_id: link.group_id, group_access: link.group_access,
@@ -359,28 +353,27 @@ export const projectRoutes: RouteDef<any>[] = [
     },
   },
   {
-    method: 'DELETE', url: '/projects/:id/share/:group_id', summary: 'Stop sharing a project with a group', tags: ['projects'], access: 'authenticated',
+    method: 'DELETE', url: '/projects/:id/share/:group_id', summary: 'Stop sharing a project with a group', tags: ['projects'], access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ ...idParam, group_id: Id() }),
     handler: async (req) => {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      const ctx = req.project;
       await unshareProject(req.server, ctx.project, req.input.group_id);
       return undefined;
     },
   },
   {
-    method: 'GET', url: '/projects/:id/custom_attributes', summary: 'Custom attributes of a project', tags: ['projects'], access: 'admin',
+    method: 'GET', url: '/projects/:id/custom_attributes', summary: 'Custom attributes of a project', tags: ['projects'], access: 'admin', project: { ability: 'read_project' },
     input: Input(idParam),
     handler: async (req) => {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
+      const ctx = req.project;
       return req.server.db.selectFrom('project_custom_attributes').select(['key', 'value']).where('project_id', '=', ctx.project.id).orderBy('key').execute();
     },
   },
   {
-    method: 'GET', url: '/projects/:id/custom_attributes/:key', summary: 'One custom attribute of a project', tags: ['projects'], access: 'admin',
+    method: 'GET', url: '/projects/:id/custom_attributes/:key', summary: 'One custom attribute of a project', tags: ['projects'], access: 'admin', project: { ability: 'read_project' },
     input: Input({ ...idParam, key: Str() }),
     handler: async (req) => {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
+      const ctx = req.project;
       const row = await req.server.db.selectFrom('project_custom_attributes').select(['key', 'value'])
         .where('project_id', '=', ctx.project.id).where('key', '=', req.input.key).executeTakeFirst();
       if (!row) throw new NotFoundError('Custom Attribute');
@@ -388,18 +381,18 @@ export const projectRoutes: RouteDef<any>[] = [
     },
   },
   {
-    method: 'PUT', url: '/projects/:id/custom_attributes/:key', summary: 'Set a custom attribute of a project', tags: ['projects'], access: 'admin',
+    method: 'PUT', url: '/projects/:id/custom_attributes/:key', summary: 'Set a custom attribute of a project', tags: ['projects'], access: 'admin', project: { ability: 'read_project' },
     input: Input({ ...idParam, key: Str(), value: Str() }),
     handler: async (req) => {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
+      const ctx = req.project;
       return setCustomAttribute(req.server, ctx.project.id, req.input.key, req.input.value);
     },
   },
   {
-    method: 'DELETE', url: '/projects/:id/custom_attributes/:key', summary: 'Delete a custom attribute of a project', tags: ['projects'], access: 'admin',
+    method: 'DELETE', url: '/projects/:id/custom_attributes/:key', summary: 'Delete a custom attribute of a project', tags: ['projects'], access: 'admin', project: { ability: 'read_project' },
     input: Input({ ...idParam, key: Str() }),
     handler: async (req) => {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
+      const ctx = req.project;
       const r = await req.server.db.deleteFrom('project_custom_attributes').where('project_id', '=', ctx.project.id).where('key', '=', req.input.key).executeTakeFirst();
       if (Number(r.numDeletedRows) === 0) throw new NotFoundError('Custom Attribute');
       return undefined;

@@ -3,11 +3,11 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB, NamespacesTable, ProjectsTable } from '../../platform/db/schema.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { ProjectContext } from '../../http/access.ts';
-import { canReadVisibility } from '../../http/access.ts';
+import { canGroup, canReadVisibility, FEATURE_LEVEL, type FeatureLevelName } from '../../platform/access/policy.ts';
 import { digest, newSecret } from '../../platform/crypto/tokens.ts';
 import { isValidRefName } from '../../platform/git/refs.ts';
 import {
-  ConflictError, ForbiddenError, NotFoundError, RuleError, ValidationError,
+  ConflictError, NotFoundError, RuleError, ValidationError,
 } from '../../platform/errors.ts';
 import { AccessLevel, Visibility, groupAccessLevels, visibilityName, type VisibilityName } from '../../platform/membership.ts';
 import { pathProblem } from '../users/users.service.ts';
@@ -28,8 +28,7 @@ function newRunnersToken(): { token: string; digest: string } {
 export type Namespace = Selectable<NamespacesTable>;
 
 /** Feature levels as stored (integers) and as shown (strings). */
-export const FEATURE_LEVEL = { disabled: 0, private: 10, enabled: 20, public: 30 } as const;
-export type FeatureLevelName = keyof typeof FEATURE_LEVEL;
+export { FEATURE_LEVEL, type FeatureLevelName } from '../../platform/access/policy.ts';
 export function featureLevelName(v: number): FeatureLevelName {
   return v >= 30 ? 'public' : v >= 20 ? 'enabled' : v >= 10 ? 'private' : 'disabled';
 }
@@ -107,13 +106,6 @@ export function settingsOf(p: Pick<Project, 'settings'>): ProjectSettings {
     settingsCache.set(p, s);
   }
   return s;
-}
-
-/** Whether a feature is available to the caller: enabled for readers, private for members (Guest+). */
-export function featureAvailable(level: number, memberLevel: number, admin: boolean): boolean {
-  if (level >= FEATURE_LEVEL.enabled) return true;
-  if (level >= FEATURE_LEVEL.private) return admin || memberLevel >= AccessLevel.GUEST;
-  return false;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -232,9 +224,7 @@ export async function canCreateIn(deps: ServiceDeps, actor: Actor, ns: Namespace
   if (!actor.user) return false;
   if (actor.admin) return true;
   if (ns.kind === 'user') return ns.owner_id === actor.user.id;
-  const level = (await groupAccessLevels(deps.db, actor.user.id, [ns], deps.clock.now())).get(ns.id) ?? 0;
-  const needed = ns.project_creation_level === 'noone' ? Infinity : ns.project_creation_level === 'maintainer' ? AccessLevel.MAINTAINER : AccessLevel.DEVELOPER;
-  return level >= needed;
+  return canGroup(actor, 'create_projects', ns, (await groupAccessLevels(deps.db, actor.user.id, [ns], deps.clock.now())).get(ns.id) ?? 0);
 }
 
 async function canReadNamespace(deps: ServiceDeps, actor: Actor, ns: Namespace): Promise<boolean> {
@@ -599,9 +589,6 @@ export interface ForkInput {
 export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectContext, input: ForkInput): Promise<CreatedProject> {
   const src = ctx.project;
   const user = actor.user!;
-  // Forking needs the forking feature and the code (a Guest of a private project cannot read it).
-  const readCode = featureAvailable(src.repository_access_level, ctx.level, actor.admin) && (actor.admin || src.visibility_level >= 10 || ctx.level >= AccessLevel.REPORTER);
-  if (!featureAvailable(src.forking_access_level, ctx.level, actor.admin) || !readCode) throw new ForbiddenError();
   const target = input.namespace_id ?? input.namespace_path ?? input.namespace;
   let ns: Namespace | undefined;
   if (target !== undefined && target !== '') {

@@ -1,11 +1,10 @@
 import type { RouteDef } from '../../http/route.ts';
 import { Enum, IdOrPath, Input, Opt, PaginationParams, Str } from '../../http/schemas.ts';
-import { findProject, requireProjectLevel } from '../../http/access.ts';
+
 import { paginateArray, pageParams, setKeysetLink } from '../../http/pagination.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { accepted, sendRendered } from '../../http/errors.ts';
-import { AccessLevel } from '../../platform/membership.ts';
-import { callerOf, repoFor, requireDownloadCode } from './repository.common.ts';
+import { callerOf, repoFor } from './repository.common.ts';
 import {
   createBranch, deleteBranch, deleteMergedBranches, describeBranches, filterBranches, findBranch, presentBranch,
 } from './branches.service.ts';
@@ -18,7 +17,7 @@ export const branchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/branches',
     summary: 'List repository branches, ordered by name',
     tags,
-    access: 'public',
+    access: 'public', project: { ability: 'download_code' },
     scopes: ['read_repository'],
     input: Input({
       id: IdOrPath(),
@@ -29,8 +28,7 @@ export const branchRoutes: RouteDef<any>[] = [
       ...PaginationParams,
     }),
     async handler(req, reply) {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireDownloadCode(ctx);
+      const ctx = req.project;
       const repo = repoFor(req.server.config, ctx.project);
       const snap = await repo.branches();
       const list = filterBranches(snap.list, req.input, snap);
@@ -51,12 +49,11 @@ export const branchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/branches/:branch',
     summary: 'Get a single repository branch',
     tags,
-    access: 'public',
+    access: 'public', project: { ability: 'download_code' },
     scopes: ['read_repository'],
     input: Input({ id: IdOrPath(), branch: Str({ description: 'URL-encoded branch name' }) }),
     async handler(req, reply) {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireDownloadCode(ctx);
+      const ctx = req.project;
       const repo = repoFor(req.server.config, ctx.project);
       const entry = await findBranch(repo, req.input.branch);
       // HEAD answers whether the branch exists: 204, or 404, without a body.
@@ -73,12 +70,10 @@ export const branchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/branches',
     summary: 'Create a branch from a branch name or commit SHA',
     tags,
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'push_code' },
     input: Input({ id: IdOrPath(), branch: Str(), ref: Str() }),
     async handler(req) {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireDownloadCode(ctx);
-      requireProjectLevel(ctx, AccessLevel.DEVELOPER);
+      const ctx = req.project;
       const repo = repoFor(req.server.config, ctx.project);
       const caller = callerOf(ctx, req.actor);
       const entry = await createBranch(req.server, ctx.project, repo, caller, req.input.branch, req.input.ref);
@@ -91,12 +86,10 @@ export const branchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/branches/:branch',
     summary: 'Delete a branch',
     tags,
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'push_code' },
     input: Input({ id: IdOrPath(), branch: Str() }),
     async handler(req) {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireDownloadCode(ctx);
-      requireProjectLevel(ctx, AccessLevel.DEVELOPER);
+      const ctx = req.project;
       const repo = repoFor(req.server.config, ctx.project);
       const entry = await findBranch(repo, req.input.branch);
       checkUnmodifiedSince(req, Date.parse(entry.commit.authored_date));
@@ -109,12 +102,10 @@ export const branchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/merged_branches',
     summary: 'Delete every branch merged into the default branch, except protected ones (runs after the answer)',
     tags,
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'push_code' },
     input: Input({ id: IdOrPath() }),
     async handler(req, reply) {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireDownloadCode(ctx);
-      requireProjectLevel(ctx, AccessLevel.DEVELOPER);
+      const ctx = req.project;
       const repo = repoFor(req.server.config, ctx.project);
       const server = req.server;
       const log = req.log;

@@ -1,16 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import type { RouteDef } from '../../http/route.ts';
 import { Bool, IdOrPath, Input, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
-import { findProject, requireProjectLevel } from '../../http/access.ts';
+
 import { paginateArray } from '../../http/pagination.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
-import { AccessLevel } from '../../platform/membership.ts';
 import { loadBranchRules, loadTagRules } from './protection.ts';
 import {
   ACCESS_LEVEL_VALUES, createProtectedBranch, createProtectedTag, deleteProtectedBranch, deleteProtectedTag, entriesFrom,
   findProtectedBranch, findProtectedTag, presentProtectedBranches, presentProtectedTags,
 } from './protected.service.ts';
-import { requireDownloadCode } from './repository.common.ts';
 
 const Level = () => IntEnum(ACCESS_LEVEL_VALUES);
 const Entry = Type.Object({
@@ -27,11 +25,10 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_branches',
     summary: 'List protected branches',
     tags: ['protected_branches'],
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ id: IdOrPath(), search: Opt(Str()), ...PaginationParams }),
     async handler(req, reply) {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      const ctx = req.project;
       let rules = await loadBranchRules(req.server.db, ctx.project.id);
       if (req.input.search) rules = rules.filter((r) => r.name.toLowerCase().includes(String(req.input.search).toLowerCase()));
       return presentProtectedBranches(req.server.db, paginateArray(req, reply, rules));
@@ -42,11 +39,10 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_branches/:name',
     summary: 'Get a protected branch or wildcard by its exact name',
     tags: ['protected_branches'],
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ id: IdOrPath(), name: Str() }),
     async handler(req) {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      const ctx = req.project;
       const rule = await findProtectedBranch(req.server.db, ctx.project.id, req.input.name);
       return (await presentProtectedBranches(req.server.db, [rule]))[0];
     },
@@ -56,7 +52,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_branches',
     summary: 'Protect a branch or wildcard',
     tags: ['protected_branches'],
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({
       id: IdOrPath(),
       name: Str(),
@@ -70,8 +66,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
       code_owner_approval_required: Opt(Bool({ default: false })),
     }),
     async handler(req) {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      const ctx = req.project;
       const i = req.input;
       const rule = await createProtectedBranch(req.server, ctx.project.id, {
         name: i.name,
@@ -89,11 +84,10 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_branches/:name',
     summary: 'Unprotect a branch or wildcard',
     tags: ['protected_branches'],
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ id: IdOrPath(), name: Str() }),
     async handler(req) {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      const ctx = req.project;
       const rule = await findProtectedBranch(req.server.db, ctx.project.id, req.input.name);
       const row = await req.server.db.selectFrom('protected_branches').select('updated_at').where('id', '=', rule.id).executeTakeFirst();
       checkUnmodifiedSince(req, row?.updated_at);
@@ -109,12 +103,10 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_tags',
     summary: 'List protected tags',
     tags: ['protected_tags'],
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'read_protected_branch' },
     input: Input({ id: IdOrPath(), ...PaginationParams }),
     async handler(req, reply) {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireDownloadCode(ctx);
-      requireProjectLevel(ctx, AccessLevel.REPORTER);
+      const ctx = req.project;
       const rules = await loadTagRules(req.server.db, ctx.project.id);
       return presentProtectedTags(req.server.db, paginateArray(req, reply, rules));
     },
@@ -124,12 +116,10 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_tags/:name',
     summary: 'Get a protected tag or wildcard by its exact name',
     tags: ['protected_tags'],
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'read_protected_branch' },
     input: Input({ id: IdOrPath(), name: Str() }),
     async handler(req) {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireDownloadCode(ctx);
-      requireProjectLevel(ctx, AccessLevel.REPORTER);
+      const ctx = req.project;
       const rule = await findProtectedTag(req.server.db, ctx.project.id, req.input.name);
       return (await presentProtectedTags(req.server.db, [rule]))[0];
     },
@@ -139,7 +129,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_tags',
     summary: 'Protect a tag or wildcard',
     tags: ['protected_tags'],
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({
       id: IdOrPath(),
       name: Str(),
@@ -147,8 +137,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
       allowed_to_create: Entries(),
     }),
     async handler(req) {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      const ctx = req.project;
       const rule = await createProtectedTag(req.server, ctx.project.id, req.input.name,
         entriesFrom(req.input.create_access_level, req.input.allowed_to_create, 40));
       return (await presentProtectedTags(req.server.db, [rule]))[0];
@@ -159,11 +148,10 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_tags/:name',
     summary: 'Unprotect a tag or wildcard (by its literal name)',
     tags: ['protected_tags'],
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ id: IdOrPath(), name: Str() }),
     async handler(req) {
-      const ctx = await findProject(req.server, req.actor, req.input.id);
-      requireProjectLevel(ctx, AccessLevel.MAINTAINER);
+      const ctx = req.project;
       const rule = await findProtectedTag(req.server.db, ctx.project.id, req.input.name);
       checkUnmodifiedSince(req, rule.updated_at);
       await deleteProtectedTag(req.server.db, rule.id);

@@ -4,10 +4,9 @@ import { announceCacheVoid } from '../../platform/cache-bus.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Config } from '../../config/index.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
-import { AccessLevel } from '../../platform/membership.ts';
 import { ProjectRepository, invalidateRefs, type CommitInfo } from '../../platform/git/project-repository.ts';
 import { MAX_REF_LENGTH } from '../../platform/git/refs.ts';
-import { ForbiddenError, NotFoundError, RuleError } from '../../platform/errors.ts';
+import { NotFoundError, RuleError } from '../../platform/errors.ts';
 import type { ProjectContext } from '../../http/access.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { Caller } from './protection.ts';
@@ -16,16 +15,6 @@ import { repositoryPath } from '../projects/repository.ts';
 
 export function repoFor(config: Config, project: Pick<ProjectRow, 'id' | 'repository_storage'>): ProjectRepository {
   return new ProjectRepository(repositoryPath(config, project.repository_storage, project.id));
-}
-
-/** download_code: anyone who can read a public or internal project; Reporter+ on a private one. */
-export function canDownloadCode(ctx: ProjectContext): boolean {
-  if (ctx.project.visibility_level >= 10) return true;
-  return ctx.level >= AccessLevel.REPORTER;
-}
-
-export function requireDownloadCode(ctx: ProjectContext): void {
-  if (!canDownloadCode(ctx)) throw new ForbiddenError();
 }
 
 export function callerOf(ctx: ProjectContext, actor: Actor): Caller {

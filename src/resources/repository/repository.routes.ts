@@ -2,37 +2,28 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, DateTime, Enum, IdOrPath, Input, Opt, PaginationParams, Str } from '../../http/schemas.ts';
-import { findProject, requireProjectLevel, type ProjectContext } from '../../http/access.ts';
+import { type ProjectContext } from '../../http/access.ts';
 import { paginateArray, pageParams, setOffsetHeaders } from '../../http/pagination.ts';
 import { parseDateTime } from '../../http/params.ts';
 import { contentDisposition } from '../../http/content-disposition.ts';
-import { AccessLevel } from '../../platform/membership.ts';
-import { ForbiddenError, MissingParamError, NotFoundError } from '../../platform/errors.ts';
+import { MissingParamError, NotFoundError } from '../../platform/errors.ts';
 import type { FileAction } from '../../platform/git/project-repository.ts';
 import { requireUser } from '../../http/auth.ts';
 import { matching, loadTagRules } from './protection.ts';
-import { callerOf, defaultBranchOf, repoFor, requireDownloadCode } from './repository.common.ts';
+import { callerOf, defaultBranchOf, repoFor } from './repository.common.ts';
 import {
   commitFiles, compare, createTag, deleteTag, filePath, fileAt, presentCommitDetail, presentFile, presentTag, presentTreeEntry,
   resolveRef,
 } from './repository.service.ts';
 import { presentCommit } from './repository.common.ts';
 
-const readRoute = { access: 'public' as const, scopes: ['read_repository'] };
+const readRoute = { access: 'public' as const, scopes: ['read_repository'], project: { ability: 'download_code' as const } };
 
-async function readable(req: ApiRequest<any>) {
-  const ctx = await findProject(req.server, req.actor, req.input.id);
-  requireDownloadCode(ctx);
-  return { ctx, repo: repoFor(req.server.config, ctx.project) };
+// The routes declare download_code (reads) or push_code (writes); the project comes checked.
+function readable(req: ApiRequest<any>): { ctx: ProjectContext; repo: ReturnType<typeof repoFor> } {
+  return { ctx: req.project, repo: repoFor(req.server.config, req.project.project) };
 }
-
-async function writable(req: ApiRequest<any>): Promise<{ ctx: ProjectContext; repo: ReturnType<typeof repoFor> }> {
-  const ctx = await findProject(req.server, req.actor, req.input.id);
-  requireDownloadCode(ctx);
-  requireProjectLevel(ctx, AccessLevel.DEVELOPER);
-  if (ctx.project.archived) throw new ForbiddenError();
-  return { ctx, repo: repoFor(req.server.config, ctx.project) };
-}
+const writable = readable;
 
 function content(text: string, encoding: string | undefined): Buffer {
   return encoding === 'base64' ? Buffer.from(text, 'base64') : Buffer.from(text, 'utf8');
@@ -158,7 +149,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/files/:file_path',
     summary: 'Create a file in a new commit',
     tags: ['repository'],
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'push_code' },
     input: Input(FileWrite),
     handler: (req) => writeFile(req, 'create'),
   },
@@ -167,7 +158,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/files/:file_path',
     summary: 'Update a file in a new commit',
     tags: ['repository'],
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'push_code' },
     input: Input(FileWrite),
     handler: (req) => writeFile(req, 'update'),
   },
@@ -176,7 +167,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/files/:file_path',
     summary: 'Delete a file in a new commit',
     tags: ['repository'],
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'push_code' },
     input: Input({
       id: IdOrPath(), file_path: Str(), branch: Str(), start_branch: Opt(Str()), author_email: Opt(Str()), author_name: Opt(Str()),
       commit_message: Str(), last_commit_id: Opt(Str()),
@@ -248,7 +239,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/commits',
     summary: 'Create a commit with several file actions',
     tags: ['commits'],
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'push_code' },
     input: Input({
       id: IdOrPath(), branch: Str(), commit_message: Str(), start_branch: Opt(Str()), start_sha: Opt(Str()),
       actions: Type.Array(ActionSchema), author_email: Opt(Str()), author_name: Opt(Str()), stats: Opt(Bool({ default: true })),
@@ -325,7 +316,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/tags',
     summary: 'Create a tag (annotated when a message is given)',
     tags: ['tags'],
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'push_code' },
     input: Input({ id: IdOrPath(), tag_name: Str(), ref: Str(), message: Opt(Str()) }),
     async handler(req) {
       const { ctx, repo } = await writable(req);
@@ -340,7 +331,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/tags/:tag_name',
     summary: 'Delete a tag',
     tags: ['tags'],
-    access: 'authenticated',
+    access: 'authenticated', project: { ability: 'push_code' },
     input: Input({ id: IdOrPath(), tag_name: Str() }),
     async handler(req) {
       const { ctx, repo } = await writable(req);

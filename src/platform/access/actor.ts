@@ -1,0 +1,31 @@
+import type { Selectable } from 'kysely';
+import type { UsersTable } from '../db/schema.ts';
+
+// The caller as the access policy sees it. Credentials are resolved in the HTTP layer; the policy only reads
+// who the caller is and whether they act as an administrator.
+
+export type UserRow = Selectable<UsersTable>;
+
+export type TokenKind = 'personal' | 'impersonation' | 'oauth';
+
+/** A credential found by one of the resolvers, before its validity is checked. */
+export interface ResolvedToken {
+  kind: TokenKind;
+  id: number;
+  userId: number;
+  scopes: string[];
+  expiresAt: number | null;
+  revoked: boolean;
+}
+
+export interface Actor {
+  /** Whose permissions the request runs with (the sudo target when sudo is used). */
+  user: UserRow | null;
+  /** Effective administrator rights. */
+  admin: boolean;
+  token: ResolvedToken | null;
+  via: 'token' | 'session' | 'none';
+  sudo: boolean;
+}
+
+export const anonymous: Actor = Object.freeze({ user: null, admin: false, token: null, via: 'none', sudo: false }) as Actor;

@@ -1,0 +1,215 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { makeUser, type TestUser } from '../../../test/support/factories.ts';
+import { addMember, createProject, makeGroup } from '../../../test/projects/helpers.ts';
+import { ed25519Key } from '../../../test/support/ssh-key-fixtures.ts';
+import { groupDenial, projectDenial, type Denial, type GroupAbility, type PolicyProject, type ProjectAbility } from './policy.ts';
+import { anonymous, type Actor, type UserRow } from './actor.ts';
+import { projectAccessLevels } from '../membership.ts';
+import { authorizedProjectIds } from './queries.ts';
+
+// Role x ability tables. Each row: ability, project state, then one letter per caller, in the order
+// anonymous, non-member, Guest, Reporter, Developer, Maintainer, Owner, administrator:
+// Y allowed, N hidden (404), F forbidden (403), A refused as archived, R refused as read-only.
+
+const CALLERS = ['anonymous', 'nonMember', 'guest', 'reporter', 'developer', 'maintainer', 'owner', 'admin'] as const;
+const LEVEL: Record<(typeof CALLERS)[number], number> = { anonymous: 0, nonMember: 0, guest: 10, reporter: 20, developer: 30, maintainer: 40, owner: 50, admin: 0 };
+const LETTER: Record<string, Denial | null> = { Y: null, N: 'not_found', F: 'forbidden', A: 'archived', R: 'read_only' };
+
+const user = (o: Partial<UserRow> = {}) => ({ id: 1, external: 0, admin: 0, ...o }) as unknown as UserRow;
+function actorFor(c: (typeof CALLERS)[number]): Actor {
+  if (c === 'anonymous') return anonymous;
+  return { user: user(), admin: c === 'admin', token: null, via: 'token', sudo: false };
+}
+
+const PRIVATE = 0, INTERNAL = 10, PUBLIC = 20;
+const DISABLED = 0, MEMBERS = 10, ENABLED = 20;
+
+function project(o: Partial<PolicyProject> & { wiki?: string; snippets?: string } = {}): PolicyProject {
+  const settings: Record<string, string> = {};
+  if (o.wiki) settings.wiki_access_level = o.wiki;
+  if (o.snippets) settings.snippets_access_level = o.snippets;
+  return {
+    visibility_level: PUBLIC, archived: 0, repository_read_only: 0, settings: JSON.stringify(settings),
+    repository_access_level: ENABLED, issues_access_level: ENABLED, merge_requests_access_level: ENABLED, forking_access_level: ENABLED,
+    ...o,
+  };
+}
+
+const PROJECT_TABLE: Array<[ProjectAbility, string, PolicyProject, string]> = [
+  ['read_project', 'private', project({ visibility_level: PRIVATE }), 'NNYYYYYY'],
+  ['read_project', 'internal', project({ visibility_level: INTERNAL }), 'NYYYYYYY'],
+  ['read_project', 'public', project(), 'YYYYYYYY'],
+  ['download_code', 'private, repository enabled', project({ visibility_level: PRIVATE }), 'NNFYYYYY'],
+  ['download_code', 'private, repository for members', project({ visibility_level: PRIVATE, repository_access_level: MEMBERS }), 'NNFYYYYY'],
+  ['download_code', 'private, repository disabled', project({ visibility_level: PRIVATE, repository_access_level: DISABLED }), 'NNFFFFFF'],
+  ['download_code', 'internal, repository enabled', project({ visibility_level: INTERNAL }), 'NYYYYYYY'],
+  ['download_code', 'internal, repository for members', project({ visibility_level: INTERNAL, repository_access_level: MEMBERS }), 'NFYYYYYY'],
+  ['download_code', 'public, repository enabled', project(), 'YYYYYYYY'],
+  ['download_code', 'public, repository for members', project({ repository_access_level: MEMBERS }), 'FFYYYYYY'],
+  ['download_code', 'public, repository disabled', project({ repository_access_level: DISABLED }), 'FFFFFFFF'],
+  ['push_code', 'public', project(), 'FFFFYYYY'],
+  ['push_code', 'private', project({ visibility_level: PRIVATE }), 'NNFFYYYY'],
+  ['push_code', 'public, repository disabled', project({ repository_access_level: DISABLED }), 'FFFFFFFF'],
+  ['push_code', 'public, archived', project({ archived: 1 }), 'FFFFAAAA'],
+  ['push_code', 'public, read-only repository', project({ repository_read_only: 1 }), 'FFFFRRRR'],
+  ['read_protected_branch', 'public', project(), 'FFFYYYYY'],
+  ['read_issue', 'public, issues enabled', project(), 'YYYYYYYY'],
+  ['read_issue', 'public, issues for members', project({ issues_access_level: MEMBERS }), 'FFYYYYYY'],
+  ['read_issue', 'public, issues disabled', project({ issues_access_level: DISABLED }), 'FFFFFFFF'],
+  ['read_issue', 'private, issues enabled', project({ visibility_level: PRIVATE }), 'NNYYYYYY'],
+  ['create_issue', 'public', project(), 'FYYYYYYY'],
+  ['create_issue', 'public, archived', project({ archived: 1 }), 'FAAAAAAA'],
+  ['create_issue', 'public, issues disabled', project({ issues_access_level: DISABLED }), 'FFFFFFFF'],
+  ['read_merge_request', 'public, merge requests enabled', project(), 'YYYYYYYY'],
+  ['read_merge_request', 'public, merge requests for members', project({ merge_requests_access_level: MEMBERS }), 'FFFYYYYY'],
+  ['read_merge_request', 'private', project({ visibility_level: PRIVATE }), 'NNFYYYYY'],
+  ['read_merge_request', 'public, merge requests disabled', project({ merge_requests_access_level: DISABLED }), 'FFFFFFFF'],
+  ['create_merge_request', 'public', project(), 'FFFFYYYY'],
+  ['create_merge_request', 'public, archived', project({ archived: 1 }), 'FFFFAAAA'],
+  ['read_wiki', 'public, wiki enabled (default)', project(), 'YYYYYYYY'],
+  ['read_wiki', 'public, wiki for members', project({ wiki: 'private' }), 'FFYYYYYY'],
+  ['read_wiki', 'public, wiki disabled', project({ wiki: 'disabled' }), 'FFFFFFFF'],
+  ['read_snippet', 'public, snippets for members', project({ snippets: 'private' }), 'FFYYYYYY'],
+  ['read_snippet', 'public, snippets disabled', project({ snippets: 'disabled' }), 'FFFFFFFF'],
+  ['fork_project', 'public', project(), 'FYYYYYYY'],
+  ['fork_project', 'private', project({ visibility_level: PRIVATE }), 'NNFYYYYY'],
+  ['fork_project', 'public, forking disabled', project({ forking_access_level: DISABLED }), 'FFFFFFFF'],
+  ['fork_project', 'public, repository disabled', project({ repository_access_level: DISABLED }), 'FFFFFFFF'],
+  ['admin_feature_flags_user_lists', 'public', project(), 'FFFFYYYY'],
+  ['admin_project', 'public', project(), 'FFFFFYYY'],
+  ['admin_project', 'private', project({ visibility_level: PRIVATE }), 'NNFFFYYY'],
+  ['admin_project', 'public, archived', project({ archived: 1 }), 'FFFFFYYY'],
+  ['archive_project', 'public', project(), 'FFFFFYYY'],
+  ['admin_operations', 'public', project(), 'FFFFFYYY'],
+  ['remove_project', 'public', project(), 'FFFFFFYY'],
+  ['change_namespace', 'private', project({ visibility_level: PRIVATE }), 'NNFFFFYY'],
+  ['remove_fork_project', 'public', project(), 'FFFFFFYY'],
+];
+
+describe('project abilities', () => {
+  for (const [ability, state, p, row] of PROJECT_TABLE) {
+    test(`${ability} on a ${state} project: ${row}`, () => {
+      const got = CALLERS.map((c) => projectDenial(actorFor(c), ability, p, LEVEL[c]));
+      assert.deepEqual(got, [...row].map((l) => LETTER[l]));
+    });
+  }
+
+  test('an external user reads an internal project only as a member', () => {
+    const external: Actor = { user: user({ external: 1 }), admin: false, token: null, via: 'token', sudo: false };
+    const p = project({ visibility_level: INTERNAL });
+    assert.equal(projectDenial(external, 'read_project', p, 0), 'not_found');
+    assert.equal(projectDenial(external, 'download_code', p, 10), null);
+  });
+
+  test('an unreadable settings column counts every stored feature as enabled', () => {
+    const p = { ...project(), settings: '{not json' };
+    assert.equal(projectDenial(anonymous, 'read_wiki', p, 0), null);
+  });
+});
+
+const group = (visibility_level: number, project_creation_level = 'developer', subgroup_creation_level = 'maintainer') =>
+  ({ visibility_level, project_creation_level, subgroup_creation_level });
+const GROUP_TABLE: Array<[GroupAbility, string, ReturnType<typeof group>, string]> = [
+  ['read_group', 'private', group(PRIVATE), 'NNYYYYYY'],
+  ['read_group', 'internal', group(INTERNAL), 'NYYYYYYY'],
+  ['read_group', 'public', group(PUBLIC), 'YYYYYYYY'],
+  ['admin_group', 'public', group(PUBLIC), 'FFFFFFYY'],
+  ['admin_group', 'private', group(PRIVATE), 'NNFFFFYY'],
+  ['create_projects', 'public, developers create projects', group(PUBLIC), 'FFFFYYYY'],
+  ['create_projects', 'public, maintainers create projects', group(PUBLIC, 'maintainer'), 'FFFFFYYY'],
+  ['create_projects', 'public, owners create projects', group(PUBLIC, 'owner'), 'FFFFFFYY'],
+  ['create_projects', 'public, nobody creates projects', group(PUBLIC, 'noone'), 'FFFFFFFY'],
+  ['create_projects', 'public, administrators create projects', group(PUBLIC, 'administrator'), 'FFFFFFFY'],
+  ['create_subgroup', 'public, maintainers create subgroups', group(PUBLIC), 'FFFFFYYY'],
+  ['create_subgroup', 'private, owners create subgroups', group(PRIVATE, 'developer', 'owner'), 'NNFFFFYY'],
+];
+
+describe('group abilities', () => {
+  for (const [ability, state, g, row] of GROUP_TABLE) {
+    test(`${ability} on a ${state} group: ${row}`, () => {
+      const got = CALLERS.map((c) => groupDenial(actorFor(c), ability, g, LEVEL[c]));
+      assert.deepEqual(got, [...row].map((l) => LETTER[l]));
+    });
+  }
+});
+
+describe('through the API', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  before(async () => {
+    t = await buildTestApp();
+    owner = await makeUser(t.app);
+  });
+  after(async () => { await t.close(); });
+
+  test('group-share members hold the lower of the link and their group role', async () => {
+    const p = await createProject(t.app, owner.token, { name: 'shared-levels' });
+    const g = await makeGroup(t.app);
+    const ownerOfGroup = await makeUser(t.app);
+    const developerOfGroup = await makeUser(t.app);
+    await addMember(t.app, 'Namespace', g.id, ownerOfGroup.user.id, 50);
+    await addMember(t.app, 'Namespace', g.id, developerOfGroup.user.id, 30);
+    const share = await call(t.app, 'POST', `/projects/${p.id}/share`, { token: owner.token, body: { group_id: g.id, group_access: 40 } });
+    assert.equal(share.status, 201, JSON.stringify(share.body));
+    const row = await t.app.db.selectFrom('projects').selectAll().where('id', '=', p.id).executeTakeFirstOrThrow();
+    const levels = async (u: TestUser) => (await projectAccessLevels(t.app.db, u.user.id, [row])).get(p.id)!.effective;
+    assert.equal(await levels(ownerOfGroup), 40);
+    assert.equal(await levels(developerOfGroup), 30);
+    const now = t.app.clock.now();
+    assert.ok((await authorizedProjectIds(t.app, ownerOfGroup.user.id, 40, now)).has(p.id));
+    assert.ok(!(await authorizedProjectIds(t.app, developerOfGroup.user.id, 40, now)).has(p.id));
+    // The route layer follows the same levels: Maintainer through the share edits, Developer through it cannot.
+    assert.equal((await call(t.app, 'GET', `/projects/${p.id}/deploy_keys`, { token: ownerOfGroup.token })).status, 200);
+    assert.equal((await call(t.app, 'GET', `/projects/${p.id}/deploy_keys`, { token: developerOfGroup.token })).status, 403);
+  });
+
+  test('a Maintainer through a group share lists the deploy keys of that project', async () => {
+    const p = await createProject(t.app, owner.token, { name: 'shared-keys' });
+    const g = await makeGroup(t.app);
+    const member = await makeUser(t.app);
+    await addMember(t.app, 'Namespace', g.id, member.user.id, 50);
+    assert.equal((await call(t.app, 'POST', `/projects/${p.id}/share`, { token: owner.token, body: { group_id: g.id, group_access: 40 } })).status, 201);
+    const key = await call(t.app, 'POST', `/projects/${p.id}/deploy_keys`, { token: member.token, body: { key: ed25519Key(), title: 'through the share' } });
+    assert.equal(key.status, 201, JSON.stringify(key.body));
+    const r = await call(t.app, 'GET', `/users/${member.user.id}/project_deploy_keys`, { token: member.token });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body.map((k: { id: number }) => k.id), [key.body.id]);
+    // The project's owner sees the same key as a common project with the member.
+    const common = await call(t.app, 'GET', `/users/${member.user.username}/project_deploy_keys`, { token: owner.token });
+    assert.equal(common.status, 200);
+    assert.deepEqual(common.body.map((k: { id: number }) => k.id), [key.body.id]);
+  });
+
+  test('a public project with the repository disabled gives no code to anyone', async () => {
+    const p = await createProject(t.app, owner.token, { name: 'no-repo', visibility: 'public' });
+    const commit = await call(t.app, 'POST', `/projects/${p.id}/repository/commits`, {
+      token: owner.token,
+      body: { branch: 'main', commit_message: 'Initial', actions: [{ action: 'create', file_path: 'README.md', content: '# secret\n' }] },
+    });
+    assert.equal(commit.status, 201, JSON.stringify(commit.body));
+    const stranger = await makeUser(t.app);
+    // While the repository is enabled the code is public.
+    assert.equal((await call(t.app, 'GET', `/projects/${p.id}/repository/branches`)).status, 200);
+    const off = await call(t.app, 'PUT', `/projects/${p.id}`, { token: owner.token, body: { repository_access_level: 'disabled' } });
+    assert.equal(off.status, 200, JSON.stringify(off.body));
+    for (const token of [undefined, stranger.token]) {
+      const shown = await call(t.app, 'GET', `/projects/${p.id}`, { token });
+      assert.equal(shown.status, 200);
+      assert.equal(shown.body.default_branch, undefined);
+      const branches = await call(t.app, 'GET', `/projects/${p.id}/repository/branches`, { token });
+      assert.equal(branches.status, 403);
+      assert.deepEqual(branches.body, { message: '403 Forbidden' });
+      const file = await call(t.app, 'GET', `/projects/${p.id}/repository/files/README.md`, { token, query: { ref: 'main' } });
+      assert.equal(file.status, 403);
+      assert.deepEqual(file.body, { message: '403 Forbidden' });
+      const raw = await call(t.app, 'GET', `/projects/${p.id}/repository/files/README.md/raw`, { token, query: { ref: 'main' } });
+      assert.equal(raw.status, 403);
+    }
+    // Members only: a member reads it, a stranger still does not.
+    await call(t.app, 'PUT', `/projects/${p.id}`, { token: owner.token, body: { repository_access_level: 'private' } });
+    assert.equal((await call(t.app, 'GET', `/projects/${p.id}/repository/branches`, { token: owner.token })).status, 200);
+    assert.equal((await call(t.app, 'GET', `/projects/${p.id}/repository/branches`, { token: stranger.token })).status, 403);
+  });
+});

@@ -1,0 +1,133 @@
+import { AccessLevel, type NamespaceRow, type ProjectRow } from '../membership.ts';
+import type { Actor } from './actor.ts';
+
+// What a caller may do with a project or a group, decided in one place. Every ability is a row of a table:
+// the role it needs, the project feature it belongs to, and whether an archived project or a read-only
+// repository refuses it. Callers ask `projectDenial` / `groupDenial`: null when allowed, otherwise why not,
+// so that the HTTP layer answers 404 where the caller cannot even read and 403 where it can read but not act.
+
+/** Feature access levels, as stored: disabled, private (members only), enabled (whoever reads the project), public. */
+export const FEATURE_LEVEL = { disabled: 0, private: 10, enabled: 20, public: 30 } as const;
+export type FeatureLevelName = keyof typeof FEATURE_LEVEL;
+
+export type ProjectFeature = 'repository' | 'issues' | 'merge_requests' | 'forking' | 'wiki' | 'snippets' | 'builds' | 'pages';
+
+const COLUMN_FEATURES = new Set<ProjectFeature>(['repository', 'issues', 'merge_requests', 'forking']);
+
+/** The role a member needs when a feature is private to members (PRIVATE_FEATURES_MIN_ACCESS_LEVEL in the reference). */
+function featureMinimum(feature: ProjectFeature, project: Pick<ProjectRow, 'visibility_level'>): number {
+  if (feature === 'merge_requests') return AccessLevel.REPORTER;
+  if (feature === 'repository' && project.visibility_level < 10) return AccessLevel.REPORTER;
+  return AccessLevel.GUEST;
+}
+
+export type PolicyProject = Pick<ProjectRow, 'visibility_level' | 'archived' | 'repository_read_only' | 'settings'
+  | 'repository_access_level' | 'issues_access_level' | 'merge_requests_access_level' | 'forking_access_level'>;
+
+const parsedSettings = new WeakMap<object, Record<string, unknown>>();
+function parseSettings(text: string): Record<string, unknown> {
+  try {
+    return text ? JSON.parse(text) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The stored level of a feature: a column for the filtered ones, a name in `settings` for the others (default enabled). */
+export function featureLevel(p: PolicyProject, feature: ProjectFeature): number {
+  if (COLUMN_FEATURES.has(feature)) return p[`${feature}_access_level` as 'repository_access_level'];
+  let s = parsedSettings.get(p);
+  if (!s) parsedSettings.set(p, s = parseSettings(p.settings));
+  const name = s[`${feature}_access_level`];
+  const stored = typeof name === 'string' ? FEATURE_LEVEL[name as FeatureLevelName] : undefined;
+  return stored ?? (feature === 'pages' ? FEATURE_LEVEL.private : FEATURE_LEVEL.enabled);
+}
+
+/** The reference's feature rule: disabled for everyone, private for members from the feature's minimum role (and administrators). */
+export function featureAvailable(actor: Actor, p: PolicyProject, feature: ProjectFeature, level: number): boolean {
+  const stored = featureLevel(p, feature);
+  if (stored >= FEATURE_LEVEL.enabled) return true;
+  if (stored >= FEATURE_LEVEL.private) return actor.admin || level >= featureMinimum(feature, p);
+  return false;
+}
+
+/** Visibility alone: public to all, internal to signed-in users who are not external, private to members; administrators read all. */
+export function canReadVisibility(actor: Actor, visibilityLevel: number, level: number): boolean {
+  if (actor.admin) return true;
+  if (visibilityLevel >= 20) return true;
+  if (visibilityLevel >= 10 && actor.user && !actor.user.external) return true;
+  return level >= AccessLevel.GUEST;
+}
+
+/**
+ * min: lowest role (administrators pass); feature: whose access level applies; code: needs the repository feature and,
+ * in a private project, Reporter; user: signed in; write: refused when archived; repositoryWrite: refused when read-only.
+ */
+interface ProjectRule { min?: number; feature?: ProjectFeature; code?: boolean; user?: boolean; write?: boolean; repositoryWrite?: boolean }
+
+const G = AccessLevel;
+export const PROJECT_ABILITIES = {
+  read_project: {},
+  download_code: { code: true },
+  push_code: { code: true, min: G.DEVELOPER, write: true, repositoryWrite: true },
+  read_protected_branch: { code: true, min: G.REPORTER },
+  read_issue: { feature: 'issues' },
+  create_issue: { feature: 'issues', user: true, write: true },
+  read_merge_request: { feature: 'merge_requests', code: true },
+  create_merge_request: { feature: 'merge_requests', code: true, min: G.DEVELOPER, write: true },
+  read_wiki: { feature: 'wiki' },
+  read_snippet: { feature: 'snippets' },
+  fork_project: { feature: 'forking', code: true, user: true },
+  admin_feature_flags_user_lists: { min: G.DEVELOPER },
+  admin_operations: { min: G.MAINTAINER },
+  admin_project: { min: G.MAINTAINER },
+  archive_project: { min: G.MAINTAINER },
+  change_namespace: { min: G.OWNER },
+  remove_fork_project: { min: G.OWNER },
+  remove_project: { min: G.OWNER },
+} satisfies Record<string, ProjectRule>;
+
+export type ProjectAbility = keyof typeof PROJECT_ABILITIES;
+
+/** Why an ability is refused: the project stays hidden, the caller lacks the right, or the project's state refuses it. */
+export type Denial = 'not_found' | 'forbidden' | 'archived' | 'read_only';
+
+/**
+ * Null when the caller may exercise `ability` on the project, else the reason. `level` is the caller's
+ * effective membership level (0 when none); administrators count as Owner.
+ */
+export function projectDenial(actor: Actor, ability: ProjectAbility, p: PolicyProject, level: number): Denial | null {
+  if (!canReadVisibility(actor, p.visibility_level, level)) return 'not_found';
+  const rule: ProjectRule = PROJECT_ABILITIES[ability];
+  const role = actor.admin ? AccessLevel.OWNER : level;
+  if (rule.user && !actor.user) return 'forbidden';
+  if (rule.feature && !featureAvailable(actor, p, rule.feature, level)) return 'forbidden';
+  if (rule.code && !featureAvailable(actor, p, 'repository', level)) return 'forbidden';
+  if (rule.code && p.visibility_level < 10 && role < AccessLevel.REPORTER) return 'forbidden';
+  if (rule.min !== undefined && role < rule.min) return 'forbidden';
+  if (rule.write && p.archived) return 'archived';
+  if (rule.repositoryWrite && p.repository_read_only) return 'read_only';
+  return null;
+}
+
+export const canProject = (actor: Actor, ability: ProjectAbility, p: PolicyProject, level: number) => !projectDenial(actor, ability, p, level);
+
+type PolicyGroup = Pick<NamespaceRow, 'visibility_level' | 'project_creation_level' | 'subgroup_creation_level'>;
+
+/** The role each group ability needs, some by the group's own settings; administrators hold them all. */
+const CREATION_MIN: Record<string, number> = { noone: Infinity, administrator: Infinity, owner: G.OWNER, maintainer: G.MAINTAINER };
+export const GROUP_ABILITIES = {
+  read_group: () => 0,
+  admin_group: () => G.OWNER,
+  create_projects: (g: PolicyGroup) => CREATION_MIN[g.project_creation_level] ?? G.DEVELOPER,
+  create_subgroup: (g: PolicyGroup) => (g.subgroup_creation_level === 'owner' ? G.OWNER : G.MAINTAINER),
+} satisfies Record<string, (g: PolicyGroup) => number>;
+
+export type GroupAbility = keyof typeof GROUP_ABILITIES;
+
+export function groupDenial(actor: Actor, ability: GroupAbility, g: PolicyGroup, level: number): Denial | null {
+  if (!canReadVisibility(actor, g.visibility_level, level)) return 'not_found';
+  return actor.admin || level >= GROUP_ABILITIES[ability](g) ? null : 'forbidden';
+}
+
+export const canGroup = (actor: Actor, ability: GroupAbility, g: PolicyGroup, level: number) => !groupDenial(actor, ability, g, level);

@@ -1,0 +1,86 @@
+import type { ServiceDeps } from '../deps.ts';
+import { sql, type Expression, type SqlBool } from 'kysely';
+import { AccessLevel, Visibility, userAuthorization, type Authorization } from '../membership.ts';
+import type { Db } from '../db/index.ts';
+import type { Actor } from './actor.ts';
+
+// The access policy as SQL conditions, for listings that filter in the database: which projects a user is
+// authorised for at a level, which projects and groups a caller may read. They follow the same rules as
+// `policy.ts` (read_project, read_group) and the authorisation of `membership.ts`.
+
+export function groupsAtLeast(a: Authorization, level: number): number[] {
+  return [...a.groupLevels.entries()].filter(([, l]) => l >= level).map(([id]) => id);
+}
+
+/** Projects the user is authorised for at `level` or higher, as one boolean expression. */
+export function authorizedExpr(eb: any, a: Authorization, level: number, now: number, inline: boolean): Expression<SqlBool> {
+  const groups = groupsAtLeast(a, level);
+  const parts: Expression<SqlBool>[] = [];
+  if (a.projectLevels && inline) {
+    const ids = [...a.projectLevels.entries()].filter(([, l]) => l >= level).map(([id]) => id);
+    if (ids.length) parts.push(eb('projects.id', 'in', ids));
+  } else {
+    parts.push(eb('projects.id', 'in', eb.selectFrom('members').select('source_id')
+      .where('source_type', '=', 'Project').where('user_id', '=', a.userId).where('access_level', '>=', level)
+      .where((e: any) => e.or([e('expires_at', 'is', null), e('expires_at', '>', now)]))));
+    if (groups.length) {
+      parts.push(eb('projects.id', 'in', eb.selectFrom('project_group_links').select('project_id')
+        .where('group_id', 'in', groups).where('group_access', '>=', level)
+        .where((e: any) => e.or([e('expires_at', 'is', null), e('expires_at', '>', now)]))));
+    }
+  }
+  if (a.personalNs.length) parts.push(eb('projects.namespace_id', 'in', a.personalNs));
+  if (groups.length) parts.push(eb('projects.namespace_id', 'in', groups));
+  if (parts.length === 0) return sql<SqlBool>`1 = 0`;
+  return eb.or(parts);
+}
+
+/** What any caller may see: public, internal for signed-in non-external users, authorised, everything for admins. */
+export function visibleExpr(eb: any, actor: Actor, a: Authorization | null, now: number, inline: boolean): Expression<SqlBool> | null {
+  if (actor.admin) return null;
+  if (!actor.user || !a) return eb('projects.visibility_level', '=', 20);
+  const open = eb('projects.visibility_level', '>=', actor.user.external ? 20 : 10);
+  if (inline) return eb.or([open, authorizedExpr(eb, a, AccessLevel.GUEST, now, inline)]);
+  // SQLite walks the id (or order) index and tests each row: most rows pass on visibility alone, and the
+  // few private ones are each one unique-index probe, cheaper than building the membership list per query.
+  const groups = groupsAtLeast(a, AccessLevel.GUEST);
+  const active = (e: any) => e.or([e('expires_at', 'is', null), e('expires_at', '>', now)]);
+  const parts: Expression<SqlBool>[] = [
+    open,
+    eb.exists(eb.selectFrom('members').select(sql`1`.as('one'))
+      .where('source_type', '=', 'Project').whereRef('source_id', '=', 'projects.id').where('user_id', '=', a.userId)
+      .where('access_level', '>=', AccessLevel.GUEST).where(active)),
+  ];
+  const namespaces = [...a.personalNs, ...groups];
+  if (namespaces.length) parts.push(eb('projects.namespace_id', 'in', namespaces));
+  if (groups.length) {
+    parts.push(eb.exists(eb.selectFrom('project_group_links').select(sql`1`.as('one'))
+      .whereRef('project_id', '=', 'projects.id').where('group_id', 'in', groups).where(active)));
+  }
+  return eb.or(parts);
+}
+
+/** SQL condition: the namespace row `namespaces` is the user's through a membership of it or of an ancestor. */
+export function memberOfSelfOrAncestor(userId: number, now: number, minLevel = 0) {
+  return sql<boolean>`exists (select 1 from members m join namespaces a on a.id = m.source_id
+    where m.source_type = 'Namespace' and m.user_id = ${userId} and m.access_level >= ${minLevel}
+      and (m.expires_at is null or m.expires_at > ${now})
+      and namespaces.traversal like a.traversal || '%')`;
+}
+
+/** SQL condition: groups the actor may read (public; internal for signed-in non-external users; members; admins all). */
+export function readableGroups(actor: Actor, now: number) {
+  if (actor.admin) return sql<boolean>`1 = 1`;
+  if (!actor.user) return sql<boolean>`namespaces.visibility_level >= ${Visibility.public}`;
+  const min = actor.user.external ? Visibility.public : Visibility.internal;
+  return sql<boolean>`(namespaces.visibility_level >= ${min} or ${memberOfSelfOrAncestor(actor.user.id, now)})`;
+}
+
+
+/** Ids of the live projects a user is authorised for at `min` or higher (memberships, group hierarchy, shares, own namespace). */
+export async function authorizedProjectIds(deps: ServiceDeps, userId: number, min: number, now: number): Promise<Set<number>> {
+  const a = await userAuthorization(deps, userId, now);
+  const rows = await deps.db.selectFrom('projects').select('id').where('pending_delete', '=', 0)
+    .where((eb) => authorizedExpr(eb, a, min, now, true)).execute();
+  return new Set(rows.map((r) => r.id));
+}
