@@ -6,7 +6,7 @@ import { fitsIntColumn } from '../platform/db/dialect.ts';
 const Ajv = (AjvModule as any).default ?? AjvModule;
 
 // One validator for the merged parameters of a request (path, query, body): the v4 API accepts the
-// same parameter from any of them. Coercion follows the spec: booleans only from true/false,
+// same parameter from any of them. Coercion follows the spec: booleans only from true/false (any case),
 // integers from decimal strings, a scalar where an array is declared becomes a one-element array.
 const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: true, verbose: true, strict: false, removeAdditional: false });
 ajv.addFormat('date-time', { type: 'string', validate: (s: string) => parseDateTime(s) !== null });
@@ -35,7 +35,11 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
     }
     for (const k of booleans) {
       const v = input[k];
-      if (v !== undefined && v !== true && v !== false && v !== 'true' && v !== 'false') strict.push({ param: k, problem: 'invalid' });
+      if (v === undefined || v === true || v === false) continue;
+      // Compared case-insensitively: python-gitlab sends Python's `True` / `False`.
+      const word = typeof v === 'string' ? v.toLowerCase() : null;
+      if (word === 'true' || word === 'false') input[k] = word === 'true';
+      else strict.push({ param: k, problem: 'invalid' });
     }
     // A NUL character cannot be stored (PostgreSQL refuses it); no parameter may carry one.
     for (const k of order) if (hasNul(input[k])) strict.push({ param: k, problem: 'invalid' });
