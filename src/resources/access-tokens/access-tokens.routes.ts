@@ -7,6 +7,7 @@ import { ALL_SCOPES } from '../../http/auth.ts';
 import { getUserOr404 } from '../users/users.service.ts';
 import { createPersonalAccessToken, revokeToken, type TokenRow } from './access-tokens.service.ts';
 import { personalAccessToken } from './access-tokens.presenter.ts';
+import { containsText } from '../../platform/db/dialect.ts';
 
 const Scopes = Type.Array(Enum(ALL_SCOPES), { minItems: 1 });
 
@@ -41,7 +42,7 @@ export const accessTokenRoutes: RouteDef<any>[] = [
       if (i.revoked !== undefined) q = q.where('revoked', '=', i.revoked ? 1 : 0);
       if (i.state === 'active') q = q.where('revoked', '=', 0).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
       if (i.state === 'inactive') q = q.where((eb) => eb.or([eb('revoked', '=', 1), eb('expires_at', '<=', now)]));
-      if (i.search) q = q.where((eb) => eb(eb.fn('lower', ['name']), 'like', `%${String(i.search).toLowerCase()}%`));
+      if (i.search) q = q.where(containsText('name', String(i.search)));
       const rows = await paginateQuery(req, reply, q.orderBy('id', 'asc'));
       return rows.map((r) => personalAccessToken(r, now));
     },

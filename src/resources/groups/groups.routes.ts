@@ -10,10 +10,11 @@ import { ForbiddenError, ParamError } from '../../platform/errors.ts';
 import { AccessLevel, ALL_ACCESS_LEVELS, Visibility, projectAccessLevels } from '../../platform/membership.ts';
 import {
   PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, assertCanCreateTopLevel, canCreateSubgroup, createGroup, deleteGroup,
-  containsText, memberOfSelfOrAncestor, readableGroups, transferFailure, transferGroup, updateGroup, type Group,
+  memberOfSelfOrAncestor, readableGroups, transferFailure, transferGroup, updateGroup, type Group,
 } from './groups.service.ts';
 import { groupDetail, groupEntity, projectSummary } from './groups.presenter.ts';
 import { canReadVisibility } from '../../http/access.ts';
+import { containsText } from '../../platform/db/dialect.ts';
 
 const OFFSET_LIMIT = 50_000;
 

@@ -270,12 +270,6 @@ export async function deleteGroup(deps: ServiceDeps, group: Group): Promise<void
   });
 }
 
-/** SQL condition: `column` contains `term`, case-insensitively, with LIKE wildcards in the term taken literally. */
-export function containsText(column: string, term: string) {
-  const pattern = `%${term.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  return sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
-}
-
 /** SQL condition: the namespace row `namespaces` is the user's through a membership of it or of an ancestor. */
 export function memberOfSelfOrAncestor(userId: number, now: number, minLevel = 0) {
   return sql<boolean>`exists (select 1 from members m join namespaces a on a.id = m.source_id

@@ -5,8 +5,9 @@ import { parseIdOrPath } from '../../http/params.ts';
 import { canReadVisibility } from '../../http/access.ts';
 import { NotFoundError } from '../../platform/errors.ts';
 import { AccessLevel, groupAccessLevels, type NamespaceRow } from '../../platform/membership.ts';
-import { canCreateProjectIn, containsText, memberOfSelfOrAncestor } from '../groups/groups.service.ts';
+import { canCreateProjectIn, memberOfSelfOrAncestor } from '../groups/groups.service.ts';
 import { namespaceEntity } from './namespaces.presenter.ts';
+import { containsText } from '../../platform/db/dialect.ts';
 
 /** Distinct users holding a membership in the group or any group below it. */
 async function membersWithDescendants(req: ApiRequest<any>, ns: NamespaceRow): Promise<number> {
