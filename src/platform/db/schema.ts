@@ -10,7 +10,7 @@ export interface UsersTable {
   email: string;
   public_email: string | null;
   password_digest: string | null;
-  state: string; // active | blocked
+  state: string; // active | blocked | banned | deactivated
   admin: number;
   user_type: string; // human | project_bot | group_bot
   bio: string;

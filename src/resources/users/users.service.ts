@@ -4,7 +4,7 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import type { UsersTable } from '../../platform/db/schema.ts';
 import { hashPassword } from '../../platform/crypto/passwords.ts';
 import { digest } from '../../platform/crypto/tokens.ts';
-import { NotFoundError, ValidationError } from '../../platform/errors.ts';
+import { ForbiddenError, NotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
 import { Visibility } from '../../platform/membership.ts';
 
 export type User = Selectable<UsersTable>;
@@ -162,8 +162,66 @@ export async function updateUser(deps: ServiceDeps, user: User, input: UpdateUse
   });
 }
 
-export async function setUserState(deps: ServiceDeps, user: User, state: 'active' | 'blocked'): Promise<User> {
+export type UserState = 'active' | 'blocked' | 'banned' | 'deactivated';
+
+export async function setUserState(deps: ServiceDeps, user: User, state: UserState): Promise<User> {
   return deps.db.updateTable('users').set({ state, updated_at: deps.clock.now() }).where('id', '=', user.id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Banned users are blocked users too: they cannot sign in, and they must be unbanned, not activated. */
+export function isBlocked(user: Pick<User, 'state'>): boolean {
+  return user.state === 'blocked' || user.state === 'banned';
+}
+
+export type StateAction = 'block' | 'unblock' | 'ban' | 'unban' | 'deactivate' | 'activate';
+
+/** Days without activity after which an administrator may deactivate a user. */
+const MINIMUM_INACTIVE_DAYS = 90;
+
+/**
+ * The administrator's state changes of a user, with the reference's answers: `true` when the state changed,
+ * `false` when an unblock or activation had nothing to do, `null` when the user already was in the target state
+ * (block, deactivate). A change the state does not allow is refused with the reference's sentence.
+ */
+export async function changeUserState(deps: ServiceDeps, actorId: number, user: User, action: StateAction): Promise<boolean | null> {
+  const state = user.state as UserState;
+  const refuse = (text: string): never => { throw new RuleError('forbidden', text); };
+  switch (action) {
+    case 'block':
+      if (user.user_type !== 'human') throw new ForbiddenError('An internal user cannot be blocked');
+      if (user.id === actorId) throw new ForbiddenError('The API initiating user cannot be blocked by the API');
+      if (isBlocked(user)) return null;
+      await setUserState(deps, user, 'blocked');
+      return true;
+    case 'unblock':
+      if (state === 'deactivated') throw new ForbiddenError('Deactivated users cannot be unblocked by the API');
+      if (!isBlocked(user)) return false;
+      await setUserState(deps, user, 'active');
+      return true;
+    case 'ban':
+    case 'unban': {
+      const allowed = action === 'ban' ? state === 'active' : state === 'banned';
+      if (!allowed) refuse(`You cannot ${action} ${state} users.`);
+      await setUserState(deps, user, action === 'ban' ? 'banned' : 'active');
+      return true;
+    }
+    case 'deactivate': {
+      if (state === 'deactivated') return null;
+      if (isBlocked(user)) refuse('Error occurred. A blocked user cannot be deactivated');
+      if (user.user_type !== 'human') refuse('Internal users cannot be deactivated');
+      const since = deps.clock.now() - MINIMUM_INACTIVE_DAYS * 86_400_000;
+      if (user.last_activity_on !== null && user.last_activity_on > since) {
+        refuse(`The user you are trying to deactivate has been active in the past ${MINIMUM_INACTIVE_DAYS} days and cannot be deactivated`);
+      }
+      await setUserState(deps, user, 'deactivated');
+      return true;
+    }
+    case 'activate':
+      if (isBlocked(user)) throw new ForbiddenError('A blocked user must be unblocked to be activated');
+      if (state !== 'deactivated') return false;
+      await setUserState(deps, user, 'active');
+      return true;
+  }
 }
 
 export async function deleteUser(deps: ServiceDeps, user: User): Promise<void> {

@@ -1,0 +1,108 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { promisify } from 'node:util';
+import type { AddressInfo } from 'node:net';
+import { buildTestApp, type TestApp } from '../support/app.ts';
+import { makeUser } from '../support/factories.ts';
+
+// python-gitlab (3.12) as its users call it: Python booleans, multipart bodies, the users area's answers.
+const run = promisify(execFile);
+const python = ['/usr/bin/python3', 'python3'].find((p) => (p.startsWith('/') ? existsSync(p) : true)
+  && spawnSync(p, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0);
+const skip = python ? false : 'python-gitlab is not installed';
+
+const PRELUDE = `
+import json, os, gitlab
+gl = gitlab.Gitlab(os.environ["GL_URL"], private_token=os.environ["GL_TOKEN"])
+out = {}
+`;
+
+let t: TestApp;
+let url = '';
+let token = '';
+before(async () => {
+  if (!python) return;
+  t = await buildTestApp();
+  await t.app.listen({ host: '127.0.0.1', port: 0 });
+  url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  token = (await makeUser(t.app, { username: 'pyadmin', admin: true })).token;
+});
+after(async () => { if (t) await t.close(); });
+
+async function py(script: string, env: Record<string, string> = {}): Promise<any> {
+  try {
+    const { stdout } = await run(python!, ['-c', PRELUDE + script + '\nprint(json.dumps(out))'], {
+      env: { ...process.env, GL_URL: url, GL_TOKEN: token, ...env }, timeout: 60_000,
+    });
+    return JSON.parse(stdout.trim().split('\n').pop()!);
+  } catch (e: any) {
+    throw new Error(`python-gitlab failed: ${e.stderr ?? e.message}`);
+  }
+}
+
+test('python-gitlab: boolean filters and flags sent as True/False', { skip }, async () => {
+  const out = await py(`
+u = gl.users.create({"email": "bool@example.com", "username": "booluser", "name": "Bool", "password": "s3cret-password"})
+u.block()
+out["blocked"] = [x.username for x in gl.users.list(blocked=True)]
+out["active"] = sorted(x.username for x in gl.users.list(active=True))
+try:
+    gl.http_get("/users", query_data={"blocked": "yes"})
+except gitlab.GitlabHttpError as e:
+    out["yes"] = [e.response_code, e.error_message]
+gl.users.delete(u.id, hard_delete=True)
+out["gone"] = [x.username for x in gl.users.list(username="booluser")]
+`);
+  assert.deepEqual(out, {
+    blocked: ['booluser'],
+    active: ['pyadmin'],
+    yes: [400, 'blocked is invalid'],
+    gone: [],
+  });
+});
+
+test('python-gitlab: searches take _ and % literally', { skip }, async () => {
+  const out = await py(`
+for name in ["a_b", "axb", "c%d"]:
+    gl.users.create({"email": name.replace("%", "p") + "@example.com", "username": name.replace("%", "p"), "name": "Name " + name, "password": "s3cret-password"})
+out["underscore"] = sorted(x.username for x in gl.users.list(search="a_b"))
+out["percent"] = sorted(x.username for x in gl.users.list(search="c%d"))
+gl.projects.create({"name": "topical", "topics": ["my_topic", "myxtopic"]})
+out["topics"] = sorted(x.name for x in gl.topics.list(search="my_topic"))
+`);
+  assert.deepEqual(out, { underscore: ['a_b'], percent: ['cpd'], topics: ['my_topic'] });
+});
+
+test('python-gitlab: block, unblock, ban, unban, deactivate, activate answer as the reference', { skip }, async () => {
+  const out = await py(`
+u = gl.users.create({"email": "states@example.com", "username": "stateuser", "name": "States", "password": "s3cret-password"})
+def call(action):
+    try:
+        return getattr(u, action)()
+    except gitlab.GitlabError as e:
+        return [e.response_code, e.error_message]
+out["steps"] = [[a, call(a), gl.users.get(u.id).state] for a in
+    ["unblock", "block", "block", "activate", "unblock", "unban", "ban", "ban", "block", "unban",
+     "activate", "deactivate", "deactivate", "unblock", "activate", "activate"]]
+`);
+  assert.deepEqual(out.steps, [
+    ['unblock', false, 'active'],
+    ['block', true, 'blocked'],
+    ['block', null, 'blocked'],
+    ['activate', [403, '403 Forbidden - A blocked user must be unblocked to be activated'], 'blocked'],
+    ['unblock', true, 'active'],
+    ['unban', [403, 'You cannot unban active users.'], 'active'],
+    ['ban', true, 'banned'],
+    ['ban', [403, 'You cannot ban banned users.'], 'banned'],
+    ['block', null, 'banned'],
+    ['unban', true, 'active'],
+    ['activate', false, 'active'],
+    ['deactivate', true, 'deactivated'],
+    ['deactivate', null, 'deactivated'],
+    ['unblock', [403, '403 Forbidden - Deactivated users cannot be unblocked by the API'], 'deactivated'],
+    ['activate', true, 'active'],
+    ['activate', false, 'active'],
+  ]);
+});
