@@ -2,6 +2,7 @@ import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { MissingParamError, ParamError, type ParamProblem } from '../platform/errors.ts';
 import { fitsIntColumn } from '../platform/db/dialect.ts';
+import { COMMA_SEPARATED } from './schemas.ts';
 
 const Ajv = (AjvModule as any).default ?? AjvModule;
 
@@ -22,8 +23,13 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
   const booleans = order.filter((k) => isBoolean(props[k]));
   const scalars = order.filter((k) => isScalar(props[k]));
   const integers = order.filter((k) => props[k].type === 'integer');
+  const commaLists = order.filter((k) => (props[k] as Record<string, unknown>)[COMMA_SEPARATED] === true);
   return (merged) => {
     const input: Record<string, unknown> = { ...merged };
+    for (const k of commaLists) {
+      const v = input[k];
+      if (typeof v === 'string') input[k] = v.split(',').map((x) => x.trim()).filter(Boolean);
+    }
     // An empty value (or JSON null) for a non-string parameter means "not given" (`?id_after=` is ignored).
     for (const k of nonString) if (input[k] === '' || input[k] === null) delete input[k];
     // Booleans are `true` / `false` only (spec); the validator alone would also take 1, 0 and null.

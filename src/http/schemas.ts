@@ -13,6 +13,14 @@ export const IntEnum = (values: readonly number[], opts: { default?: number; des
   Type.Union(values.map((v) => Type.Literal(v)), opts);
 export const IdOrPath = (description = 'ID or URL-encoded path') => Type.String({ description });
 export const Opt = Type.Optional;
+export const COMMA_SEPARATED = 'x-comma-separated';
+/**
+ * An array that also takes one comma-separated string (`scopes=api,read_user`), where the reference declares
+ * `coerce_with: CommaSeparatedToArray`; elsewhere a string stays one element.
+ */
+export const CommaList = <T extends TSchema>(items: T, opts: { minItems?: number; description?: string } = {}) =>
+  Type.Array(items, { ...opts, [COMMA_SEPARATED]: true });
+
 
 export const PaginationParams = {
   page: Type.Optional(Type.Integer({ default: 1, description: 'page number' })),

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
-import { Bool, DateOnly, Enum, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
+import { Bool, CommaList, DateOnly, Enum, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
 import { RuleError, NotFoundError } from '../../platform/errors.ts';
 import { ALL_SCOPES } from '../../http/auth.ts';
@@ -9,7 +9,7 @@ import { createPersonalAccessToken, revokeToken, type TokenRow } from './access-
 import { personalAccessToken } from './access-tokens.presenter.ts';
 import { containsText } from '../../platform/db/dialect.ts';
 
-const Scopes = Type.Array(Enum(ALL_SCOPES), { minItems: 1 });
+const Scopes = CommaList(Enum(ALL_SCOPES), { minItems: 1 });
 
 async function ownTokenOr404(req: ApiRequest<any>, id: number): Promise<TokenRow> {
   const row = await req.server.db.selectFrom('personal_access_tokens').selectAll().where('id', '=', id).where('impersonation', '=', 0).executeTakeFirst();
