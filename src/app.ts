@@ -8,6 +8,7 @@ import { configurePasswordHashing } from './platform/crypto/passwords.ts';
 import { createAuthenticator, type Authenticator } from './http/auth.ts';
 import { badRequest, installErrorHandler, sendRendered } from './http/errors.ts';
 import { genReqId, installBodyParsers, installConventions, parseQuery } from './http/plumbing.ts';
+import { installMultipart } from './http/multipart.ts';
 import { createRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { registerHealth } from './http/health.ts';
 import { registerResources } from './resources/index.ts';
@@ -80,6 +81,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   installBodyParsers(app);
+  installMultipart(app);
   installErrorHandler(app);
   installConventions(app);
   registerHealth(app);

@@ -195,11 +195,15 @@ function renderFrameworkError(err: any, req: FastifyRequest): RenderedError {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return { status: 400, body: { error: 'The request body is not valid' } };
+    case 'BELLOWS_INVALID_MULTIPART':
+      return { status: 400, body: { error: 'The request body is not valid' } };
     case 'BELLOWS_INVALID_JSON':
       return { status: 400, body: { error: "\nProblem:\n  message body does not match declared format\nResolution:\n  when specifying application/json as content-type, you must pass valid application/json in the request's 'body' " } };
     default:
       break;
   }
+  // Multipart limits (file size, number of parts) are the framework's, in its FST_ codes.
+  if (err?.statusCode === 413 && err?.code?.startsWith?.('FST_')) return msg(413, '413 Request Entity Too Large');
   if (err?.statusCode === 400 && err?.code?.startsWith?.('FST_')) return badRequest;
   return msg(500, '500 Internal Server Error');
 }

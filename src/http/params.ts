@@ -2,7 +2,8 @@ import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { MissingParamError, ParamError, type ParamProblem } from '../platform/errors.ts';
 import { fitsIntColumn } from '../platform/db/dialect.ts';
-import { COMMA_SEPARATED } from './schemas.ts';
+import { COMMA_SEPARATED, FILE_PART } from './schemas.ts';
+import { UploadedFile } from '../platform/storage/uploads.ts';
 
 const Ajv = (AjvModule as any).default ?? AjvModule;
 
@@ -24,6 +25,7 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
   const scalars = order.filter((k) => isScalar(props[k]));
   const integers = order.filter((k) => props[k].type === 'integer');
   const commaLists = order.filter((k) => (props[k] as Record<string, unknown>)[COMMA_SEPARATED] === true);
+  const fileParams = fileParamsOf(schema);
   return (merged) => {
     const input: Record<string, unknown> = { ...merged };
     for (const k of commaLists) {
@@ -47,9 +49,14 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
       if (word === 'true' || word === 'false') input[k] = word === 'true';
       else strict.push({ param: k, problem: 'invalid' });
     }
+    // A file parameter takes a file part and nothing else (no string, no JSON object).
+    for (const k of fileParams) if (input[k] !== undefined && !(input[k] instanceof UploadedFile)) strict.push({ param: k, problem: 'invalid' });
     // A NUL character cannot be stored (PostgreSQL refuses it); no parameter may carry one.
     for (const k of order) if (hasNul(input[k])) strict.push({ param: k, problem: 'invalid' });
+    const files = fileParams.filter((k) => input[k] instanceof UploadedFile).map((k) => [k, input[k]] as const);
+    for (const [k] of files) input[k] = {};
     const valid = validate(input);
+    for (const [k, f] of files) input[k] = f;
     // Integers beyond 32 bits are no id, page or count this API knows; the database would refuse them.
     for (const k of integers) {
       const v = input[k];
@@ -61,6 +68,12 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
     if (!valid || strict.length) throw toParamError(validate.errors ?? [], strict, order);
     return input;
   };
+}
+
+/** The parameters of an input schema that take a file part. */
+export function fileParamsOf(schema: TObject): string[] {
+  const props = (schema.properties ?? {}) as Record<string, TSchema>;
+  return Object.keys(props).filter((k) => (props[k] as Record<string, unknown>)[FILE_PART] === true);
 }
 
 function acceptsString(s: TSchema): boolean {

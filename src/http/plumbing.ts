@@ -22,7 +22,13 @@ export function parseQuery(s: string): Record<string, unknown> {
     const key = decodePart(eq < 0 ? part : part.slice(0, eq));
     pairs.push([key, eq < 0 ? '' : decodePart(part.slice(eq + 1))]);
   }
-  return qs.parse(numberArraysOfHashes(pairs).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&'), QS_OPTIONS) as Record<string, unknown>;
+  return parseFormPairs(pairs);
+}
+
+/** Decoded name/value pairs, in the order sent (multipart fields, or a form body), parsed as a form body is. */
+export function parseFormPairs(pairs: Array<[string, string]>): Record<string, unknown> {
+  const text = numberArraysOfHashes(pairs.slice(0, QS_OPTIONS.parameterLimit)).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+  return qs.parse(text, QS_OPTIONS) as Record<string, unknown>;
 }
 
 function decodePart(x: string): string {

@@ -127,3 +127,36 @@ out["scopes"] = pat.scopes
 `);
   assert.deepEqual(out, { commit: 201, files: ['README.md', 'a.txt', 'b.txt'], a: 'A&B', scopes: ['api', 'read_user'] });
 });
+
+test('python-gitlab: multipart bodies (a file attached) carry their fields; undeclared files are ignored; limits hold', { skip }, async () => {
+  const out = await py(`
+import io, base64
+png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+u = gl.users.create({"email": "pic@example.com", "username": "picuser", "name": "Pic User", "password": "s3cret-password", "bio": "has a picture", "avatar": io.BytesIO(png)})
+out["created"] = [u.username, u.name, u.bio]
+u.name = "Pic Renamed"
+u.avatar = io.BytesIO(png)
+u.save()
+out["updated"] = gl.users.get(u.id).name
+try:
+    gl.users.create({"email": "big@example.com", "username": "bigpic", "name": "Big", "password": "s3cret-password", "avatar": io.BytesIO(b"x" * 300 * 1024)})
+except gitlab.GitlabError as e:
+    out["big"] = [e.response_code, e.error_message]
+out["big_exists"] = len(gl.users.list(username="bigpic"))
+# A file part on a route that takes no file: its fields still count.
+g = gl.http_post("/groups", post_data={"name": "Multi", "path": "multi"}, files={"file": ("x.txt", b"ignored")})
+out["group"] = g["full_path"]
+`);
+  assert.deepEqual(out, {
+    created: ['picuser', 'Pic User', 'has a picture'],
+    updated: 'Pic Renamed',
+    big: [400, { avatar: ['is too big (should be at most 200 KB)'] }],
+    big_exists: 0,
+    group: 'multi',
+  });
+  // Nothing is left behind in the temporary upload folder.
+  const { readdir } = await import('node:fs/promises');
+  const { join } = await import('node:path');
+  const left = await readdir(join(t.app.config.dataDir, 'uploads', 'tmp')).catch(() => []);
+  assert.deepEqual(left, []);
+});

@@ -1,11 +1,11 @@
 import type { RouteDef, ApiRequest } from '../../http/route.ts';
-import { Bool, DateTime, Enum, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
+import { Bool, DateTime, Enum, File, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { parseDateTime } from '../../http/params.ts';
 import { ConflictError, ForbiddenError, ParamError } from '../../platform/errors.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
-import { changeUserState, createUser, deleteUser, getUserOr404, updateUser, type User } from './users.service.ts';
+import { changeUserState, checkAvatar, createUser, deleteUser, getUserOr404, updateUser, type User } from './users.service.ts';
 import { userBasic, userEntity, userPublic, userWithAdmin } from './users.presenter.ts';
 import { containsText } from '../../platform/db/dialect.ts';
 
@@ -26,6 +26,7 @@ const UserFields = {
   projects_limit: Opt(Int()),
   external: Opt(Bool()),
   note: Opt(Str()),
+  avatar: Opt(File({ description: 'avatar image (multipart)' })),
 };
 
 /** The reference answers a clash with an existing user with 409 and this text, before any other validation message. */
@@ -134,6 +135,7 @@ export const userRoutes: RouteDef<any>[] = [
         throw ParamError.group(['password', 'reset_password', 'force_random_password'], 'at_least_one');
       }
       await refuseTaken(req.server, i);
+      checkAvatar(i.avatar);
       const password = i.password ?? (i.force_random_password || i.reset_password ? null : undefined);
       const u = await createUser(req.server, { ...i, password, skipConfirmation: i.skip_confirmation });
       return present(req, u, 'other');
@@ -146,6 +148,7 @@ export const userRoutes: RouteDef<any>[] = [
       const u = await getUserOr404(req.server, req.input.id);
       const { id: _id, ...rest } = req.input;
       await refuseTaken(req.server, rest, u.id);
+      checkAvatar(rest.avatar);
       return present(req, await updateUser(req.server, u, rest), 'other');
     },
   },

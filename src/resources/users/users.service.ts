@@ -162,6 +162,14 @@ export async function updateUser(deps: ServiceDeps, user: User, input: UpdateUse
   });
 }
 
+/** The reference's avatar limit (Avatarable): 200 KB. */
+export const MAX_AVATAR_BYTES = 200 * 1024;
+
+/** An avatar upload is refused as the reference's model validation does when it is too large. */
+export function checkAvatar(file: { size: number } | undefined): void {
+  if (file && file.size > MAX_AVATAR_BYTES) throw new ValidationError({ avatar: ['is too big (should be at most 200 KB)'] });
+}
+
 export type UserState = 'active' | 'blocked' | 'banned' | 'deactivated';
 
 export async function setUserState(deps: ServiceDeps, user: User, state: UserState): Promise<User> {
