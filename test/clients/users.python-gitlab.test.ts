@@ -160,3 +160,27 @@ out["group"] = g["full_path"]
   const left = await readdir(join(t.app.config.dataDir, 'uploads', 'tmp')).catch(() => []);
   assert.deepEqual(left, []);
 });
+
+test('python-gitlab: reserved names per level: top-level routes for top-level namespaces, wildcard routes below', { skip }, async () => {
+  const out = await py(`
+def attempt(fn):
+    try:
+        return fn()
+    except gitlab.GitlabError as e:
+        return [e.response_code, e.error_message]
+g = gl.groups.create({"name": "Levels", "path": "levels"})
+out["project_api"] = attempt(lambda: gl.projects.create({"name": "api", "path": "api", "namespace_id": g.id}).path_with_namespace)
+g2 = gl.groups.create({"name": "Levels two", "path": "levels2"})
+out["subgroup_api"] = attempt(lambda: gl.groups.create({"name": "api", "path": "api", "parent_id": g2.id}).full_path)
+out["top_api"] = attempt(lambda: gl.groups.create({"name": "api", "path": "api"}).full_path)
+out["project_tree"] = attempt(lambda: gl.projects.create({"name": "tree", "path": "tree", "namespace_id": g.id}).path_with_namespace)
+out["subgroup_dash"] = attempt(lambda: gl.groups.create({"name": "dash", "path": "-", "parent_id": g.id}).full_path)
+`);
+  assert.deepEqual(out.project_api, 'levels/api');
+  assert.deepEqual(out.subgroup_api, 'levels2/api');
+  assert.deepEqual(out.top_api[0], 400);
+  assert.match(JSON.stringify(out.top_api[1]), /api is a reserved name/);
+  assert.deepEqual(out.project_tree[0], 400);
+  assert.match(JSON.stringify(out.project_tree[1]), /tree is a reserved name/);
+  assert.deepEqual(out.subgroup_dash[0], 400);
+});

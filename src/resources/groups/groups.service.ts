@@ -47,11 +47,11 @@ function checkName(errors: Errors, name: string | undefined) {
   if (!NAME_RE.test(name)) addError(errors, 'name', NAME_TEXT);
 }
 
-function checkPath(errors: Errors, path: string | undefined) {
+function checkPath(errors: Errors, path: string | undefined, nested: boolean) {
   if (path === undefined) return;
   if (path === '') return addError(errors, 'path', "can't be blank");
   if (path.length > 255) addError(errors, 'path', 'is too long (maximum is 255 characters)');
-  const p = pathProblem(path);
+  const p = pathProblem(path, nested ? 'nested' : 'top');
   if (p) addError(errors, 'path', p);
 }
 
@@ -119,7 +119,7 @@ export function canCreateProjectIn(actor: Actor, group: Pick<Group, 'project_cre
 export async function createGroup(deps: ServiceDeps, creatorId: number, parent: Group | null, input: GroupSettingsInput & { name: string; path: string }): Promise<Group> {
   const errors: Errors = {};
   checkName(errors, input.name);
-  checkPath(errors, input.path);
+  checkPath(errors, input.path, parent !== null);
   // New groups are private unless asked otherwise (the reference's default_group_visibility).
   const visibility = input.visibility ? Visibility[input.visibility] : Visibility.private;
   visibilityAboveParent(errors, visibility, parent);
@@ -154,7 +154,7 @@ export async function createGroup(deps: ServiceDeps, creatorId: number, parent: 
 export async function updateGroup(deps: ServiceDeps, group: Group, input: GroupSettingsInput): Promise<Group> {
   const errors: Errors = {};
   checkName(errors, input.name);
-  checkPath(errors, input.path);
+  checkPath(errors, input.path, group.parent_id !== null);
   const parent = group.parent_id ? await deps.db.selectFrom('namespaces').selectAll().where('id', '=', group.parent_id).executeTakeFirst() ?? null : null;
   if (input.visibility !== undefined) {
     const level = Visibility[input.visibility];

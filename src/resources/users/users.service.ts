@@ -11,13 +11,18 @@ export type User = Selectable<UsersTable>;
 
 // Names a namespace path may take: letters, digits, '_', '-', '.', not starting with '-' or ending in '.', '.git' or '.atom'.
 export const PATH_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
-const RESERVED = new Set(['-', 'api', 'oauth', 'users', 'admin', 'help', 'profile', 'dashboard', 'explore', 'groups', 'projects', 'assets', 'search', 'public', 'uploads', '.well-known']);
+// The reference reserves its top-level routes for top-level namespaces only (users and top-level groups);
+// below a namespace, projects and subgroups may not take the names of its project wildcard routes (`/-/`,
+// `/tree/`, `/blob/`...), which would be read as those routes (Gitlab::PathRegex).
+const TOP_LEVEL_RESERVED = new Set(['-', 'api', 'oauth', 'users', 'admin', 'help', 'profile', 'dashboard', 'explore', 'groups', 'projects', 'assets', 'search', 'public', 'uploads', '.well-known']);
+const NESTED_RESERVED = new Set(['-', 'badges', 'blame', 'blob', 'builds', 'commits', 'create', 'create_dir', 'edit', 'files', 'find_file', 'new', 'preview', 'raw', 'refs', 'tree', 'update', 'wikis']);
 
-export function pathProblem(path: string): string | null {
+/** `level`: a top-level namespace path, or the path of a project or subgroup inside a namespace. */
+export function pathProblem(path: string, level: 'top' | 'nested' = 'top'): string | null {
   if (!PATH_RE.test(path) || /\.(git|atom)$/i.test(path) || path.endsWith('.')) {
     return "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'";
   }
-  if (RESERVED.has(path.toLowerCase())) return `${path} is a reserved name`;
+  if ((level === 'top' ? TOP_LEVEL_RESERVED : NESTED_RESERVED).has(path.toLowerCase())) return `${path} is a reserved name`;
   return null;
 }
 
