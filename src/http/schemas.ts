@@ -17,7 +17,7 @@ export const Opt = Type.Optional;
 export const COMMA_SEPARATED = 'x-comma-separated';
 export const FILE_PART = 'x-file';
 /** A file parameter: only a file part of a multipart body fills it (`avatar`, `file`). */
-export const File = (opts: { description?: string } = {}) => Type.Unsafe<UploadedFile>({ type: 'object', format: 'binary', ...opts, [FILE_PART]: true });
+export const File = (opts: { description?: string } = {}) => Type.Unsafe<UploadedFile>({ type: 'object', ...opts, [FILE_PART]: true });
 /**
  * An array that also takes one comma-separated string (`scopes=api,read_user`), where the reference declares
  * `coerce_with: CommaSeparatedToArray`; elsewhere a string stays one element.

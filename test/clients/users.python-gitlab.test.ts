@@ -184,3 +184,77 @@ out["subgroup_dash"] = attempt(lambda: gl.groups.create({"name": "dash", "path":
   assert.match(JSON.stringify(out.project_tree[1]), /tree is a reserved name/);
   assert.deepEqual(out.subgroup_dash[0], 400);
 });
+
+test('python-gitlab: version, metadata, SSH keys, e-mails, status, custom attributes, memberships', { skip }, async () => {
+  const { ed25519Key } = await import('../support/ssh-key-fixtures.ts');
+  const { parseSshPublicKey } = await import('../../src/platform/crypto/ssh-keys.ts');
+  const key1 = ed25519Key('one@example.com');
+  const out = await py(`
+gl.auth()
+out["version"] = list(gl.version())
+out["metadata"] = sorted(gl.http_get("/metadata").keys())
+u = gl.users.create({"email": "prof@example.com", "username": "profuser", "name": "Prof User", "password": "s3cret-password"})
+k = u.keys.create({"title": "laptop", "key": os.environ["KEY1"]})
+out["key"] = [k.title, k.key.split(" ", 2)[2], k.key.split(" ")[:2] == os.environ["KEY1"].split(" ")[:2], k.usage_type]
+out["keys"] = [x.title for x in u.keys.list()]
+mine = gl.user.keys.create({"title": "mine", "key": os.environ["KEY2"]})
+out["my_keys"] = [x.title for x in gl.user.keys.list()]
+found = gl.keys.get(k.id)
+out["by_id"] = [found.title, found.user["username"]]
+fp = gl.keys.get(fingerprint=os.environ["FP1"])
+out["by_fingerprint"] = [fp.id == k.id, fp.user["username"]]
+try:
+    u.keys.create({"title": "again", "key": os.environ["KEY1"]})
+except gitlab.GitlabError as e:
+    out["dup"] = [e.response_code, e.error_message]
+mine.delete()
+out["my_keys_after"] = len(gl.user.keys.list())
+e = u.emails.create({"email": "second@example.com", "skip_confirmation": True})
+out["emails"] = [[x.email, x.confirmed_at is not None] for x in u.emails.list()]
+try:
+    gl.user.emails.create({"email": "prof@example.com"})
+except gitlab.GitlabError as err:
+    out["email_taken"] = [err.response_code, err.error_message]
+e.delete()
+out["emails_after"] = len(u.emails.list())
+s = gl.user.status.get()
+out["no_status"] = [s.emoji, s.message]
+s.message = "out to lunch"
+s.availability = "busy"
+s.save()
+gl.auth()
+st = gl.users.get(gl.user.id, lazy=True).status.get()
+out["status"] = [st.emoji, st.message, st.availability, st.message_html]
+u.customattributes.set("team", "blue")
+out["attrs"] = [[a.key, a.value] for a in u.customattributes.list()]
+out["attr"] = u.customattributes.get("team").value
+u.customattributes.delete("team")
+out["attrs_after"] = len(u.customattributes.list())
+g = gl.groups.create({"name": "Member Group", "path": "member-group"})
+g.members.create({"user_id": u.id, "access_level": 30})
+out["memberships"] = [[m.source_name, m.source_type, m.access_level] for m in u.memberships.list()]
+out["project_memberships"] = len(u.memberships.list(type="Project"))
+`, { KEY1: key1, KEY2: ed25519Key('two@example.com'), FP1: `SHA256:${parseSshPublicKey(key1)!.fingerprintSha256}` });
+  assert.deepEqual(out, {
+    version: ['15.11.0', 'bellows'],
+    metadata: ['enterprise', 'kas', 'revision', 'version'],
+    // The comment (often an e-mail address) is replaced by the owner's name and the host.
+    key: ['laptop', `Prof User (${new URL(t.app.config.externalUrl).hostname})`, true, 'auth_and_signing'],
+    keys: ['laptop'],
+    my_keys: ['mine'],
+    by_id: ['laptop', 'profuser'],
+    by_fingerprint: [true, 'profuser'],
+    dup: [400, { fingerprint_sha256: ['has already been taken'] }],
+    my_keys_after: 0,
+    emails: [['second@example.com', true]],
+    email_taken: [400, { email: ['has already been taken'] }],
+    emails_after: 0,
+    no_status: [null, null],
+    status: ['speech_balloon', 'out to lunch', 'busy', '<p dir="auto">out to lunch</p>'],
+    attrs: [['team', 'blue']],
+    attr: 'blue',
+    attrs_after: 0,
+    memberships: [['Member Group', 'Namespace', 30]],
+    project_memberships: 0,
+  });
+});

@@ -192,6 +192,50 @@ export interface DeployKeysTable {
   updated_at: number;
 }
 
+export interface SshKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  title: string;
+  key: string; // the sanitised key text
+  key_type: string;
+  key_bits: number;
+  key_blob: string; // base64 of the decoded key blob
+  fingerprint: string; // MD5, colon hex
+  fingerprint_sha256: string; // base64 without padding, no "SHA256:" prefix
+  usage_type: string; // auth | signing | auth_and_signing
+  expires_at: number | null;
+  last_used_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface EmailsTable {
+  id: Generated<number>;
+  user_id: number;
+  email: string;
+  email_lower: string;
+  confirmed_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface UserStatusesTable {
+  user_id: number;
+  emoji: string;
+  message: string | null;
+  availability: string; // not_set | busy
+  clear_status_at: number | null;
+}
+
+export interface UserCustomAttributesTable {
+  id: Generated<number>;
+  user_id: number;
+  key: string;
+  value: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface DeployKeysProjectsTable {
   id: Generated<number>;
   deploy_key_id: number;
@@ -429,6 +473,10 @@ export interface DB {
   users_star_projects: UsersStarProjectsTable;
   project_group_links: ProjectGroupLinksTable;
   project_custom_attributes: ProjectCustomAttributesTable;
+  ssh_keys: SshKeysTable;
+  emails: EmailsTable;
+  user_statuses: UserStatusesTable;
+  user_custom_attributes: UserCustomAttributesTable;
   redirect_routes: RedirectRoutesTable;
   project_statistics: ProjectStatisticsTable;
   project_languages: ProjectLanguagesTable;

@@ -26,7 +26,7 @@ export function pathProblem(path: string, level: 'top' | 'nested' = 'top'): stri
   return null;
 }
 
-const EMAIL_RE = /^[^@\s]+@[^@\s]+$/;
+export const EMAIL_RE = /^[^@\s]+@[^@\s]+$/;
 
 export interface CreateUserInput {
   username: string;

@@ -8,6 +8,7 @@ import * as m0005 from './0005_oauth.ts';
 import * as m0003 from './0003_projects.ts';
 import * as m0004 from './0004_repository.ts';
 import * as m0008 from './0008_project_row_version.ts';
+import * as m0009 from './0009_user_profile.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -24,4 +25,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0003_projects', up: m0003.up },
   { name: '0004_repository', up: m0004.up },
   { name: '0008_project_row_version', up: m0008.up },
+  { name: '0009_user_profile', up: m0009.up },
 ];
