@@ -7,6 +7,7 @@ import { featureRoutes } from './features/features.routes.ts';
 import { notificationSettingRoutes } from './notification-settings/notification-settings.routes.ts';
 import { deployKeyRoutes } from './deploy-keys/deploy-keys.routes.ts';
 import { sshKeyRoutes } from './ssh-keys/ssh-keys.routes.ts';
+import { gpgKeyRoutes } from './gpg-keys/gpg-keys.routes.ts';
 import { metadataRoutes } from './metadata/metadata.routes.ts';
 import { userProfileRoutes } from './user-profile/user-profile.routes.ts';
 import { errorTrackingRoutes } from './error-tracking/error-tracking.routes.ts';
@@ -30,6 +31,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...metadataRoutes,
     ...userRoutes,
     ...sshKeyRoutes,
+    ...gpgKeyRoutes,
     ...userProfileRoutes,
     ...accessTokenRoutes,
     ...broadcastMessageRoutes,

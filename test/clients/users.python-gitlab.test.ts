@@ -258,3 +258,48 @@ out["project_memberships"] = len(u.memberships.list(type="Project"))
     project_memberships: 0,
   });
 });
+
+// An ed25519 public key made with `gpg --quick-gen-key`; gpg gives its fingerprint as F8A095B98CBC35F5386D08FA69A08D2986F3A408.
+const GPG_KEY = `-----BEGIN PGP PUBLIC KEY BLOCK-----
+
+mDMEawVKyRYJKwYBBAHaRw8BAQdAGUTsNk2hloHmzUPWxIsy5eAuC4Wi6tfZxYdn
+QBNUPLe0GlRlc3QgS2V5IDxncGdAZXhhbXBsZS5jb20+iJAEExYIADgWIQT4oJW5
+jLw19ThtCPppoI0phvOkCAUCawVKyQIbAwULCQgHAgYVCgkICwIEFgIDAQIeAQIX
+gAAKCRBpoI0phvOkCAG0AQCWze9W1zdk20gz/SH9EAUh4p8ji3/Pvc+tForse9w4
+TgEAsWFkhBUmNFxX2E9JjeM/GmbaRiXLVzBSpJ3GxXhicAk=
+=r7y4
+-----END PGP PUBLIC KEY BLOCK-----`;
+
+test('python-gitlab: GPG keys of the signed-in user and of a user', { skip }, async () => {
+  const out = await py(`
+gl.auth()
+u = gl.users.create({"email": "gpg@example.com", "username": "gpguser", "name": "Gpg User", "password": "s3cret-password"})
+k = u.gpgkeys.create({"key": os.environ["GPG"]})
+out["created"] = [k.key == os.environ["GPG"].strip(), bool(k.created_at)]
+out["listed"] = [x.id == k.id for x in u.gpgkeys.list()]
+def attempt(fn):
+    try:
+        return fn()
+    except gitlab.GitlabError as e:
+        return [e.response_code, e.error_message]
+out["dup"] = attempt(lambda: gl.user.gpgkeys.create({"key": os.environ["GPG"]}))
+out["bad"] = attempt(lambda: gl.user.gpgkeys.create({"key": "not a key"}))
+out["mine"] = len(gl.user.gpgkeys.list())
+u.gpgkeys.delete(k.id)
+out["after"] = len(u.gpgkeys.list())
+mine = gl.user.gpgkeys.create({"key": os.environ["GPG"]})
+out["mine_after_add"] = len(gl.user.gpgkeys.list())
+mine.delete()
+out["mine_after_delete"] = len(gl.user.gpgkeys.list())
+`, { GPG: GPG_KEY });
+  assert.deepEqual(out, {
+    created: [true, true],
+    listed: [true],
+    dup: [400, { fingerprint: ['has already been taken'] }],
+    bad: [400, { key: ["is invalid. A valid public GPG key begins with '-----BEGIN PGP PUBLIC KEY BLOCK-----'"] }],
+    mine: 0,
+    after: 0,
+    mine_after_add: 1,
+    mine_after_delete: 0,
+  });
+});

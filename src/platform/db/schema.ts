@@ -209,6 +209,16 @@ export interface SshKeysTable {
   updated_at: number;
 }
 
+export interface GpgKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  key: string;
+  fingerprint: string; // 40 upper-case hex digits
+  primary_keyid: string; // 16 upper-case hex digits
+  created_at: number;
+  updated_at: number;
+}
+
 export interface EmailsTable {
   id: Generated<number>;
   user_id: number;
@@ -474,6 +484,7 @@ export interface DB {
   project_group_links: ProjectGroupLinksTable;
   project_custom_attributes: ProjectCustomAttributesTable;
   ssh_keys: SshKeysTable;
+  gpg_keys: GpgKeysTable;
   emails: EmailsTable;
   user_statuses: UserStatusesTable;
   user_custom_attributes: UserCustomAttributesTable;

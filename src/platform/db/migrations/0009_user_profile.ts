@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { idColumn, timeType, type DialectName } from '../dialect.ts';
 
-// What a user keeps on their profile: SSH keys, further e-mail addresses, a status, and the custom attributes
+// What a user keeps on their profile: SSH and GPG keys, further e-mail addresses, a status, and the custom attributes
 // administrators attach. Keys (user and deploy keys alike) are found by either fingerprint through an index.
 export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
   const t = timeType(dialect);
@@ -24,6 +24,17 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
   await db.schema.createIndex('ssh_keys_fingerprint').on('ssh_keys').column('fingerprint').execute();
   await db.schema.createIndex('ssh_keys_user').on('ssh_keys').columns(['user_id', 'id']).execute();
   await db.schema.createIndex('deploy_keys_fingerprint').on('deploy_keys').column('fingerprint').execute();
+
+  await idColumn(db.schema.createTable('gpg_keys'), dialect)
+    .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
+    .addColumn('key', 'text', (c) => c.notNull())
+    .addColumn('fingerprint', 'varchar(64)', (c) => c.notNull())
+    .addColumn('primary_keyid', 'varchar(32)', (c) => c.notNull())
+    .addColumn('created_at', t, (c) => c.notNull())
+    .addColumn('updated_at', t, (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('gpg_keys_fingerprint').unique().on('gpg_keys').column('fingerprint').execute();
+  await db.schema.createIndex('gpg_keys_user').on('gpg_keys').columns(['user_id', 'id']).execute();
 
   await idColumn(db.schema.createTable('emails'), dialect)
     .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
