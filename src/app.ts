@@ -9,6 +9,7 @@ import { createReadCaches, type ReadCaches } from './platform/read-cache.ts';
 import { createAuthenticator, type Authenticator } from './http/auth.ts';
 import { clientErrorHandler, installErrorHandler, renderFrameworkError, sendRendered } from './http/errors.ts';
 import { genReqId, installBodyParsers, installConventions, parseQuery } from './http/plumbing.ts';
+import { installMultipart } from './http/multipart.ts';
 import { createRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { registerHealth } from './http/health.ts';
 import { registerResources } from './resources/index.ts';
@@ -85,6 +86,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   installBodyParsers(app);
+  installMultipart(app);
   installErrorHandler(app);
   installConventions(app);
   registerHealth(app);

@@ -94,7 +94,8 @@ export function createAuthenticator(deps: ServiceDeps): Authenticator {
   }
 
   function assertUsable(user: UserRow) {
-    if (user.state === 'blocked') throw new ForbiddenError('Your account has been blocked.');
+    // A banned user is a blocked user (the reference's `blocked?`).
+    if (user.state === 'blocked' || user.state === 'banned') throw new ForbiddenError('Your account has been blocked.');
   }
 
   return {

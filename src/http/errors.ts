@@ -197,6 +197,8 @@ export function renderFrameworkError(err: any, req: FastifyRequest): RenderedErr
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { status: 400, body: { error: 'The request body is not valid' } };
+    case 'BELLOWS_INVALID_MULTIPART':
+      return { status: 400, body: { error: 'The request body is not valid' } };
     case 'BELLOWS_INVALID_JSON':
       return { status: 400, body: { error: "\nProblem:\n  message body does not match declared format\nResolution:\n  when specifying application/json as content-type, you must pass valid application/json in the request's 'body' " } };
     case 'FST_ERR_MAX_PARAM_LENGTH':
@@ -204,6 +206,8 @@ export function renderFrameworkError(err: any, req: FastifyRequest): RenderedErr
     default:
       break;
   }
+  // Multipart limits (file size, number of parts) are the framework's, in its FST_ codes.
+  if (err?.statusCode === 413 && err?.code?.startsWith?.('FST_')) return msg(413, '413 Request Entity Too Large');
   const status = Number(err?.statusCode ?? err?.status);
   if (status === 400) return badRequest;
   // Any other refusal of the request by the framework or a plugin (multipart limits, ...): its status, v4 words.

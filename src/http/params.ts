@@ -2,11 +2,13 @@ import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { MissingParamError, ParamError, type ParamProblem } from '../platform/errors.ts';
 import { fitsIntColumn } from '../platform/db/dialect.ts';
+import { COMMA_SEPARATED, FILE_PART } from './schemas.ts';
+import { UploadedFile } from '../platform/storage/uploads.ts';
 
 const Ajv = (AjvModule as any).default ?? AjvModule;
 
 // One validator for the merged parameters of a request (path, query, body): the v4 API accepts the
-// same parameter from any of them. Coercion follows the spec: booleans only from true/false,
+// same parameter from any of them. Coercion follows the spec: booleans only from true/false (any case),
 // integers from decimal strings, a scalar where an array is declared becomes a one-element array.
 const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: true, verbose: true, strict: false, removeAdditional: false });
 ajv.addFormat('date-time', { type: 'string', validate: (s: string) => parseDateTime(s) !== null });
@@ -23,9 +25,15 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
   const scalars = order.filter((k) => isScalar(props[k]));
   const integers = order.filter((k) => props[k].type === 'integer');
   const integerLike = order.filter((k) => isIntegerLike(props[k]));
+  const commaLists = order.filter((k) => (props[k] as Record<string, unknown>)[COMMA_SEPARATED] === true);
+  const fileParams = fileParamsOf(schema);
   return (merged) => {
     const input: Record<string, unknown> = { ...merged };
     const strict: Array<{ param: string; problem: ParamProblem }> = [];
+    for (const k of commaLists) {
+      const v = input[k];
+      if (typeof v === 'string') input[k] = v.split(',').map((x) => x.trim()).filter(Boolean);
+    }
     // Integers arrive as text from paths, queries and forms. Only plain decimal digits are a number here: the
     // validator alone would also read 1.0, 0x1, 1e0 and " 1" as 1, so /users/0x1 would name user 1.
     for (const k of integerLike) {
@@ -49,13 +57,22 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
     // Booleans are `true` / `false` only (spec); the validator alone would also take 1, 0 and null.
     for (const k of booleans) {
       const v = input[k];
-      if (v !== undefined && v !== true && v !== false && v !== 'true' && v !== 'false') strict.push({ param: k, problem: 'invalid' });
+      if (v === undefined || v === true || v === false) continue;
+      // Compared case-insensitively: python-gitlab sends Python's `True` / `False`.
+      const word = typeof v === 'string' ? v.toLowerCase() : null;
+      if (word === 'true' || word === 'false') input[k] = word === 'true';
+      else strict.push({ param: k, problem: 'invalid' });
     }
+    // A file parameter takes a file part and nothing else (no string, no JSON object).
+    for (const k of fileParams) if (input[k] !== undefined && !(input[k] instanceof UploadedFile)) strict.push({ param: k, problem: 'invalid' });
+    const files = fileParams.filter((k) => input[k] instanceof UploadedFile).map((k) => [k, input[k]] as const);
+    for (const [k] of files) input[k] = {};
     // A NUL character cannot be stored (PostgreSQL refuses it), and a lone UTF-16 surrogate (JSON `"\ud800"`)
     // is no text at all: it cannot be encoded as UTF-8, so it would be stored mangled or collide with another
     // value. No parameter may carry either; no service ever sees them.
     for (const k of order) if (!isCleanText(input[k])) strict.push({ param: k, problem: 'invalid' });
     const valid = validate(input);
+    for (const [k, f] of files) input[k] = f;
     // Integers beyond 32 bits are no id, page or count this API knows; the database would refuse them.
     for (const k of integers) {
       const v = input[k];
@@ -67,6 +84,12 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
     if (!valid || strict.length) throw toParamError(validate.errors ?? [], strict, order);
     return input;
   };
+}
+
+/** The parameters of an input schema that take a file part. */
+export function fileParamsOf(schema: TObject): string[] {
+  const props = (schema.properties ?? {}) as Record<string, TSchema>;
+  return Object.keys(props).filter((k) => (props[k] as Record<string, unknown>)[FILE_PART] === true);
 }
 
 function acceptsString(s: TSchema): boolean {

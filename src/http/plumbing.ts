@@ -10,8 +10,61 @@ import { announceCacheVoid, settled } from '../platform/cache-bus.ts';
 // Request-level conventions of the v4 API: body parsing, request ids, security headers,
 // conditional GET, query-string limit, rate limits, CORS, unknown routes and methods.
 
+const QS_OPTIONS = { depth: 5, arrayLimit: 1000, parameterLimit: 2000, duplicates: 'last' } as const;
+
 export function parseQuery(s: string): Record<string, unknown> {
-  return qs.parse(s, { depth: 5, arrayLimit: 1000, parameterLimit: 2000, duplicates: 'last' }) as Record<string, unknown>;
+  if (!s.includes('[]') && !/%5B%5D/i.test(s)) return qs.parse(s, QS_OPTIONS) as Record<string, unknown>;
+  // Keys such as `actions[][action]` are numbered first, the way Rack groups them, then parsed as usual.
+  const pairs: Array<[string, string]> = [];
+  for (const part of s.split('&').slice(0, QS_OPTIONS.parameterLimit)) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const key = decodePart(eq < 0 ? part : part.slice(0, eq));
+    pairs.push([key, eq < 0 ? '' : decodePart(part.slice(eq + 1))]);
+  }
+  return parseFormPairs(pairs);
+}
+
+/** Decoded name/value pairs, in the order sent (multipart fields, or a form body), parsed as a form body is. */
+export function parseFormPairs(pairs: Array<[string, string]>): Record<string, unknown> {
+  const text = numberArraysOfHashes(pairs.slice(0, QS_OPTIONS.parameterLimit)).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+  return qs.parse(text, QS_OPTIONS) as Record<string, unknown>;
+}
+
+function decodePart(x: string): string {
+  try {
+    return decodeURIComponent(x.replace(/\+/g, ' '));
+  } catch {
+    return x;
+  }
+}
+
+/**
+ * Rack's rule for arrays of hashes: in `name[][key]`, a key the last hash of `name` already holds starts a new
+ * hash; any other key joins the last one. The `[]` is replaced by that hash's index, so that
+ * `a[][x]=1&a[][y]=2&a[][x]=3` reads as `a[0][x]=1&a[0][y]=2&a[1][x]=3`.
+ */
+export function numberArraysOfHashes(pairs: Array<[string, string]>): Array<[string, string]> {
+  const arrays = new Map<string, { index: number; keys: Set<string> }>();
+  return pairs.map(([key, value]) => {
+    let k = key;
+    for (let at = k.indexOf('[]['); at > 0; at = k.indexOf('[][', at + 1)) {
+      const prefix = k.slice(0, at);
+      const child = k.slice(at + 2);
+      let state = arrays.get(prefix);
+      if (!state) arrays.set(prefix, (state = { index: 0, keys: new Set() }));
+      // A child key with an array inside (`a[][tags][]`) always joins the last hash, as in Rack.
+      if (!child.includes('[]')) {
+        if (state.keys.has(child)) {
+          state.index += 1;
+          state.keys = new Set();
+        }
+        state.keys.add(child);
+      }
+      k = `${prefix}[${state.index}]${child}`;
+    }
+    return [k, value];
+  });
 }
 
 export function installBodyParsers(app: FastifyInstance): void {

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { Static, TObject } from '@sinclair/typebox';
 import { Type } from '@sinclair/typebox';
-import { compileInput } from './params.ts';
+import { compileInput, fileParamsOf } from './params.ts';
+import { isMultipart, readMultipart } from './multipart.ts';
 import { requireAdmin, requireUser, type Actor } from './auth.ts';
 import { sendRendered, tooManyRequests } from './errors.ts';
 import { hasCredential } from './rate-limit.ts';
@@ -57,6 +58,7 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
     const input = def.input ?? Type.Object({});
     const pathParams = [...def.url.matchAll(/:(\w+)/g)].map((m) => m[1]);
     const validate = compileInput(input, pathParams);
+    const fileParams = fileParamsOf(input);
     const accepted = ['api', ...(def.method === 'GET' ? ['read_api'] : []), ...(def.scopes ?? [])];
     const docSchema: Record<string, unknown> = { summary: def.summary, tags: def.tags ?? [] };
     const props = (input.properties ?? {}) as Record<string, unknown>;
@@ -76,6 +78,7 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
       validatorCompiler: () => () => true,
       handler: async (request, reply) => {
         const req = request as unknown as ApiRequest<any>;
+        if (isMultipart(req)) req.body = await readMultipart(req, reply, fileParams);
         const params = mergedParams(req);
         const limiter = req.server.rateLimiter;
         let actor: Actor;

@@ -1,4 +1,5 @@
 import { Type, type TSchema, type TProperties, type TObject } from '@sinclair/typebox';
+import type { UploadedFile } from '../platform/storage/uploads.ts';
 
 // Shared parameter shapes, so every route declares the same thing the same way.
 
@@ -13,6 +14,17 @@ export const IntEnum = (values: readonly number[], opts: { default?: number; des
   Type.Union(values.map((v) => Type.Literal(v)), opts);
 export const IdOrPath = (description = 'ID or URL-encoded path') => Type.String({ description });
 export const Opt = Type.Optional;
+export const COMMA_SEPARATED = 'x-comma-separated';
+export const FILE_PART = 'x-file';
+/** A file parameter: only a file part of a multipart body fills it (`avatar`, `file`). */
+export const File = (opts: { description?: string } = {}) => Type.Unsafe<UploadedFile>({ type: 'object', ...opts, [FILE_PART]: true });
+/**
+ * An array that also takes one comma-separated string (`scopes=api,read_user`), where the reference declares
+ * `coerce_with: CommaSeparatedToArray`; elsewhere a string stays one element.
+ */
+export const CommaList = <T extends TSchema>(items: T, opts: { minItems?: number; description?: string } = {}) =>
+  Type.Array(items, { ...opts, [COMMA_SEPARATED]: true });
+
 
 export const PaginationParams = {
   page: Type.Optional(Type.Integer({ default: 1, description: 'page number' })),

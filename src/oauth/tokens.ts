@@ -66,7 +66,7 @@ export async function findByRefreshToken(db: Db, token: string): Promise<AccessT
 /** Tokens are only issued to users who may still use the service. */
 export async function userMayHoldTokens(db: Db, userId: number): Promise<boolean> {
   const u = await db.selectFrom('users').select('state').where('id', '=', userId).executeTakeFirst();
-  return !!u && u.state !== 'blocked';
+  return !!u && u.state !== 'blocked' && u.state !== 'banned';
 }
 
 export function isAccessible(row: AccessTokenRow, now: number): boolean {

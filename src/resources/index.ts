@@ -6,6 +6,10 @@ import { broadcastMessageRoutes } from './broadcast-messages/broadcast-messages.
 import { featureRoutes } from './features/features.routes.ts';
 import { notificationSettingRoutes } from './notification-settings/notification-settings.routes.ts';
 import { deployKeyRoutes } from './deploy-keys/deploy-keys.routes.ts';
+import { sshKeyRoutes } from './ssh-keys/ssh-keys.routes.ts';
+import { gpgKeyRoutes } from './gpg-keys/gpg-keys.routes.ts';
+import { metadataRoutes } from './metadata/metadata.routes.ts';
+import { userProfileRoutes } from './user-profile/user-profile.routes.ts';
 import { errorTrackingRoutes } from './error-tracking/error-tracking.routes.ts';
 import { featureFlagUserListRoutes } from './feature-flag-user-lists/feature-flag-user-lists.routes.ts';
 import { groupRoutes } from './groups/groups.routes.ts';
@@ -24,7 +28,11 @@ import { registerGitHttp } from './git-http/git-http.routes.ts';
 /** Every resource area, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
   registerRoutes(app, [
+    ...metadataRoutes,
     ...userRoutes,
+    ...sshKeyRoutes,
+    ...gpgKeyRoutes,
+    ...userProfileRoutes,
     ...accessTokenRoutes,
     ...broadcastMessageRoutes,
     ...featureRoutes,

@@ -56,6 +56,6 @@ export async function checkSignIn(deps: ServiceDeps, login: string, password: st
     return { ok: false, reason: 'invalid' };
   }
   if (t) await deps.db.deleteFrom('sign_in_throttles').where('key', '=', key).execute();
-  if (user.state === 'blocked') return { ok: false, reason: 'blocked' };
+  if (user.state === 'blocked' || user.state === 'banned') return { ok: false, reason: 'blocked' };
   return { ok: true, user };
 }

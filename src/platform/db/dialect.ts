@@ -1,4 +1,4 @@
-import type { ColumnDefinitionBuilder, CreateTableBuilder, Kysely } from 'kysely';
+import { sql, type ColumnDefinitionBuilder, type CreateTableBuilder, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -29,4 +29,26 @@ export const MAX_INT_COLUMN = 2_147_483_647;
 
 export function fitsIntColumn(n: number): boolean {
   return Number.isSafeInteger(n) && n >= -MAX_INT_COLUMN - 1 && n <= MAX_INT_COLUMN;
+}
+
+/**
+ * Text matching with LIKE, the one way every query builds it. The user's term is taken literally: its wildcards
+ * are escaped, and the ESCAPE clause is spelled out because SQLite has no default escape character (PostgreSQL's
+ * is the backslash), so without it `_` would match nothing on SQLite. Both sides are lower-cased.
+ */
+export function likeEscape(term: string): string {
+  return term.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+type Matched = string | Expression<unknown>;
+const operand = (column: Matched) => (typeof column === 'string' ? sql.ref(column) : column);
+
+/** `column` contains `term`, case-insensitively. */
+export function containsText(column: Matched, term: string): RawBuilder<SqlBool> {
+  return sql<SqlBool>`lower(${operand(column)}) like ${`%${likeEscape(term.toLowerCase())}%`} escape '\\'`;
+}
+
+/** `column` begins with `prefix`, case-insensitively. */
+export function startsWithText(column: Matched, prefix: string): RawBuilder<SqlBool> {
+  return sql<SqlBool>`lower(${operand(column)}) like ${`${likeEscape(prefix.toLowerCase())}%`} escape '\\'`;
 }

@@ -10,7 +10,7 @@ export interface UsersTable {
   email: string;
   public_email: string | null;
   password_digest: string | null;
-  state: string; // active | blocked
+  state: string; // active | blocked | banned | deactivated
   admin: number;
   user_type: string; // human | project_bot | group_bot
   bio: string;
@@ -189,6 +189,60 @@ export interface DeployKeysTable {
   public: number;
   expires_at: number | null;
   last_used_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SshKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  title: string;
+  key: string; // the sanitised key text
+  key_type: string;
+  key_bits: number;
+  key_blob: string; // base64 of the decoded key blob
+  fingerprint: string; // MD5, colon hex
+  fingerprint_sha256: string; // base64 without padding, no "SHA256:" prefix
+  usage_type: string; // auth | signing | auth_and_signing
+  expires_at: number | null;
+  last_used_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface GpgKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  key: string;
+  fingerprint: string; // 40 upper-case hex digits
+  primary_keyid: string; // 16 upper-case hex digits
+  created_at: number;
+  updated_at: number;
+}
+
+export interface EmailsTable {
+  id: Generated<number>;
+  user_id: number;
+  email: string;
+  email_lower: string;
+  confirmed_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface UserStatusesTable {
+  user_id: number;
+  emoji: string;
+  message: string | null;
+  availability: string; // not_set | busy
+  clear_status_at: number | null;
+}
+
+export interface UserCustomAttributesTable {
+  id: Generated<number>;
+  user_id: number;
+  key: string;
+  value: string;
   created_at: number;
   updated_at: number;
 }
@@ -430,6 +484,11 @@ export interface DB {
   users_star_projects: UsersStarProjectsTable;
   project_group_links: ProjectGroupLinksTable;
   project_custom_attributes: ProjectCustomAttributesTable;
+  ssh_keys: SshKeysTable;
+  gpg_keys: GpgKeysTable;
+  emails: EmailsTable;
+  user_statuses: UserStatusesTable;
+  user_custom_attributes: UserCustomAttributesTable;
   redirect_routes: RedirectRoutesTable;
   project_statistics: ProjectStatisticsTable;
   project_languages: ProjectLanguagesTable;

@@ -1,14 +1,15 @@
 import { Type } from '@sinclair/typebox';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
-import { Bool, DateOnly, Enum, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
+import { Bool, CommaList, DateOnly, Enum, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
 import { RuleError, NotFoundError } from '../../platform/errors.ts';
 import { ALL_SCOPES } from '../../http/auth.ts';
 import { getUserOr404 } from '../users/users.service.ts';
 import { createPersonalAccessToken, revokeToken, type TokenRow } from './access-tokens.service.ts';
 import { personalAccessToken } from './access-tokens.presenter.ts';
+import { containsText } from '../../platform/db/dialect.ts';
 
-const Scopes = Type.Array(Enum(ALL_SCOPES), { minItems: 1 });
+const Scopes = CommaList(Enum(ALL_SCOPES), { minItems: 1 });
 
 async function ownTokenOr404(req: ApiRequest<any>, id: number): Promise<TokenRow> {
   const row = await req.server.db.selectFrom('personal_access_tokens').selectAll().where('id', '=', id).where('impersonation', '=', 0).executeTakeFirst();
@@ -41,7 +42,7 @@ export const accessTokenRoutes: RouteDef<any>[] = [
       if (i.revoked !== undefined) q = q.where('revoked', '=', i.revoked ? 1 : 0);
       if (i.state === 'active') q = q.where('revoked', '=', 0).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
       if (i.state === 'inactive') q = q.where((eb) => eb.or([eb('revoked', '=', 1), eb('expires_at', '<=', now)]));
-      if (i.search) q = q.where((eb) => eb(eb.fn('lower', ['name']), 'like', `%${String(i.search).toLowerCase()}%`));
+      if (i.search) q = q.where(containsText('name', String(i.search)));
       const rows = await paginateQuery(req, reply, q.orderBy('id', 'asc'));
       return rows.map((r) => personalAccessToken(r, now));
     },

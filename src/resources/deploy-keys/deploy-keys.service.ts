@@ -33,14 +33,27 @@ export interface NewKeyInput {
   expiresAt: number | null;
 }
 
+/** The columns every SSH key (deploy key or user key) stores. */
+export interface KeyFields {
+  title: string;
+  key: string;
+  key_type: string;
+  key_bits: number;
+  key_blob: string;
+  fingerprint: string;
+  fingerprint_sha256: string;
+  expires_at: number | null;
+}
+
 /**
- * Validates a new key and returns the row to insert. Errors are keyed by attribute, with `prefix`
- * ("deploy_key.") when the key is created through a project link, as the reference reports them.
+ * Validates a new SSH key, deploy key or user key: the reference's Key model rules, with the fingerprint unique
+ * across both kinds. Errors are keyed by attribute, with `prefix` ("deploy_key.") when the key is created through
+ * a project link, as the reference reports them.
  */
-async function buildKeyRow(deps: ServiceDeps, userId: number | null, input: NewKeyInput, opts: { prefix: string; public: boolean }): Promise<Insertable<DeployKeysTable>> {
+export async function validateNewKey(deps: ServiceDeps, input: NewKeyInput, prefix = ''): Promise<KeyFields> {
   const now = deps.clock.now();
   const errors: Record<string, string[]> = {};
-  const add = (attr: string, text: string) => (errors[opts.prefix + attr] ??= []).push(text);
+  const add = (attr: string, text: string) => (errors[prefix + attr] ??= []).push(text);
   const title = input.title;
   if (!title.trim()) add('title', "can't be blank");
   if (title.length > TITLE_MAX) add('title', `is too long (maximum is ${TITLE_MAX} characters)`);
@@ -52,7 +65,8 @@ async function buildKeyRow(deps: ServiceDeps, userId: number | null, input: NewK
   if (text.length > KEY_MAX) add('key', `is too long (maximum is ${KEY_MAX} characters)`);
   if (!parsed) add('key', 'is invalid');
   if (parsed) {
-    const taken = await deps.db.selectFrom('deploy_keys').select('id').where('fingerprint_sha256', '=', parsed.fingerprintSha256).executeTakeFirst();
+    const taken = await deps.db.selectFrom('deploy_keys').select('id').where('fingerprint_sha256', '=', parsed.fingerprintSha256).executeTakeFirst()
+      ?? await deps.db.selectFrom('ssh_keys').select('id').where('fingerprint_sha256', '=', parsed.fingerprintSha256).executeTakeFirst();
     if (taken) add('fingerprint_sha256', 'has already been taken');
   } else {
     add('fingerprint_sha256', 'cannot be generated');
@@ -60,7 +74,6 @@ async function buildKeyRow(deps: ServiceDeps, userId: number | null, input: NewK
   if (input.expiresAt !== null && input.expiresAt <= now) add('key', 'has expired');
   if (Object.keys(errors).length) throw new ValidationError(errors);
   return {
-    user_id: userId,
     title,
     key: text.trim(),
     key_type: parsed!.type,
@@ -68,12 +81,15 @@ async function buildKeyRow(deps: ServiceDeps, userId: number | null, input: NewK
     key_blob: parsed!.blob.toString('base64'),
     fingerprint: parsed!.fingerprintMd5,
     fingerprint_sha256: parsed!.fingerprintSha256,
-    public: opts.public ? 1 : 0,
     expires_at: input.expiresAt,
-    last_used_at: null,
-    created_at: now,
-    updated_at: now,
   };
+}
+
+/** A new deploy key's row. */
+async function buildKeyRow(deps: ServiceDeps, userId: number | null, input: NewKeyInput, opts: { prefix: string; public: boolean }): Promise<Insertable<DeployKeysTable>> {
+  const fields = await validateNewKey(deps, input, opts.prefix);
+  const now = deps.clock.now();
+  return { ...fields, user_id: userId, public: opts.public ? 1 : 0, last_used_at: null, created_at: now, updated_at: now };
 }
 
 /** A key with the same fingerprint appeared between our look-up and our insert. */

@@ -4,6 +4,7 @@ import type { Db } from '../../platform/db/index.ts';
 import type { FeatureFlagUserListsTable } from '../../platform/db/schema.ts';
 import { fitsIntColumn, isUniqueViolation } from '../../platform/db/dialect.ts';
 import { RecordNotFoundError, RuleError } from '../../platform/errors.ts';
+import { containsText } from '../../platform/db/dialect.ts';
 
 export type UserListRow = Selectable<FeatureFlagUserListsTable>;
 
@@ -44,11 +45,6 @@ function refuse(errors: string[]): never {
   throw new RuleError('bad_request', errors);
 }
 
-/** Escapes LIKE wildcards; patterns use `escape '\'` on both databases. */
-function likeTerm(word: string): string {
-  return `%${word.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 /** Search words: "quoted phrases" stay whole, the rest splits on spaces; every word must match. */
 export function searchWords(search: string): string[] {
   const squished = search.trim().replace(/\s+/g, ' ');
@@ -60,7 +56,7 @@ export function searchWords(search: string): string[] {
 
 export function listQuery(db: Db, projectId: number, search?: string) {
   let q = db.selectFrom('feature_flag_user_lists').selectAll().where('project_id', '=', projectId);
-  for (const word of searchWords(search ?? '')) q = q.where(sql<boolean>`lower(name) like ${likeTerm(word)} escape '\\'`);
+  for (const word of searchWords(search ?? '')) q = q.where(containsText('name', word));
   return q.orderBy('id', 'asc');
 }
 

@@ -10,11 +10,12 @@ import { ForbiddenError, ParamError } from '../../platform/errors.ts';
 import { AccessLevel, ALL_ACCESS_LEVELS, Visibility, projectAccessLevels } from '../../platform/membership.ts';
 import {
   PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, assertCanCreateTopLevel, createGroup, deleteGroup,
-  containsText, transferFailure, transferGroup, updateGroup, type Group,
+  transferFailure, transferGroup, updateGroup, type Group,
 } from './groups.service.ts';
 import { memberOfSelfOrAncestor, readableGroups } from '../../platform/access/queries.ts';
 import { groupDetail, groupEntity, projectSummary } from './groups.presenter.ts';
 import { canGroup, canReadVisibility } from '../../platform/access/policy.ts';
+import { containsText } from '../../platform/db/dialect.ts';
 
 const OFFSET_LIMIT = 50_000;
 

@@ -47,11 +47,11 @@ function checkName(errors: Errors, name: string | undefined) {
   if (!NAME_RE.test(name)) addError(errors, 'name', NAME_TEXT);
 }
 
-function checkPath(errors: Errors, path: string | undefined) {
+function checkPath(errors: Errors, path: string | undefined, nested: boolean) {
   if (path === undefined) return;
   if (path === '') return addError(errors, 'path', "can't be blank");
   if (path.length > 255) addError(errors, 'path', 'is too long (maximum is 255 characters)');
-  const p = pathProblem(path);
+  const p = pathProblem(path, nested ? 'nested' : 'top');
   if (p) addError(errors, 'path', p);
 }
 
@@ -97,7 +97,7 @@ function visibilityAboveParent(errors: Errors, level: number, parent: Group | nu
 export async function createGroup(deps: ServiceDeps, creatorId: number, parent: Group | null, input: GroupSettingsInput & { name: string; path: string }): Promise<Group> {
   const errors: Errors = {};
   checkName(errors, input.name);
-  checkPath(errors, input.path);
+  checkPath(errors, input.path, parent !== null);
   // New groups are private unless asked otherwise (the reference's default_group_visibility).
   const visibility = input.visibility ? Visibility[input.visibility] : Visibility.private;
   visibilityAboveParent(errors, visibility, parent);
@@ -132,7 +132,7 @@ export async function createGroup(deps: ServiceDeps, creatorId: number, parent: 
 export async function updateGroup(deps: ServiceDeps, group: Group, input: GroupSettingsInput): Promise<Group> {
   const errors: Errors = {};
   checkName(errors, input.name);
-  checkPath(errors, input.path);
+  checkPath(errors, input.path, group.parent_id !== null);
   const parent = group.parent_id ? await deps.db.selectFrom('namespaces').selectAll().where('id', '=', group.parent_id).executeTakeFirst() ?? null : null;
   if (input.visibility !== undefined) {
     const level = Visibility[input.visibility];
@@ -246,12 +246,6 @@ export async function deleteGroup(deps: ServiceDeps, group: Group): Promise<void
     rows.sort((a, b) => b.traversal.length - a.traversal.length);
     for (const r of rows) await trx.deleteFrom('namespaces').where('id', '=', r.id).execute();
   });
-}
-
-/** SQL condition: `column` contains `term`, case-insensitively, with LIKE wildcards in the term taken literally. */
-export function containsText(column: string, term: string) {
-  const pattern = `%${term.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  return sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
 }
 
 export function assertCanCreateTopLevel(actor: Actor): void {

@@ -10,7 +10,7 @@ import {
   addMember, allMembers, directMembersQuery, findDirectMember, removeMember, updateMember, type MemberRow, type MemberSource,
 } from './members.service.ts';
 import { memberEntity } from './members.presenter.ts';
-import { containsText } from '../groups/groups.service.ts';
+import { containsText } from '../../platform/db/dialect.ts';
 
 export type SourceKind = 'groups' | 'projects';
 

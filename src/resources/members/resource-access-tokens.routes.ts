@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
-import { DateOnly, Enum, Input, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
+import { CommaList, DateOnly, Enum, Input, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
 import { parsePathId } from '../../http/params.ts';
 import { NotFoundError, UnauthorizedError } from '../../platform/errors.ts';
@@ -73,7 +73,7 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
     {
       method: 'POST', url: base, summary: `Create a ${label} access token`, tags, access: 'authenticated', ...sourceLookup(kind),
       input: Input({
-        id: Str(), name: Str(), scopes: Type.Array(Enum(BOT_SCOPES), { minItems: 1 }), description: Opt(Str()),
+        id: Str(), name: Str(), scopes: CommaList(Enum(BOT_SCOPES), { minItems: 1 }), description: Opt(Str()),
         expires_at: Opt(DateOnly()), access_level: Opt(IntEnum(ROLE_LEVELS, { default: 40 })),
       }),
       handler: async (req) => {

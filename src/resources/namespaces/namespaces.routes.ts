@@ -5,7 +5,7 @@ import { parseIdOrPath } from '../../http/params.ts';
 import { canGroup, canReadVisibility } from '../../platform/access/policy.ts';
 import { NotFoundError } from '../../platform/errors.ts';
 import { AccessLevel, groupAccessLevels, type NamespaceRow } from '../../platform/membership.ts';
-import { containsText } from '../groups/groups.service.ts';
+import { containsText } from '../../platform/db/dialect.ts';
 import { memberOfSelfOrAncestor } from '../../platform/access/queries.ts';
 import { namespaceEntity } from './namespaces.presenter.ts';
 

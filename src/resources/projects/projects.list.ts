@@ -5,7 +5,7 @@ import { parseDateTime } from '../../http/params.ts';
 import { AccessLevel, userAuthorization, type Authorization } from '../../platform/membership.ts';
 import { authorizedExpr, groupsAtLeast, visibleExpr } from '../../platform/access/queries.ts';
 import { BadRequestError } from '../../platform/errors.ts';
-import { dialectOf } from '../../platform/db/dialect.ts';
+import { containsText, dialectOf, startsWithText } from '../../platform/db/dialect.ts';
 import { FEATURE_LEVEL, type Project } from './projects.service.ts';
 import { currentKeys, type RowKey } from '../../platform/project-rows.ts';
 import type { ProjectAccess } from '../../platform/membership.ts';
@@ -52,7 +52,6 @@ export interface ListInput {
   pagination?: string;
 }
 
-const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** The reference's search terms: words or "quoted phrases"; terms under 3 characters drop out when a longer one exists. */
 export function searchTerms(q: string): { terms: string[]; exact: boolean } {
@@ -68,7 +67,7 @@ export function searchTerms(q: string): { terms: string[]; exact: boolean } {
 function searchExpr(eb: any, q: string, columns: any[]): Expression<SqlBool> {
   const { terms, exact } = searchTerms(q);
   if (exact) return eb.or(columns.map((c) => eb(sql`lower(${c})`, '=', terms[0])));
-  return eb.or(columns.map((c) => eb.and(terms.map((t) => sql<SqlBool>`lower(${c}) like ${`%${likeEscape(t)}%`} escape '\\'`))));
+  return eb.or(columns.map((c) => eb.and(terms.map((t) => containsText(c, t)))));
 }
 
 export interface ListScope {
@@ -191,8 +190,7 @@ export async function buildListQuery(deps: ServiceDeps, actor: Actor, i: ListInp
   // Order: created_at is the id order; every other column gets an id tie-breaker in the same direction.
   if (similarity) {
     const s = i.search!.toLowerCase();
-    const pattern = `${likeEscape(s)}%`;
-    q = q.orderBy(sql`case when lower(projects.path) = ${s} or lower(projects.name) = ${s} then 0 when lower(projects.path) like ${pattern} escape '\\' or lower(projects.name) like ${pattern} escape '\\' then 1 else 2 end`, 'asc').orderBy('projects.id', 'desc');
+    q = q.orderBy(sql`case when lower(projects.path) = ${s} or lower(projects.name) = ${s} then 0 when ${startsWithText('projects.path', s)} or ${startsWithText('projects.name', s)} then 1 else 2 end`, 'asc').orderBy('projects.id', 'desc');
   } else if (orderBy === 'id' || orderBy === 'created_at') {
     q = q.orderBy('projects.id', sort);
   } else if (ADMIN_ORDERS.has(orderBy)) {

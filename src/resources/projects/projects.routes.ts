@@ -21,6 +21,7 @@ import { projectRows, type RowKey } from '../../platform/project-rows.ts';
 import { jsonArray, renderProjects } from './projects.render.ts';
 import { bodyFromParts } from '../../http/plumbing.ts';
 import { loadPresentation, presentOne, type PresentOptions } from './projects.presenter.ts';
+import { containsText } from '../../platform/db/dialect.ts';
 
 const OFFSET_LIMIT = 50_000;
 const Visibility = Enum(['private', 'internal', 'public'] as const);
@@ -296,8 +297,8 @@ export const projectRoutes: RouteDef<any>[] = [
       // Private profiles are listed only to themselves and administrators.
       if (!req.actor.admin) q = q.where((eb) => eb.or([eb('u.private_profile', '=', 0), eb('u.id', '=', req.actor.user?.id ?? -1)]));
       if (req.input.search) {
-        const term = `%${String(req.input.search).toLowerCase()}%`;
-        q = q.where((eb) => eb.or([eb(eb.fn('lower', ['u.username']), 'like', term), eb(eb.fn('lower', ['u.name']), 'like', term)]));
+        const term = String(req.input.search);
+        q = q.where((eb) => eb.or([containsText('u.username', term), containsText('u.name', term)]));
       }
       const rows = await paginateQuery(req, reply, q.orderBy('s.id', 'desc'));
       const base = req.server.config.externalUrl;
@@ -403,7 +404,7 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input({ search: Opt(Str()), without_projects: Opt(Bool()), ...PaginationParams }),
     handler: async (req, reply) => {
       let q = req.server.db.selectFrom('topics').selectAll();
-      if (req.input.search) q = q.where('name_lower', 'like', `%${String(req.input.search).toLowerCase().replace(/[\\%_]/g, (c: string) => `\\${c}`)}%`);
+      if (req.input.search) q = q.where(containsText('name_lower', String(req.input.search)));
       if (req.input.without_projects) q = q.where('total_projects_count', '=', 0);
       const rows = await paginateQuery(req, reply, q.orderBy('total_projects_count', 'desc').orderBy('id', 'asc'));
       return rows.map((t) => ({ id: t.id, name: t.name, title: t.title, description: t.description, total_projects_count: t.total_projects_count, avatar_url: null }));

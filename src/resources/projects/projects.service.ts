@@ -359,7 +359,7 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
   if (!name) add('name', "can't be blank");
   else if (!NAME_RE.test(name)) add('name', NAME_TEXT);
   if (name.length > 255) add('name', 'is too long (maximum is 255 characters)');
-  const pp = pathProblem(path);
+  const pp = pathProblem(path, 'nested');
   if (pp) add('path', pp);
   const vis = input.visibility ? Visibility[input.visibility] : Visibility.private;
   checkVisibilityAgainstNamespace(vis, ns, errors);
@@ -460,7 +460,7 @@ export async function updateProject(deps: ServiceDeps, ctx: ProjectContext, inpu
     set.name = name;
   }
   if (input.path !== undefined && input.path !== p.path) {
-    const pp = pathProblem(path);
+    const pp = pathProblem(path, 'nested');
     if (pp) add('path', pp);
     set.path = path;
   }
@@ -604,7 +604,7 @@ export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectC
   const errors: Record<string, string[]> = {};
   const add = (k: string, m: string) => (errors[k] ??= []).push(m);
   if (!NAME_RE.test(name)) add('name', NAME_TEXT);
-  const pp = pathProblem(path);
+  const pp = pathProblem(path, 'nested');
   if (pp) add('path', pp);
   // A fork is never more visible than its source or the target group.
   let vis = input.visibility ? Visibility[input.visibility] : src.visibility_level;

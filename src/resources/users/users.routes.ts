@@ -1,12 +1,13 @@
 import type { RouteDef, ApiRequest } from '../../http/route.ts';
-import { Bool, DateTime, Enum, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
+import { Bool, DateTime, Enum, File, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { parseDateTime } from '../../http/params.ts';
 import { ConflictError, ForbiddenError, ParamError } from '../../platform/errors.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
-import { createUser, deleteUser, getUserOr404, setUserState, updateUser, type User } from './users.service.ts';
+import { changeUserState, checkAvatar, createUser, deleteUser, getUserOr404, updateUser, type User } from './users.service.ts';
 import { userBasic, userEntity, userPublic, userWithAdmin } from './users.presenter.ts';
+import { containsText } from '../../platform/db/dialect.ts';
 
 const UserFields = {
   name: Opt(Str()),
@@ -25,6 +26,7 @@ const UserFields = {
   projects_limit: Opt(Int()),
   external: Opt(Bool()),
   note: Opt(Str()),
+  avatar: Opt(File({ description: 'avatar image (multipart)' })),
 };
 
 /** The reference answers a clash with an existing user with 409 and this text, before any other validation message. */
@@ -83,11 +85,11 @@ export const userRoutes: RouteDef<any>[] = [
       let q = req.server.db.selectFrom('users').selectAll();
       if (i.username) q = q.where((eb) => eb(eb.fn('lower', ['username']), '=', i.username!.toLowerCase()));
       if (i.search) {
-        const term = `%${i.search.toLowerCase().replace(/[\\%_]/g, (c: string) => `\\${c}`)}%`;
+        const term = i.search;
         q = q.where((eb) => eb.or([
-          eb(eb.fn('lower', ['username']), 'like', term),
-          eb(eb.fn('lower', ['name']), 'like', term),
-          ...(req.actor.admin ? [eb(eb.fn('lower', ['email']), 'like', term)] : [eb(eb.fn('lower', ['email']), '=', i.search.toLowerCase())]),
+          containsText('username', term),
+          containsText('name', term),
+          ...(req.actor.admin ? [containsText('email', term)] : [eb(eb.fn('lower', ['email']), '=', term.toLowerCase())]),
         ]));
       }
       if (i.active) q = q.where('state', '=', 'active');
@@ -133,6 +135,7 @@ export const userRoutes: RouteDef<any>[] = [
         throw ParamError.group(['password', 'reset_password', 'force_random_password'], 'at_least_one');
       }
       await refuseTaken(req.server, i);
+      checkAvatar(i.avatar);
       const password = i.password ?? (i.force_random_password || i.reset_password ? null : undefined);
       const u = await createUser(req.server, { ...i, password, skipConfirmation: i.skip_confirmation });
       return present(req, u, 'other');
@@ -145,6 +148,7 @@ export const userRoutes: RouteDef<any>[] = [
       const u = await getUserOr404(req.server, req.input.id);
       const { id: _id, ...rest } = req.input;
       await refuseTaken(req.server, rest, u.id);
+      checkAvatar(rest.avatar);
       return present(req, await updateUser(req.server, u, rest), 'other');
     },
   },
@@ -159,26 +163,16 @@ export const userRoutes: RouteDef<any>[] = [
       return undefined;
     },
   },
-  {
-    method: 'POST', url: '/users/:id/block', summary: 'Block a user', tags: ['users'], access: 'admin',
+  ...(['block', 'unblock', 'ban', 'unban', 'deactivate', 'activate'] as const).map((action): RouteDef<any> => ({
+    method: 'POST', url: `/users/:id/${action}`, summary: `${action[0].toUpperCase()}${action.slice(1)} a user`, tags: ['users'], access: 'admin',
     input: Input({ id: Int() }),
     handler: async (req, reply) => {
       const u = await getUserOr404(req.server, req.input.id);
-      if (u.user_type !== 'human') throw new ForbiddenError('An internal user cannot be blocked');
-      await setUserState(req.server, u, 'blocked');
+      const answer = await changeUserState(req.server, req.actor.user!.id, u, action);
       reply.code(201);
-      return true;
+      // `null` is sent as the JSON text `null`, as the reference does.
+      return reply.type('application/json').send(JSON.stringify(answer));
     },
-  },
-  {
-    method: 'POST', url: '/users/:id/unblock', summary: 'Unblock a user', tags: ['users'], access: 'admin',
-    input: Input({ id: Int() }),
-    handler: async (req, reply) => {
-      const u = await getUserOr404(req.server, req.input.id);
-      await setUserState(req.server, u, 'active');
-      reply.code(201);
-      return true;
-    },
-  },
+  })),
 ];
 

@@ -4,24 +4,29 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import type { UsersTable } from '../../platform/db/schema.ts';
 import { hashPassword } from '../../platform/crypto/passwords.ts';
 import { digest } from '../../platform/crypto/tokens.ts';
-import { NotFoundError, ValidationError } from '../../platform/errors.ts';
+import { ForbiddenError, NotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
 import { Visibility } from '../../platform/membership.ts';
 
 export type User = Selectable<UsersTable>;
 
 // Names a namespace path may take: letters, digits, '_', '-', '.', not starting with '-' or ending in '.', '.git' or '.atom'.
 export const PATH_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
-const RESERVED = new Set(['-', 'api', 'oauth', 'users', 'admin', 'help', 'profile', 'dashboard', 'explore', 'groups', 'projects', 'assets', 'search', 'public', 'uploads', '.well-known']);
+// The reference reserves its top-level routes for top-level namespaces only (users and top-level groups);
+// below a namespace, projects and subgroups may not take the names of its project wildcard routes (`/-/`,
+// `/tree/`, `/blob/`...), which would be read as those routes (Gitlab::PathRegex).
+const TOP_LEVEL_RESERVED = new Set(['-', 'api', 'oauth', 'users', 'admin', 'help', 'profile', 'dashboard', 'explore', 'groups', 'projects', 'assets', 'search', 'public', 'uploads', '.well-known']);
+const NESTED_RESERVED = new Set(['-', 'badges', 'blame', 'blob', 'builds', 'commits', 'create', 'create_dir', 'edit', 'files', 'find_file', 'new', 'preview', 'raw', 'refs', 'tree', 'update', 'wikis']);
 
-export function pathProblem(path: string): string | null {
+/** `level`: a top-level namespace path, or the path of a project or subgroup inside a namespace. */
+export function pathProblem(path: string, level: 'top' | 'nested' = 'top'): string | null {
   if (!PATH_RE.test(path) || /\.(git|atom)$/i.test(path) || path.endsWith('.')) {
     return "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'";
   }
-  if (RESERVED.has(path.toLowerCase())) return `${path} is a reserved name`;
+  if ((level === 'top' ? TOP_LEVEL_RESERVED : NESTED_RESERVED).has(path.toLowerCase())) return `${path} is a reserved name`;
   return null;
 }
 
-const EMAIL_RE = /^[^@\s]+@[^@\s]+$/;
+export const EMAIL_RE = /^[^@\s]+@[^@\s]+$/;
 
 export interface CreateUserInput {
   username: string;
@@ -162,8 +167,74 @@ export async function updateUser(deps: ServiceDeps, user: User, input: UpdateUse
   });
 }
 
-export async function setUserState(deps: ServiceDeps, user: User, state: 'active' | 'blocked'): Promise<User> {
+/** The reference's avatar limit (Avatarable): 200 KB. */
+export const MAX_AVATAR_BYTES = 200 * 1024;
+
+/** An avatar upload is refused as the reference's model validation does when it is too large. */
+export function checkAvatar(file: { size: number } | undefined): void {
+  if (file && file.size > MAX_AVATAR_BYTES) throw new ValidationError({ avatar: ['is too big (should be at most 200 KB)'] });
+}
+
+export type UserState = 'active' | 'blocked' | 'banned' | 'deactivated';
+
+export async function setUserState(deps: ServiceDeps, user: User, state: UserState): Promise<User> {
   return deps.db.updateTable('users').set({ state, updated_at: deps.clock.now() }).where('id', '=', user.id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Banned users are blocked users too: they cannot sign in, and they must be unbanned, not activated. */
+export function isBlocked(user: Pick<User, 'state'>): boolean {
+  return user.state === 'blocked' || user.state === 'banned';
+}
+
+export type StateAction = 'block' | 'unblock' | 'ban' | 'unban' | 'deactivate' | 'activate';
+
+/** Days without activity after which an administrator may deactivate a user. */
+const MINIMUM_INACTIVE_DAYS = 90;
+
+/**
+ * The administrator's state changes of a user, with the reference's answers: `true` when the state changed,
+ * `false` when an unblock or activation had nothing to do, `null` when the user already was in the target state
+ * (block, deactivate). A change the state does not allow is refused with the reference's sentence.
+ */
+export async function changeUserState(deps: ServiceDeps, actorId: number, user: User, action: StateAction): Promise<boolean | null> {
+  const state = user.state as UserState;
+  const refuse = (text: string): never => { throw new RuleError('forbidden', text); };
+  switch (action) {
+    case 'block':
+      if (user.user_type !== 'human') throw new ForbiddenError('An internal user cannot be blocked');
+      if (user.id === actorId) throw new ForbiddenError('The API initiating user cannot be blocked by the API');
+      if (isBlocked(user)) return null;
+      await setUserState(deps, user, 'blocked');
+      return true;
+    case 'unblock':
+      if (state === 'deactivated') throw new ForbiddenError('Deactivated users cannot be unblocked by the API');
+      if (!isBlocked(user)) return false;
+      await setUserState(deps, user, 'active');
+      return true;
+    case 'ban':
+    case 'unban': {
+      const allowed = action === 'ban' ? state === 'active' : state === 'banned';
+      if (!allowed) refuse(`You cannot ${action} ${state} users.`);
+      await setUserState(deps, user, action === 'ban' ? 'banned' : 'active');
+      return true;
+    }
+    case 'deactivate': {
+      if (state === 'deactivated') return null;
+      if (isBlocked(user)) refuse('Error occurred. A blocked user cannot be deactivated');
+      if (user.user_type !== 'human') refuse('Internal users cannot be deactivated');
+      const since = deps.clock.now() - MINIMUM_INACTIVE_DAYS * 86_400_000;
+      if (user.last_activity_on !== null && user.last_activity_on > since) {
+        refuse(`The user you are trying to deactivate has been active in the past ${MINIMUM_INACTIVE_DAYS} days and cannot be deactivated`);
+      }
+      await setUserState(deps, user, 'deactivated');
+      return true;
+    }
+    case 'activate':
+      if (isBlocked(user)) throw new ForbiddenError('A blocked user must be unblocked to be activated');
+      if (state !== 'deactivated') return false;
+      await setUserState(deps, user, 'active');
+      return true;
+  }
 }
 
 export async function deleteUser(deps: ServiceDeps, user: User): Promise<void> {

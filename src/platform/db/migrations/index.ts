@@ -9,6 +9,7 @@ import * as m0003 from './0003_projects.ts';
 import * as m0004 from './0004_repository.ts';
 import * as m0008 from './0008_project_row_version.ts';
 import * as m0009 from './0009_runners_token_digest.ts';
+import * as m0010 from './0010_user_profile.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -26,4 +27,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0004_repository', up: m0004.up },
   { name: '0008_project_row_version', up: m0008.up },
   { name: '0009_runners_token_digest', up: m0009.up },
+  { name: '0010_user_profile', up: m0010.up },
 ];

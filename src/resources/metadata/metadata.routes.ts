@@ -1,0 +1,22 @@
+import type { RouteDef } from '../../http/route.ts';
+
+// What clients read first to learn which server they talk to. The version is that of the API level Bellows
+// follows, so that clients which gate features on it (python-gitlab, gitbeaker, terraform) enable them.
+export const API_COMPATIBLE_VERSION = '15.11.0';
+export const REVISION = 'bellows';
+
+export const metadataRoutes: RouteDef<any>[] = [
+  {
+    method: 'GET', url: '/version', summary: 'Server version', tags: ['metadata'], access: 'authenticated', scopes: ['read_user'],
+    handler: async () => ({ version: API_COMPATIBLE_VERSION, revision: REVISION }),
+  },
+  {
+    method: 'GET', url: '/metadata', summary: 'Server metadata', tags: ['metadata'], access: 'authenticated', scopes: ['read_user'],
+    handler: async () => ({
+      version: API_COMPATIBLE_VERSION,
+      revision: REVISION,
+      kas: { enabled: false, externalUrl: null, version: null },
+      enterprise: false,
+    }),
+  },
+];
