@@ -9,7 +9,7 @@ import { answerLsRefs, readLsRefsRequest } from '../../platform/git/ls-refs.ts';
 import { FLUSH, pkt, readPushHead, refusedPushResponse } from '../../platform/git/pktline.ts';
 import { canReadVisibility, projectAccessFor } from '../../http/access.ts';
 import { anonymous, type Actor } from '../../http/auth.ts';
-import { checkSignIn } from '../../web/sign-in.service.ts';
+import { checkSignIn } from '../../platform/sign-in.ts';
 import { ForbiddenError, InvalidTokenError, UnauthorizedError } from '../../platform/errors.ts';
 import { AccessLevel, readCacheState, type ProjectRow } from '../../platform/membership.ts';
 import type { ProjectRepository } from '../../platform/git/project-repository.ts';
