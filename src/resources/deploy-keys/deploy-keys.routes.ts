@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, DateTime, IdOrPath, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
@@ -13,6 +14,7 @@ import {
   projectsOfKeys, removeProjectKey, updateProjectKey, type Caller,
 } from './deploy-keys.service.ts';
 import { deployKey, instanceDeployKey, projectDeployKey } from './deploy-keys.presenter.ts';
+import { DeployKey, InstanceDeployKey, ProjectDeployKey } from './deploy-keys.schemas.ts';
 
 const tags = ['deploy_keys'];
 
@@ -32,6 +34,7 @@ const expiry = (v: string | undefined) => (v === undefined ? null : parseDateTim
 export const deployKeyRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/deploy_keys', summary: 'List every deploy key of the instance', tags, access: 'admin',
+    response: Type.Array(InstanceDeployKey),
     input: Input({ public: Opt(Bool({ default: false, description: 'only public keys' })), ...PaginationParams }),
     handler: async (req, reply) => {
       let q = req.server.db.selectFrom('deploy_keys').selectAll();
@@ -43,6 +46,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/deploy_keys', summary: 'Create a public deploy key any project may enable', tags, access: 'admin',
+    response: DeployKey,
     input: Input({ key: Str(), title: Str(), expires_at: Opt(DateTime()) }),
     handler: async (req) => {
       const key = await createPublicKey(req.server, callerOf(req), { key: req.input.key, title: req.input.title, expiresAt: expiry(req.input.expires_at) });
@@ -51,6 +55,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/projects/:id/deploy_keys', summary: "List a project's deploy keys", tags, access: 'authenticated',
+    response: Type.Array(ProjectDeployKey),
     input: Input({ id: IdOrPath(), ...PaginationParams }),
     handler: async (req, reply) => {
       const ctx = await maintainedProject(req);
@@ -61,6 +66,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/projects/:id/deploy_keys/:key_id', summary: 'One deploy key of a project', tags, access: 'authenticated',
+    response: ProjectDeployKey,
     input: Input({ id: IdOrPath(), key_id: Int() }),
     handler: async (req) => {
       const ctx = await maintainedProject(req);
@@ -70,6 +76,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/projects/:id/deploy_keys', summary: 'Add a deploy key to a project', tags, access: 'authenticated',
+    response: ProjectDeployKey,
     input: Input({ id: IdOrPath(), key: Str(), title: Str(), can_push: Opt(Bool()), expires_at: Opt(DateTime()) }),
     handler: async (req) => {
       const ctx = await maintainedProject(req);
@@ -81,6 +88,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PUT', url: '/projects/:id/deploy_keys/:key_id', summary: "Update a deploy key's title or write access", tags, access: 'authenticated',
+    response: ProjectDeployKey,
     input: Input({ id: IdOrPath(), key_id: Int(), title: Opt(Str()), can_push: Opt(Bool()) }),
     handler: async (req) => {
       const ctx = await maintainedProject(req);
@@ -91,6 +99,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/projects/:id/deploy_keys/:key_id', summary: 'Remove a deploy key from a project', tags, access: 'authenticated',
+    response: null,
     input: Input({ id: IdOrPath(), key_id: Int() }),
     handler: async (req) => {
       const ctx = await maintainedProject(req);
@@ -103,6 +112,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/projects/:id/deploy_keys/:key_id/enable', summary: 'Enable an existing deploy key on a project', tags, access: 'authenticated',
+    response: DeployKey,
     input: Input({ id: IdOrPath(), key_id: Int() }),
     handler: async (req) => {
       const ctx = await maintainedProject(req);
@@ -111,6 +121,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/users/:id_or_username/project_deploy_keys', summary: 'Deploy keys of projects the caller and a user both maintain', tags, access: 'authenticated',
+    response: Type.Array(DeployKey),
     input: Input({ id_or_username: Str(), ...PaginationParams }),
     handler: async (req, reply) => {
       const db = req.server.db;

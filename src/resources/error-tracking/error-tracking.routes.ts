@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, IdOrPath, Input, Int, Opt, PaginationParams } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
@@ -7,6 +8,7 @@ import {
   clientKeysQuery, createClientKey, deleteClientKey, getSettingOr404, patchSetting, putSetting,
 } from './error-tracking.service.ts';
 import { errorTrackingClientKey, errorTrackingSetting } from './error-tracking.presenter.ts';
+import { ErrorTrackingClientKey, ErrorTrackingSetting } from './error-tracking.schemas.ts';
 
 const tags = ['error_tracking'];
 
@@ -20,6 +22,7 @@ async function maintainedProject(req: ApiRequest<any>): Promise<ProjectContext> 
 export const errorTrackingRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/projects/:id/error_tracking/settings', summary: "The project's error-tracking setting", tags, access: 'authenticated',
+    response: ErrorTrackingSetting,
     input: Input({ id: IdOrPath() }),
     handler: async (req) => {
       const ctx = await maintainedProject(req);
@@ -28,6 +31,7 @@ export const errorTrackingRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PUT', url: '/projects/:id/error_tracking/settings', summary: 'Create or replace the error-tracking setting (integrated backend)', tags, access: 'authenticated',
+    response: ErrorTrackingSetting,
     input: Input({ id: IdOrPath(), active: Bool(), integrated: Bool() }),
     handler: async (req) => {
       const ctx = await maintainedProject(req);
@@ -36,6 +40,7 @@ export const errorTrackingRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PATCH', url: '/projects/:id/error_tracking/settings', summary: 'Enable or disable error tracking', tags, access: 'authenticated',
+    response: ErrorTrackingSetting,
     input: Input({ id: IdOrPath(), active: Bool(), integrated: Opt(Bool()) }),
     handler: async (req) => {
       const ctx = await maintainedProject(req);
@@ -44,6 +49,7 @@ export const errorTrackingRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/projects/:id/error_tracking/client_keys', summary: "List the project's error-tracking client keys", tags, access: 'authenticated',
+    response: Type.Array(ErrorTrackingClientKey),
     input: Input({ id: IdOrPath(), ...PaginationParams }),
     handler: async (req, reply) => {
       const ctx = await maintainedProject(req);
@@ -53,6 +59,7 @@ export const errorTrackingRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/projects/:id/error_tracking/client_keys', summary: 'Create an error-tracking client key', tags, access: 'authenticated',
+    response: ErrorTrackingClientKey,
     input: Input({ id: IdOrPath() }),
     handler: async (req) => {
       const ctx = await maintainedProject(req);
@@ -61,6 +68,7 @@ export const errorTrackingRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/projects/:id/error_tracking/client_keys/:key_id', summary: 'Delete an error-tracking client key', tags, access: 'authenticated',
+    response: ErrorTrackingClientKey,
     input: Input({ id: IdOrPath(), key_id: Int() }),
     // The reference answers 200 with the deleted key.
     handler: async (req) => {

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { IdOrPath, Input, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
@@ -5,6 +6,7 @@ import { findProject, requireProjectLevel, type ProjectContext } from '../../htt
 import { AccessLevel } from '../../platform/membership.ts';
 import { createUserList, deleteUserList, getByIid, listQuery, updateUserList } from './feature-flag-user-lists.service.ts';
 import { userList } from './feature-flag-user-lists.presenter.ts';
+import { FeatureFlagUserList } from './feature-flag-user-lists.schemas.ts';
 
 const tags = ['feature_flags_user_lists'];
 // This API reports parameter errors under `message`, as the reference does for it alone.
@@ -19,6 +21,7 @@ async function developerProject(req: ApiRequest<any>): Promise<ProjectContext> {
 export const featureFlagUserListRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/projects/:id/feature_flags_user_lists', summary: "List a project's feature-flag user lists", tags, access: 'authenticated', errorStyle,
+    response: Type.Array(FeatureFlagUserList),
     input: Input({ id: IdOrPath(), search: Opt(Str({ description: 'words the name must contain' })), ...PaginationParams }),
     handler: async (req, reply) => {
       const ctx = await developerProject(req);
@@ -28,6 +31,7 @@ export const featureFlagUserListRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/projects/:id/feature_flags_user_lists', summary: 'Create a feature-flag user list', tags, access: 'authenticated', errorStyle,
+    response: FeatureFlagUserList,
     input: Input({ id: IdOrPath(), name: Str(), user_xids: Str({ description: 'comma-separated external user ids' }) }),
     handler: async (req) => {
       const ctx = await developerProject(req);
@@ -36,6 +40,7 @@ export const featureFlagUserListRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/projects/:id/feature_flags_user_lists/:iid', summary: 'One feature-flag user list', tags, access: 'authenticated', errorStyle,
+    response: FeatureFlagUserList,
     input: Input({ id: IdOrPath(), iid: Str() }),
     handler: async (req) => {
       const ctx = await developerProject(req);
@@ -44,6 +49,7 @@ export const featureFlagUserListRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PUT', url: '/projects/:id/feature_flags_user_lists/:iid', summary: 'Update a feature-flag user list', tags, access: 'authenticated', errorStyle,
+    response: FeatureFlagUserList,
     input: Input({ id: IdOrPath(), iid: Str(), name: Opt(Str()), user_xids: Opt(Str()) }),
     handler: async (req) => {
       const ctx = await developerProject(req);
@@ -53,6 +59,7 @@ export const featureFlagUserListRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/projects/:id/feature_flags_user_lists/:iid', summary: 'Delete a feature-flag user list', tags, access: 'authenticated', errorStyle,
+    response: null,
     input: Input({ id: IdOrPath(), iid: Str() }),
     handler: async (req) => {
       const ctx = await developerProject(req);

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { RouteDef, ApiRequest } from '../../http/route.ts';
 import { Bool, DateTime, Enum, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
@@ -7,6 +8,7 @@ import { ConflictError, ForbiddenError, ParamError } from '../../platform/errors
 import type { ServiceDeps } from '../../platform/deps.ts';
 import { createUser, deleteUser, getUserOr404, setUserState, updateUser, type User } from './users.service.ts';
 import { userBasic, userEntity, userPublic, userWithAdmin } from './users.presenter.ts';
+import { AnyUser, UserBasic, UserWithAdmin } from './users.schemas.ts';
 
 const UserFields = {
   name: Opt(Str()),
@@ -57,10 +59,12 @@ async function present(req: ApiRequest<any>, u: User, view: 'self' | 'other') {
 export const userRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/user', summary: 'The signed-in user', tags: ['users'], access: 'authenticated', scopes: ['read_user'],
+    response: AnyUser,
     handler: async (req) => present(req, req.actor.user!, 'self'),
   },
   {
     method: 'GET', url: '/users', summary: 'List users', tags: ['users'], access: 'public', scopes: ['read_user'],
+    response: Type.Array(Type.Union([UserWithAdmin, UserBasic])),
     input: Input({
       username: Opt(Str()), search: Opt(Str()), active: Opt(Bool()), blocked: Opt(Bool()), external: Opt(Bool()),
       humans: Opt(Bool()), exclude_internal: Opt(Bool()), admins: Opt(Bool()),
@@ -112,6 +116,7 @@ export const userRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/users/:id', summary: 'One user', tags: ['users'], access: 'public', scopes: ['read_user'],
+    response: AnyUser,
     input: Input({ id: Int() }),
     handler: async (req) => {
       if (!req.actor.user) throw new ForbiddenError('Not authorized!');
@@ -121,6 +126,7 @@ export const userRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/users', summary: 'Create a user', tags: ['users'], access: 'admin',
+    response: AnyUser,
     // Declaration order decides which missing parameter is named first: email, name, username.
     input: Input({
       email: Str(), password: Opt(Str()), reset_password: Opt(Bool()), skip_confirmation: Opt(Bool()),
@@ -140,6 +146,7 @@ export const userRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PUT', url: '/users/:id', summary: 'Edit a user', tags: ['users'], access: 'admin',
+    response: AnyUser,
     input: Input({ id: Int(), ...UserFields }),
     handler: async (req) => {
       const u = await getUserOr404(req.server, req.input.id);
@@ -150,6 +157,7 @@ export const userRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/users/:id', summary: 'Delete a user', tags: ['users'], access: 'admin',
+    response: null,
     input: Input({ id: Int(), hard_delete: Opt(Bool()) }),
     handler: async (req) => {
       const u = await getUserOr404(req.server, req.input.id);
@@ -161,6 +169,7 @@ export const userRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/users/:id/block', summary: 'Block a user', tags: ['users'], access: 'admin',
+    response: Type.Boolean(),
     input: Input({ id: Int() }),
     handler: async (req, reply) => {
       const u = await getUserOr404(req.server, req.input.id);
@@ -172,6 +181,7 @@ export const userRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/users/:id/unblock', summary: 'Unblock a user', tags: ['users'], access: 'admin',
+    response: Type.Boolean(),
     input: Input({ id: Int() }),
     handler: async (req, reply) => {
       const u = await getUserOr404(req.server, req.input.id);
