@@ -18,3 +18,6 @@ export const IsoDay = () => Type.String({ format: 'date' });
 
 /** A JSON value whose shape the route does not fix (free-form maps such as settings). */
 export const Any = () => Type.Unsafe<unknown>({});
+
+/** The `{ "message": "202 Accepted" }` of deletions that finish later. */
+export const Accepted = Type.Object({ message: Type.String() }, { additionalProperties: false, description: 'Accepted' });

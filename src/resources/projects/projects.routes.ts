@@ -22,6 +22,8 @@ import { LRUCache } from 'lru-cache';
 import { jsonArray, renderProjects } from './projects.render.ts';
 import { bodyFromParts } from '../../http/plumbing.ts';
 import { loadPresentation, presentOne, type PresentOptions } from './projects.presenter.ts';
+import { AnyProject, CustomAttribute, ProjectShare, Starrer, Topic } from './projects.schemas.ts';
+import { Accepted } from '../../http/response-schemas.ts';
 
 const OFFSET_LIMIT = 50_000;
 const Visibility = Enum(['private', 'internal', 'public'] as const);
@@ -231,11 +233,13 @@ const idParam = { id: Str() };
 export const projectRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/projects', summary: 'List projects', tags: ['projects'], access: 'public',
+    response: Type.Array(AnyProject),
     input: Input(ListParams),
     handler: (req, reply) => listProjects(req, reply),
   },
   {
     method: 'POST', url: '/projects', summary: 'Create a project', tags: ['projects'], access: 'authenticated',
+    response: AnyProject,
     input: Input(CreateInput),
     handler: async (req) => {
       atLeastOne(req.input, ['name', 'path']);
@@ -245,6 +249,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/projects/user/:user_id', summary: 'Create a project for a user', tags: ['projects'], access: 'admin',
+    response: AnyProject,
     input: Input({ user_id: Id(), ...CreateInput }),
     handler: async (req) => {
       atLeastOne(req.input, ['name', 'path']);
@@ -256,6 +261,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/projects/:id', summary: 'One project', tags: ['projects'], access: 'public',
+    response: AnyProject,
     input: Input({ ...idParam, statistics: Opt(Bool({ default: false })), license: Opt(Bool({ default: false })), with_custom_attributes: Opt(Bool({ default: false })) }),
     handler: async (req, reply) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
@@ -267,6 +273,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PUT', url: '/projects/:id', summary: 'Edit a project', tags: ['projects'], access: 'authenticated',
+    response: AnyProject,
     input: Input({ ...idParam, ...ProjectAttributes, default_branch: Opt(Str()) }),
     handler: async (req) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
@@ -278,6 +285,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/projects/:id', summary: 'Delete a project', tags: ['projects'], access: 'authenticated',
+    response: Accepted,
     input: Input(idParam),
     handler: async (req, reply) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
@@ -289,6 +297,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   ...(['archive', 'unarchive'] as const).map((action): RouteDef<any> => ({
     method: 'POST', url: `/projects/:id/${action}`, summary: `${action === 'archive' ? 'Archive' : 'Unarchive'} a project`, tags: ['projects'], access: 'authenticated',
+    response: AnyProject,
     input: Input(idParam),
     handler: async (req) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
@@ -298,6 +307,7 @@ export const projectRoutes: RouteDef<any>[] = [
   })),
   ...(['star', 'unstar'] as const).map((action): RouteDef<any> => ({
     method: 'POST', url: `/projects/:id/${action}`, summary: `${action === 'star' ? 'Star' : 'Unstar'} a project`, tags: ['projects'], access: 'authenticated',
+    response: AnyProject,
     input: Input(idParam),
     handler: async (req, reply) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
@@ -308,6 +318,7 @@ export const projectRoutes: RouteDef<any>[] = [
   })),
   {
     method: 'GET', url: '/projects/:id/starrers', summary: 'Users who starred a project', tags: ['projects'], access: 'public',
+    response: Type.Array(Starrer),
     input: Input({ ...idParam, search: Opt(Str()), ...PaginationParams }),
     handler: async (req, reply) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
@@ -327,6 +338,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PUT', url: '/projects/:id/transfer', summary: 'Transfer a project to another namespace', tags: ['projects'], access: 'authenticated',
+    response: AnyProject,
     input: Input({ ...idParam, namespace: Str() }),
     handler: async (req) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
@@ -336,6 +348,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/projects/:id/fork', summary: 'Fork a project', tags: ['projects'], access: 'authenticated',
+    response: AnyProject,
     input: Input({
       ...idParam, namespace_id: Opt(Str()), namespace_path: Opt(Str()), namespace: Opt(Str()), path: Opt(Str()), name: Opt(Str()),
       description: Opt(Str()), visibility: Opt(Visibility), mr_default_target_self: Opt(Bool()), branches: Opt(Str()),
@@ -347,6 +360,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/projects/:id/fork', summary: 'Remove the fork relation', tags: ['projects'], access: 'authenticated',
+    response: null,
     input: Input(idParam),
     handler: async (req, reply) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
@@ -357,6 +371,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/projects/:id/forks', summary: 'Forks of a project', tags: ['projects'], access: 'public',
+    response: Type.Array(AnyProject),
     input: Input({ ...idParam, ...ListParams }),
     handler: async (req, reply) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
@@ -365,6 +380,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/projects/:id/share', summary: 'Share a project with a group', tags: ['projects'], access: 'authenticated',
+    response: ProjectShare,
     input: Input({ ...idParam, group_id: Id(), group_access: IntEnum(ROLE_LEVELS), expires_at: Opt(DateOnly()) }),
     handler: async (req) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
@@ -378,6 +394,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/projects/:id/share/:group_id', summary: 'Stop sharing a project with a group', tags: ['projects'], access: 'authenticated',
+    response: null,
     input: Input({ ...idParam, group_id: Id() }),
     handler: async (req) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
@@ -388,6 +405,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/projects/:id/custom_attributes', summary: 'Custom attributes of a project', tags: ['projects'], access: 'admin',
+    response: Type.Array(CustomAttribute),
     input: Input(idParam),
     handler: async (req) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
@@ -396,6 +414,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/projects/:id/custom_attributes/:key', summary: 'One custom attribute of a project', tags: ['projects'], access: 'admin',
+    response: CustomAttribute,
     input: Input({ ...idParam, key: Str() }),
     handler: async (req) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
@@ -407,6 +426,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PUT', url: '/projects/:id/custom_attributes/:key', summary: 'Set a custom attribute of a project', tags: ['projects'], access: 'admin',
+    response: CustomAttribute,
     input: Input({ ...idParam, key: Str(), value: Str() }),
     handler: async (req) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
@@ -415,6 +435,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/projects/:id/custom_attributes/:key', summary: 'Delete a custom attribute of a project', tags: ['projects'], access: 'admin',
+    response: null,
     input: Input({ ...idParam, key: Str() }),
     handler: async (req) => {
       const ctx = await findProject(req.server.db, req.actor, req.input.id);
@@ -425,6 +446,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/topics', summary: 'List topics', tags: ['topics'], access: 'public',
+    response: Type.Array(Topic),
     input: Input({ search: Opt(Str()), without_projects: Opt(Bool()), ...PaginationParams }),
     handler: async (req, reply) => {
       let q = req.server.db.selectFrom('topics').selectAll();
@@ -436,6 +458,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/users/:user_id/projects', summary: "Projects in a user's namespace", tags: ['projects'], access: 'public',
+    response: Type.Array(AnyProject),
     input: Input(UserListParams),
     handler: async (req, reply) => {
       const raw = String(req.input.user_id);

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { RouteDef } from '../../http/route.ts';
 import { Enum, IdOrPath, Input, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { findProject, requireProjectLevel } from '../../http/access.ts';
@@ -9,6 +10,8 @@ import { callerOf, repoFor, requireDownloadCode } from './repository.common.ts';
 import {
   createBranch, deleteBranch, deleteMergedBranches, describeBranches, filterBranches, findBranch, presentBranch,
 } from './branches.service.ts';
+import { Branch } from './repository.schemas.ts';
+import { Accepted } from '../../http/response-schemas.ts';
 
 const tags = ['branches'];
 
@@ -18,6 +21,7 @@ export const branchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/branches',
     summary: 'List repository branches, ordered by name',
     tags,
+    response: Type.Array(Branch),
     access: 'public',
     scopes: ['read_repository'],
     input: Input({
@@ -51,6 +55,7 @@ export const branchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/branches/:branch',
     summary: 'Get a single repository branch',
     tags,
+    response: Branch,
     access: 'public',
     scopes: ['read_repository'],
     input: Input({ id: IdOrPath(), branch: Str({ description: 'URL-encoded branch name' }) }),
@@ -73,6 +78,7 @@ export const branchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/branches',
     summary: 'Create a branch from a branch name or commit SHA',
     tags,
+    response: Branch,
     access: 'authenticated',
     input: Input({ id: IdOrPath(), branch: Str(), ref: Str() }),
     async handler(req) {
@@ -91,6 +97,7 @@ export const branchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/branches/:branch',
     summary: 'Delete a branch',
     tags,
+    response: null,
     access: 'authenticated',
     input: Input({ id: IdOrPath(), branch: Str() }),
     async handler(req) {
@@ -109,6 +116,7 @@ export const branchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/merged_branches',
     summary: 'Delete every branch merged into the default branch, except protected ones (runs after the answer)',
     tags,
+    response: Accepted,
     access: 'authenticated',
     input: Input({ id: IdOrPath() }),
     async handler(req, reply) {

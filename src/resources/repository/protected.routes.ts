@@ -11,6 +11,7 @@ import {
   findProtectedBranch, findProtectedTag, presentProtectedBranches, presentProtectedTags,
 } from './protected.service.ts';
 import { requireDownloadCode } from './repository.common.ts';
+import { ProtectedBranch, ProtectedTag } from './repository.schemas.ts';
 
 const Level = () => IntEnum(ACCESS_LEVEL_VALUES);
 const Entry = Type.Object({
@@ -27,6 +28,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_branches',
     summary: 'List protected branches',
     tags: ['protected_branches'],
+    response: Type.Array(ProtectedBranch),
     access: 'authenticated',
     input: Input({ id: IdOrPath(), search: Opt(Str()), ...PaginationParams }),
     async handler(req, reply) {
@@ -42,6 +44,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_branches/:name',
     summary: 'Get a protected branch or wildcard by its exact name',
     tags: ['protected_branches'],
+    response: ProtectedBranch,
     access: 'authenticated',
     input: Input({ id: IdOrPath(), name: Str() }),
     async handler(req) {
@@ -56,6 +59,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_branches',
     summary: 'Protect a branch or wildcard',
     tags: ['protected_branches'],
+    response: ProtectedBranch,
     access: 'authenticated',
     input: Input({
       id: IdOrPath(),
@@ -89,6 +93,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_branches/:name',
     summary: 'Unprotect a branch or wildcard',
     tags: ['protected_branches'],
+    response: null,
     access: 'authenticated',
     input: Input({ id: IdOrPath(), name: Str() }),
     async handler(req) {
@@ -109,6 +114,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_tags',
     summary: 'List protected tags',
     tags: ['protected_tags'],
+    response: Type.Array(ProtectedTag),
     access: 'authenticated',
     input: Input({ id: IdOrPath(), ...PaginationParams }),
     async handler(req, reply) {
@@ -124,6 +130,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_tags/:name',
     summary: 'Get a protected tag or wildcard by its exact name',
     tags: ['protected_tags'],
+    response: ProtectedTag,
     access: 'authenticated',
     input: Input({ id: IdOrPath(), name: Str() }),
     async handler(req) {
@@ -139,6 +146,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_tags',
     summary: 'Protect a tag or wildcard',
     tags: ['protected_tags'],
+    response: ProtectedTag,
     access: 'authenticated',
     input: Input({
       id: IdOrPath(),
@@ -159,6 +167,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_tags/:name',
     summary: 'Unprotect a tag or wildcard (by its literal name)',
     tags: ['protected_tags'],
+    response: null,
     access: 'authenticated',
     input: Input({ id: IdOrPath(), name: Str() }),
     async handler(req) {
