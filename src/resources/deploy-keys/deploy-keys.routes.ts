@@ -10,7 +10,7 @@ import { ForbiddenError, NotFoundError } from '../../platform/errors.ts';
 import { fitsIntColumn } from '../../platform/db/dialect.ts';
 import { getUserOr404 } from '../users/users.service.ts';
 import {
-  addProjectKey, createPublicKey, enableKey, getProjectKeyOr404, keysByIds, linkedKey, projectIdsWithLevel, projectKeysQuery,
+  addProjectKey, createPublicKey, enableKey, getProjectKeyOr404, instanceKeysQuery, keysByIds, keysOfProjectsQuery, linkedKey, projectIdsWithLevel, projectKeysQuery,
   projectsOfKeys, removeProjectKey, updateProjectKey, type Caller,
 } from './deploy-keys.service.ts';
 import { deployKey, instanceDeployKey, projectDeployKey } from './deploy-keys.presenter.ts';
@@ -37,9 +37,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
     response: Type.Array(InstanceDeployKey),
     input: Input({ public: Opt(Bool({ default: false, description: 'only public keys' })), ...PaginationParams }),
     handler: async (req, reply) => {
-      let q = req.server.db.selectFrom('deploy_keys').selectAll();
-      if (req.input.public) q = q.where('public', '=', 1);
-      const rows = await paginateQuery(req, reply, q.orderBy('id', 'asc'));
+      const rows = await paginateQuery(req, reply, instanceKeysQuery(req.server.db, !!req.input.public));
       const projects = await projectsOfKeys(req.server.db, rows.map((r) => r.id));
       return rows.map((r) => instanceDeployKey(r, projects.get(r.id)!));
     },
@@ -137,10 +135,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
         ids = new Set([...ids].filter((id) => mine.has(id)));
       }
       if (ids.size === 0) throw new ForbiddenError('No common authorized project found');
-      const q = db.selectFrom('deploy_keys').selectAll()
-        .where('id', 'in', db.selectFrom('deploy_keys_projects').select('deploy_key_id').where('project_id', 'in', [...ids]))
-        .orderBy('id', 'asc');
-      const rows = await paginateQuery(req, reply, q);
+      const rows = await paginateQuery(req, reply, keysOfProjectsQuery(db, [...ids]));
       return rows.map(deployKey);
     },
   },
