@@ -13,6 +13,10 @@ import { installMultipart } from './http/multipart.ts';
 import { createRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { registerHealth } from './http/health.ts';
 import { registerResources } from './resources/index.ts';
+import { activeBroadcastMessages } from './resources/broadcast-messages/broadcast-messages.service.ts';
+import { broadcastBannersHtml } from './resources/broadcast-messages/broadcast-messages.presenter.ts';
+import { registerOAuth } from './oauth/index.ts';
+import { registerWeb } from './web/index.ts';
 
 export interface AppDeps {
   config: Config;
@@ -91,6 +95,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installConventions(app);
   registerHealth(app);
   await registerResources(app);
+  registerOAuth(app);
+  registerWeb(app, {
+    banners: async (path) => broadcastBannersHtml(await activeBroadcastMessages(app, { path, userAccessLevel: null, broadcastType: 'banner' })),
+  });
 
   app.get('/api/v4/openapi.json', { schema: { hide: true } as any }, async () => app.swagger());
 

@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from './support/app.ts';
 import { makeUser, type TestUser } from './support/factories.ts';
+import { signIn } from './oauth/helpers.ts';
 
 let t: TestApp;
 let admin: TestUser;
@@ -22,4 +23,12 @@ test('the sign-in page shows active banners for its path, escaped, and not the o
   assert.match(text, /class="broadcast-message broadcast-banner" role="alert"[^>]*>Upgrade &lt;b&gt;tonight&lt;\/b&gt;<\/div>/);
   assert.doesNotMatch(text, /only on projects/);
   assert.doesNotMatch(text, /a notification/);
+});
+
+test('the OAuth consent page shows the banners targeted at /oauth/*', async () => {
+  await call(t.app, 'POST', '/broadcast_messages', { token: admin.token, body: { message: 'Consent notice', target_path: '/oauth/*' } });
+  const b = await signIn(t.app, admin.user.username);
+  const page = await t.app.inject({ method: 'GET', url: '/oauth/authorize?client_id=unknown', headers: { cookie: b.cookie } });
+  assert.equal(page.statusCode, 200);
+  assert.match(page.body, /class="broadcast-message broadcast-banner" role="alert"[^>]*>Consent notice<\/div>/);
 });

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
-import type { Static, TObject } from '@sinclair/typebox';
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { Type } from '@sinclair/typebox';
 import { compileInput, fileParamsOf } from './params.ts';
 import { isMultipart, readMultipart } from './multipart.ts';
@@ -30,6 +30,11 @@ export interface RouteDef<I extends TObject = TObject> {
   /** Token scopes accepted besides `api` (and `read_api` on GET). */
   scopes?: string[];
   input?: I;
+  /**
+   * The success body: an entity schema, `Type.Array(entity)` for lists, `null` when the route answers 204 without a
+   * body. Documentation and test checking only: bodies are serialized as the handler returns them.
+   */
+  response?: TSchema | null;
   /** Feature-flag user lists report parameter errors under `message`. */
   errorStyle?: 'grape' | 'message';
   handler: (req: ApiRequest<Static<I>>, reply: FastifyReply) => Promise<unknown> | unknown;
@@ -46,6 +51,28 @@ export interface ApiRequest<I = Record<string, unknown>> extends FastifyRequest 
 
 export const API_PREFIX = '/api/v4';
 
+export interface DeclaredRoute {
+  method: RouteDef['method'];
+  /** Full URL pattern, e.g. "/api/v4/projects/:id". */
+  url: string;
+  /** `undefined` when the route declares no response shape. */
+  response: TSchema | null | undefined;
+}
+
+const declared = new WeakMap<FastifyInstance, DeclaredRoute[]>();
+
+/** The API routes registered on an application with their declared success bodies (for the tests' shape check). */
+export function declaredRoutes(app: FastifyInstance): readonly DeclaredRoute[] {
+  return declared.get(app) ?? [];
+}
+
+/** The OpenAPI `responses` entry of a declared success body. */
+function responseDoc(def: RouteDef<any>): Record<string, unknown> | undefined {
+  if (def.response === undefined) return undefined;
+  if (def.response === null) return { 204: { type: 'null', description: 'No content' } };
+  return { '2xx': { description: 'Success', ...def.response } };
+}
+
 /** All parameters of a request as the v4 API sees them: query, then body, then path (later wins). */
 export function mergedParams(req: FastifyRequest): Record<string, unknown> {
   const body = req.body && typeof req.body === 'object' && !Buffer.isBuffer(req.body) && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
@@ -61,6 +88,10 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
     const fileParams = fileParamsOf(input);
     const accepted = ['api', ...(def.method === 'GET' ? ['read_api'] : []), ...(def.scopes ?? [])];
     const docSchema: Record<string, unknown> = { summary: def.summary, tags: def.tags ?? [] };
+    const response = responseDoc(def);
+    if (response) docSchema.response = response;
+    if (!declared.has(app)) declared.set(app, []);
+    declared.get(app)!.push({ method: def.method, url: API_PREFIX + def.url, response: def.response });
     const props = (input.properties ?? {}) as Record<string, unknown>;
     if (pathParams.length) {
       docSchema.params = Type.Object(Object.fromEntries(pathParams.map((p) => [p, (props[p] as any) ?? Type.String()])));
@@ -76,6 +107,8 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
       config: { errorStyle: def.errorStyle ?? 'grape', access: def.access },
       // Documentation only: the merged parameters are validated below, whatever part they came in.
       validatorCompiler: () => () => true,
+      // Likewise the response schema: a compiled serializer would drop undeclared fields and change the output.
+      serializerCompiler: () => (data) => JSON.stringify(data),
       handler: async (request, reply) => {
         const req = request as unknown as ApiRequest<any>;
         if (isMultipart(req)) req.body = await readMultipart(req, reply, fileParams);

@@ -17,15 +17,13 @@ import { namespaceRoutes } from './namespaces/namespaces.routes.ts';
 import { memberRoutes } from './members/members.routes.ts';
 import { resourceAccessTokenRoutes } from './members/resource-access-tokens.routes.ts';
 import { applicationRoutes } from './applications/applications.routes.ts';
-import { registerOAuth } from '../oauth/index.ts';
-import { registerWeb } from '../web/index.ts';
 import { projectRoutes } from './projects/projects.routes.ts';
 import { branchRoutes } from './repository/branches.routes.ts';
 import { protectedBranchRoutes, protectedTagRoutes } from './repository/protected.routes.ts';
 import { repositoryRoutes } from './repository/repository.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
 
-/** Every resource area, registered in a fixed order. */
+/** Every resource area of the API, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
   registerRoutes(app, [
     ...metadataRoutes,
@@ -51,7 +49,5 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...protectedTagRoutes,
     ...repositoryRoutes,
   ]);
-  registerOAuth(app);
-  registerWeb(app);
   registerGitHttp(app);
 }

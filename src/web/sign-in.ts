@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { oauthParams } from '../oauth/params.ts';
 import { sendPage } from './page.ts';
 import { signInView } from './views.ts';
-import { checkSignIn } from './sign-in.service.ts';
+import { checkSignIn } from '../platform/sign-in.ts';
 import { currentSession, csrfValid, endSession, preSessionToken, preSessionValid, safeReturnTo, startSession } from './session.ts';
 
 /** Browser pages are not part of the API document. */

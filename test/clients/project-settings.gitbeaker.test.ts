@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { Gitlab } from '@gitbeaker/rest';
 import { buildTestApp, type TestApp } from '../support/app.ts';
-import { addMember, makeProject, quickUser, Role } from '../support/project-fixtures.ts';
+import { addMember, makeProject, quickUser, Role } from '../support/fixtures.ts';
 import { ed25519Key } from '../support/ssh-key-fixtures.ts';
 
 // Deploy keys, error tracking and feature-flag user lists driven by @gitbeaker/rest over real HTTP.

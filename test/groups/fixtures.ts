@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { call } from '../support/app.ts';
 import type { TestUser } from '../support/factories.ts';
+import { addMember, makeProject, userNamespace } from '../support/fixtures.ts';
 import { createUser } from '../../src/resources/users/users.service.ts';
 import { createPersonalAccessToken } from '../../src/resources/access-tokens/access-tokens.service.ts';
 
@@ -14,27 +15,15 @@ export async function mkGroup(app: FastifyInstance, token: string, body: Record<
 
 /** A project row inserted directly (the projects area owns its API). */
 export async function mkProject(app: FastifyInstance, ns: { id: number; full_path: string }, path: string, visibility = 0): Promise<{ id: number; full_path: string }> {
-  const now = app.clock.now();
-  const full = `${ns.full_path}/${path}`;
-  return app.db.insertInto('projects').values({
-    namespace_id: ns.id, name: path, path, full_path: full, full_path_lower: full.toLowerCase(), description: null,
-    visibility_level: visibility, creator_id: null, archived: 0, default_branch: null, repository_storage: 'default',
-    repository_read_only: 0, empty_repo: 1, pending_delete: 0, created_at: now, updated_at: now, last_activity_at: now,
-  }).returning(['id', 'full_path']).executeTakeFirstOrThrow();
+  return makeProject(app, { namespace: ns, path, visibility });
 }
 
 /** A membership row inserted directly. */
 export async function addMemberRow(app: FastifyInstance, sourceType: 'Namespace' | 'Project', sourceId: number, userId: number, level: number, expiresAt: number | null = null): Promise<void> {
-  const now = app.clock.now();
-  await app.db.insertInto('members').values({
-    source_type: sourceType, source_id: sourceId, user_id: userId, access_level: level, expires_at: expiresAt,
-    created_by_id: null, created_at: now, updated_at: now,
-  }).execute();
+  await addMember(app, { type: sourceType, id: sourceId }, userId, level, expiresAt);
 }
 
-export async function userNamespace(app: FastifyInstance, userId: number): Promise<{ id: number; full_path: string }> {
-  return app.db.selectFrom('namespaces').select(['id', 'full_path']).where('kind', '=', 'user').where('owner_id', '=', userId).executeTakeFirstOrThrow();
-}
+export { userNamespace };
 
 let seq = 0;
 

@@ -1,30 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { call } from '../support/app.ts';
+import * as fixtures from '../support/fixtures.ts';
 
-// Groups and memberships written straight to the tables (the Groups API lives in its own area).
-
-let seq = 0;
+// Groups and memberships come from the shared fixtures (the Groups API lives in its own area).
 
 export async function makeGroup(app: FastifyInstance, o: { path?: string; visibility?: number; parent?: { id: number; full_path: string; traversal: string } } = {}) {
-  const path = o.path ?? `group${process.pid}x${++seq}`;
-  const full = o.parent ? `${o.parent.full_path}/${path}` : path;
-  const now = Date.now();
-  const row = await app.db.insertInto('namespaces').values({
-    name: path, path, kind: 'group', parent_id: o.parent?.id ?? null, owner_id: null, visibility_level: o.visibility ?? 20,
-    description: '', full_path: full, full_path_lower: full.toLowerCase(), full_name: o.parent ? `${o.parent.full_path} / ${path}` : path,
-    traversal: '/', request_access_enabled: 1, project_creation_level: 'developer', subgroup_creation_level: 'maintainer',
-    created_at: now, updated_at: now,
-  }).returningAll().executeTakeFirstOrThrow();
-  const traversal = `${o.parent?.traversal ?? '/'}${row.id}/`;
-  await app.db.updateTable('namespaces').set({ traversal }).where('id', '=', row.id).execute();
-  return { ...row, traversal };
+  return fixtures.makeGroup(app, o);
 }
 
 export async function addMember(app: FastifyInstance, sourceType: 'Namespace' | 'Project', sourceId: number, userId: number, level: number) {
-  const now = Date.now();
-  await app.db.insertInto('members').values({
-    source_type: sourceType, source_id: sourceId, user_id: userId, access_level: level, expires_at: null, created_by_id: null, created_at: now, updated_at: now,
-  }).execute();
+  await fixtures.addMember(app, { type: sourceType, id: sourceId }, userId, level);
 }
 
 export async function createProject(app: FastifyInstance, token: string, body: Record<string, unknown>) {

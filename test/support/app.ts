@@ -4,10 +4,13 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { FastifyInstance, InjectOptions } from 'fastify';
+import FindMyWay from 'find-my-way';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { loadConfig, type Config } from '../../src/config/index.ts';
 import { openDatabase } from '../../src/platform/db/index.ts';
 import { buildApp } from '../../src/app.ts';
 import { ManualClock, type Clock } from '../../src/platform/clock.ts';
+import { declaredRoutes, type DeclaredRoute } from '../../src/http/route.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -106,5 +109,46 @@ export async function call(app: FastifyInstance, method: string, url: string, o:
   } catch {
     /* not JSON */
   }
+  if (res.statusCode >= 200 && res.statusCode < 300) checkResponseShape(app, method, req.url as string, res.statusCode, res.headers['content-type'], body, res.body);
   return { status: res.statusCode, headers: res.headers as any, body, text: res.body };
+}
+
+// Every 2xx answer that call() receives is checked against the success body its route declares
+// (`RouteDef.response`), so a presenter and its schema cannot drift apart unnoticed.
+
+const ajv = new Ajv({ strict: false, allErrors: true });
+ajv.addFormat('date-time', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/);
+ajv.addFormat('date', /^\d{4}-\d{2}-\d{2}$/);
+const validators = new WeakMap<object, ValidateFunction>();
+const routers = new WeakMap<FastifyInstance, ReturnType<typeof FindMyWay>>();
+
+/** The declared route that answers `method url`, matched like the application's own router. */
+export function declaredRoute(app: FastifyInstance, method: string, url: string): DeclaredRoute | undefined {
+  let router = routers.get(app);
+  if (!router) {
+    router = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 2048 });
+    for (const r of declaredRoutes(app)) router.on(r.method, r.url, () => {}, r);
+    routers.set(app, router);
+  }
+  const found = router.find(method.toUpperCase() as any, url.split('?')[0]);
+  return found?.store as DeclaredRoute | undefined;
+}
+
+function checkResponseShape(app: FastifyInstance, method: string, url: string, status: number, contentType: unknown, body: unknown, text: string): void {
+  const route = declaredRoute(app, method, url);
+  if (!route || route.response === undefined) return;
+  const where = `${method.toUpperCase()} ${url} (${route.url})`;
+  if (route.response === null) {
+    if (text !== '') throw new Error(`${where} answered ${status} with a body; its route declares none`);
+    return;
+  }
+  let validate = validators.get(route.response);
+  if (!validate) {
+    validate = ajv.compile(route.response);
+    validators.set(route.response, validate);
+  }
+  const value = /^application\/json/.test(String(contentType ?? '')) ? body : text;
+  if (!validate(value)) {
+    throw new Error(`${where} answered ${status} with a body that does not match its declared response schema: ${(validate.errors ?? []).map((e) => `body${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`).join('; ')}`);
+  }
 }

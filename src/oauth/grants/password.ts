@@ -1,6 +1,6 @@
 import { ALL_SCOPES } from '../../http/auth.ts';
 import { OAuthError } from '../../platform/errors.ts';
-import { checkSignIn } from '../../web/sign-in.service.ts';
+import { checkSignIn } from '../../platform/sign-in.ts';
 import { authenticateClient } from '../client-auth.ts';
 import { present } from '../params.ts';
 import { issueToken, tokenResponse } from '../tokens.ts';

@@ -8,6 +8,7 @@ import { getUserOr404 } from '../users/users.service.ts';
 import { createPersonalAccessToken, revokeToken, type TokenRow } from './access-tokens.service.ts';
 import { personalAccessToken } from './access-tokens.presenter.ts';
 import { containsText } from '../../platform/db/dialect.ts';
+import { PersonalAccessToken } from './access-tokens.schemas.ts';
 
 const Scopes = CommaList(Enum(ALL_SCOPES), { minItems: 1 });
 
@@ -20,6 +21,7 @@ async function ownTokenOr404(req: ApiRequest<any>, id: number): Promise<TokenRow
 export const accessTokenRoutes: RouteDef<any>[] = [
   {
     method: 'POST', url: '/users/:user_id/personal_access_tokens', summary: 'Create a personal access token for a user', tags: ['personal_access_tokens'], access: 'admin',
+    response: PersonalAccessToken,
     input: Input({ user_id: Int(), name: Str(), scopes: Scopes, expires_at: Opt(DateOnly()), description: Opt(Str()) }),
     handler: async (req) => {
       const user = await getUserOr404(req.server, req.input.user_id);
@@ -29,6 +31,7 @@ export const accessTokenRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/personal_access_tokens', summary: 'List personal access tokens', tags: ['personal_access_tokens'], access: 'authenticated',
+    response: Type.Array(PersonalAccessToken),
     input: Input({
       user_id: Opt(Int()), state: Opt(Enum(['active', 'inactive'] as const)), revoked: Opt(Bool()), search: Opt(Str()),
       created_after: Opt(Str()), last_used_after: Opt(Str()), ...PaginationParams,
@@ -49,6 +52,7 @@ export const accessTokenRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/personal_access_tokens/self', summary: 'The token used for this request', tags: ['personal_access_tokens'], access: 'authenticated',
+    response: PersonalAccessToken,
     handler: async (req) => {
       const t = req.actor.token;
       if (!t || (t.kind !== 'personal' && t.kind !== 'impersonation')) throw new NotFoundError('Personal Access Token');
@@ -58,11 +62,13 @@ export const accessTokenRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/personal_access_tokens/:id', summary: 'One personal access token', tags: ['personal_access_tokens'], access: 'authenticated',
+    response: PersonalAccessToken,
     input: Input({ id: Int() }),
     handler: async (req) => personalAccessToken(await ownTokenOr404(req, req.input.id), req.server.clock.now()),
   },
   {
     method: 'DELETE', url: '/personal_access_tokens/self', summary: 'Revoke the token used for this request', tags: ['personal_access_tokens'], access: 'authenticated',
+    response: null,
     handler: async (req) => {
       const t = req.actor.token;
       if (!t || (t.kind !== 'personal' && t.kind !== 'impersonation')) throw new RuleError('bad_request', '400 Bad request - Only personal access tokens can be revoked this way');
@@ -73,6 +79,7 @@ export const accessTokenRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/personal_access_tokens/:id', summary: 'Revoke a personal access token', tags: ['personal_access_tokens'], access: 'authenticated',
+    response: null,
     input: Input({ id: Int() }),
     handler: async (req) => {
       const row = await ownTokenOr404(req, req.input.id);
@@ -83,6 +90,7 @@ export const accessTokenRoutes: RouteDef<any>[] = [
   // Impersonation tokens: personal tokens an administrator creates to act as a user.
   {
     method: 'GET', url: '/users/:user_id/impersonation_tokens', summary: 'List impersonation tokens of a user', tags: ['impersonation_tokens'], access: 'admin',
+    response: Type.Array(PersonalAccessToken),
     input: Input({ user_id: Int(), state: Opt(Enum(['all', 'active', 'inactive'] as const, { default: 'all' })), ...PaginationParams }),
     handler: async (req, reply) => {
       const user = await getUserOr404(req.server, req.input.user_id);
@@ -96,6 +104,7 @@ export const accessTokenRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/users/:user_id/impersonation_tokens', summary: 'Create an impersonation token', tags: ['impersonation_tokens'], access: 'admin',
+    response: PersonalAccessToken,
     input: Input({ user_id: Int(), name: Str(), scopes: Scopes, expires_at: Opt(DateOnly()) }),
     handler: async (req) => {
       if (!req.server.config.impersonationEnabled) throw new RuleError('forbidden', '403 Forbidden - Impersonation has been disabled');
@@ -106,11 +115,13 @@ export const accessTokenRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/users/:user_id/impersonation_tokens/:id', summary: 'One impersonation token', tags: ['impersonation_tokens'], access: 'admin',
+    response: PersonalAccessToken,
     input: Input({ user_id: Int(), id: Int() }),
     handler: async (req) => personalAccessToken(await impersonationOr404(req), req.server.clock.now()),
   },
   {
     method: 'DELETE', url: '/users/:user_id/impersonation_tokens/:id', summary: 'Revoke an impersonation token', tags: ['impersonation_tokens'], access: 'admin',
+    response: null,
     input: Input({ user_id: Int(), id: Int() }),
     handler: async (req) => {
       await revokeToken(req.server, await impersonationOr404(req));

@@ -10,6 +10,7 @@ import {
   listBroadcastMessagesQuery, updateBroadcastMessage, type BroadcastMessageInput,
 } from './broadcast-messages.service.ts';
 import { broadcastMessageJson } from './broadcast-messages.presenter.ts';
+import { BroadcastMessage } from './broadcast-messages.schemas.ts';
 
 const tags = ['broadcast_messages'];
 
@@ -56,6 +57,7 @@ const now = (req: ApiRequest<any>) => req.server.clock.now();
 export const broadcastMessageRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/broadcast_messages', summary: 'List broadcast messages, newest first', tags, access: 'public',
+    response: Type.Array(BroadcastMessage),
     input: Input({ ...PaginationParams }),
     handler: async (req, reply) => {
       const rows = await paginateQuery(req, reply, listBroadcastMessagesQuery(req.server));
@@ -64,11 +66,13 @@ export const broadcastMessageRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/broadcast_messages/:id', summary: 'One broadcast message', tags, access: 'public',
+    response: BroadcastMessage,
     input: Input({ id: Int() }),
     handler: async (req) => broadcastMessageJson(await getBroadcastMessage(req.server, req.input.id), now(req)),
   },
   {
     method: 'POST', url: '/broadcast_messages', summary: 'Create a broadcast message', tags, access: 'admin',
+    response: BroadcastMessage,
     input: Input({ message: Str({ description: 'the message (Markdown)' }), ...fields }),
     handler: async (req) => {
       const row = await createBroadcastMessage(req.server, { ...messageInput(req.input), message: req.input.message });
@@ -77,6 +81,7 @@ export const broadcastMessageRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PUT', url: '/broadcast_messages/:id', summary: 'Update a broadcast message', tags, access: 'admin',
+    response: BroadcastMessage,
     input: Input({ id: Int(), message: Opt(Str()), ...fields }),
     handler: async (req) => {
       const input = messageInput(req.input);
@@ -86,6 +91,7 @@ export const broadcastMessageRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/broadcast_messages/:id', summary: 'Delete a broadcast message', tags, access: 'admin',
+    response: null,
     input: Input({ id: Int() }),
     handler: async (req) => {
       const row = await getBroadcastMessage(req.server, req.input.id);

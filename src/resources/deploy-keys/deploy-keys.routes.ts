@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, DateTime, IdOrPath, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
@@ -10,10 +11,11 @@ import { ForbiddenError, NotFoundError } from '../../platform/errors.ts';
 import { fitsIntColumn } from '../../platform/db/dialect.ts';
 import { getUserOr404 } from '../users/users.service.ts';
 import {
-  addProjectKey, createPublicKey, enableKey, getProjectKeyOr404, keysByIds, linkedKey, projectKeysQuery,
+  addProjectKey, createPublicKey, enableKey, getProjectKeyOr404, instanceKeysQuery, keysByIds, keysOfProjectsQuery, linkedKey, projectKeysQuery,
   projectsOfKeys, removeProjectKey, updateProjectKey, type Caller,
 } from './deploy-keys.service.ts';
 import { deployKey, instanceDeployKey, projectDeployKey } from './deploy-keys.presenter.ts';
+import { DeployKey, InstanceDeployKey, ProjectDeployKey } from './deploy-keys.schemas.ts';
 
 const tags = ['deploy_keys'];
 
@@ -26,17 +28,17 @@ const expiry = (v: string | undefined) => (v === undefined ? null : parseDateTim
 export const deployKeyRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/deploy_keys', summary: 'List every deploy key of the instance', tags, access: 'admin',
+    response: Type.Array(InstanceDeployKey),
     input: Input({ public: Opt(Bool({ default: false, description: 'only public keys' })), ...PaginationParams }),
     handler: async (req, reply) => {
-      let q = req.server.db.selectFrom('deploy_keys').selectAll();
-      if (req.input.public) q = q.where('public', '=', 1);
-      const rows = await paginateQuery(req, reply, q.orderBy('id', 'asc'));
+      const rows = await paginateQuery(req, reply, instanceKeysQuery(req.server.db, !!req.input.public));
       const projects = await projectsOfKeys(req.server.db, rows.map((r) => r.id));
       return rows.map((r) => instanceDeployKey(r, projects.get(r.id)!));
     },
   },
   {
     method: 'POST', url: '/deploy_keys', summary: 'Create a public deploy key any project may enable', tags, access: 'admin',
+    response: DeployKey,
     input: Input({ key: Str(), title: Str(), expires_at: Opt(DateTime()) }),
     handler: async (req) => {
       const key = await createPublicKey(req.server, callerOf(req), { key: req.input.key, title: req.input.title, expiresAt: expiry(req.input.expires_at) });
@@ -45,6 +47,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/projects/:id/deploy_keys', summary: "List a project's deploy keys", tags, access: 'authenticated', project: { ability: 'admin_project' },
+    response: Type.Array(ProjectDeployKey),
     input: Input({ id: IdOrPath(), ...PaginationParams }),
     handler: async (req, reply) => {
       const ctx = req.project;
@@ -55,6 +58,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/projects/:id/deploy_keys/:key_id', summary: 'One deploy key of a project', tags, access: 'authenticated', project: { ability: 'admin_project' },
+    response: ProjectDeployKey,
     input: Input({ id: IdOrPath(), key_id: Int() }),
     handler: async (req) => {
       const ctx = req.project;
@@ -64,6 +68,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/projects/:id/deploy_keys', summary: 'Add a deploy key to a project', tags, access: 'authenticated', project: { ability: 'admin_project' },
+    response: ProjectDeployKey,
     input: Input({ id: IdOrPath(), key: Str(), title: Str(), can_push: Opt(Bool()), expires_at: Opt(DateTime()) }),
     handler: async (req) => {
       const ctx = req.project;
@@ -75,6 +80,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PUT', url: '/projects/:id/deploy_keys/:key_id', summary: "Update a deploy key's title or write access", tags, access: 'authenticated', project: { ability: 'admin_project' },
+    response: ProjectDeployKey,
     input: Input({ id: IdOrPath(), key_id: Int(), title: Opt(Str()), can_push: Opt(Bool()) }),
     handler: async (req) => {
       const ctx = req.project;
@@ -85,6 +91,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/projects/:id/deploy_keys/:key_id', summary: 'Remove a deploy key from a project', tags, access: 'authenticated', project: { ability: 'admin_project' },
+    response: null,
     input: Input({ id: IdOrPath(), key_id: Int() }),
     handler: async (req) => {
       const ctx = req.project;
@@ -97,6 +104,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/projects/:id/deploy_keys/:key_id/enable', summary: 'Enable an existing deploy key on a project', tags, access: 'authenticated', project: { ability: 'admin_project' },
+    response: DeployKey,
     input: Input({ id: IdOrPath(), key_id: Int() }),
     handler: async (req) => {
       const ctx = req.project;
@@ -105,6 +113,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/users/:id_or_username/project_deploy_keys', summary: 'Deploy keys of projects the caller and a user both maintain', tags, access: 'authenticated',
+    response: Type.Array(DeployKey),
     input: Input({ id_or_username: Str(), ...PaginationParams }),
     handler: async (req, reply) => {
       const db = req.server.db;
@@ -120,10 +129,7 @@ export const deployKeyRoutes: RouteDef<any>[] = [
         ids = new Set([...ids].filter((id) => mine.has(id)));
       }
       if (ids.size === 0) throw new ForbiddenError('No common authorized project found');
-      const q = db.selectFrom('deploy_keys').selectAll()
-        .where('id', 'in', db.selectFrom('deploy_keys_projects').select('deploy_key_id').where('project_id', 'in', [...ids]))
-        .orderBy('id', 'asc');
-      const rows = await paginateQuery(req, reply, q);
+      const rows = await paginateQuery(req, reply, keysOfProjectsQuery(db, [...ids]));
       return rows.map(deployKey);
     },
   },

@@ -138,6 +138,20 @@ export async function linkedKey(db: Db, projectId: number, keyId: number): Promi
 }
 
 /** The project's keys with their links, in the order they were attached. */
+/** Every key of the instance, or only the public ones, for the administrators' list. */
+export function instanceKeysQuery(db: Db, publicOnly: boolean) {
+  let q = db.selectFrom('deploy_keys').selectAll();
+  if (publicOnly) q = q.where('public', '=', 1);
+  return q.orderBy('id', 'asc');
+}
+
+/** The keys used by any of the projects. */
+export function keysOfProjectsQuery(db: Db, projectIds: number[]) {
+  return db.selectFrom('deploy_keys').selectAll()
+    .where('id', 'in', db.selectFrom('deploy_keys_projects').select('deploy_key_id').where('project_id', 'in', projectIds))
+    .orderBy('id', 'asc');
+}
+
 export function projectKeysQuery(db: Db, projectId: number) {
   return db.selectFrom('deploy_keys_projects').selectAll().where('project_id', '=', projectId).orderBy('id', 'asc');
 }

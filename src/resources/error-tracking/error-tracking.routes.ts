@@ -1,4 +1,5 @@
 import type { RouteDef } from '../../http/route.ts';
+import { Type } from '@sinclair/typebox';
 import { Bool, IdOrPath, Input, Int, Opt, PaginationParams } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
 
@@ -6,12 +7,14 @@ import {
   clientKeysQuery, createClientKey, deleteClientKey, getSettingOr404, patchSetting, putSetting,
 } from './error-tracking.service.ts';
 import { errorTrackingClientKey, errorTrackingSetting } from './error-tracking.presenter.ts';
+import { ErrorTrackingClientKey, ErrorTrackingSetting } from './error-tracking.schemas.ts';
 
 const tags = ['error_tracking'];
 
 export const errorTrackingRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/projects/:id/error_tracking/settings', summary: "The project's error-tracking setting", tags, access: 'authenticated', project: { ability: 'admin_operations' },
+    response: ErrorTrackingSetting,
     input: Input({ id: IdOrPath() }),
     handler: async (req) => {
       const ctx = req.project;
@@ -20,6 +23,7 @@ export const errorTrackingRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PUT', url: '/projects/:id/error_tracking/settings', summary: 'Create or replace the error-tracking setting (integrated backend)', tags, access: 'authenticated', project: { ability: 'admin_operations' },
+    response: ErrorTrackingSetting,
     input: Input({ id: IdOrPath(), active: Bool(), integrated: Bool() }),
     handler: async (req) => {
       const ctx = req.project;
@@ -28,6 +32,7 @@ export const errorTrackingRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PATCH', url: '/projects/:id/error_tracking/settings', summary: 'Enable or disable error tracking', tags, access: 'authenticated', project: { ability: 'admin_operations' },
+    response: ErrorTrackingSetting,
     input: Input({ id: IdOrPath(), active: Bool(), integrated: Opt(Bool()) }),
     handler: async (req) => {
       const ctx = req.project;
@@ -36,6 +41,7 @@ export const errorTrackingRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/projects/:id/error_tracking/client_keys', summary: "List the project's error-tracking client keys", tags, access: 'authenticated', project: { ability: 'admin_operations' },
+    response: Type.Array(ErrorTrackingClientKey),
     input: Input({ id: IdOrPath(), ...PaginationParams }),
     handler: async (req, reply) => {
       const ctx = req.project;
@@ -45,6 +51,7 @@ export const errorTrackingRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/projects/:id/error_tracking/client_keys', summary: 'Create an error-tracking client key', tags, access: 'authenticated', project: { ability: 'admin_operations' },
+    response: ErrorTrackingClientKey,
     input: Input({ id: IdOrPath() }),
     handler: async (req) => {
       const ctx = req.project;
@@ -53,6 +60,7 @@ export const errorTrackingRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/projects/:id/error_tracking/client_keys/:key_id', summary: 'Delete an error-tracking client key', tags, access: 'authenticated', project: { ability: 'admin_operations' },
+    response: ErrorTrackingClientKey,
     input: Input({ id: IdOrPath(), key_id: Int() }),
     // The reference answers 200 with the deleted key.
     handler: async (req) => {

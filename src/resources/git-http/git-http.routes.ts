@@ -10,7 +10,7 @@ import { FLUSH, pkt, readPushHead, refusedPushResponse } from '../../platform/gi
 import { projectAccessFor } from '../../http/access.ts';
 import { projectDenial } from '../../platform/access/policy.ts';
 import { anonymous, type Actor } from '../../http/auth.ts';
-import { checkSignIn } from '../../web/sign-in.service.ts';
+import { checkSignIn } from '../../platform/sign-in.ts';
 import { ForbiddenError, InvalidTokenError, UnauthorizedError } from '../../platform/errors.ts';
 import { AccessLevel, type ProjectRow } from '../../platform/membership.ts';
 import type { ProjectRepository } from '../../platform/git/project-repository.ts';

@@ -16,6 +16,8 @@ import { memberOfSelfOrAncestor, readableGroups } from '../../platform/access/qu
 import { groupDetail, groupEntity, projectSummary } from './groups.presenter.ts';
 import { canGroup, canReadVisibility } from '../../platform/access/policy.ts';
 import { containsText } from '../../platform/db/dialect.ts';
+import { Group as GroupShape, GroupDetail } from './groups.schemas.ts';
+import { Accepted } from '../../http/response-schemas.ts';
 
 const OFFSET_LIMIT = 50_000;
 
@@ -179,11 +181,13 @@ async function groupProjects(req: ApiRequest<any>, g: Group) {
 export const groupRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/groups', summary: 'List groups', tags: ['groups'], access: 'public',
+    response: Type.Array(GroupShape),
     input: Input(ListParams),
     handler: async (req, reply) => listGroups(req, reply, null),
   },
   {
     method: 'POST', url: '/groups', summary: 'Create a group', tags: ['groups'], access: 'authenticated',
+    response: GroupDetail,
     input: Input({ name: Str(), path: Str(), parent_id: Opt(Int()), ...SettingsParams }),
     handler: async (req) => {
       const i = req.input;
@@ -202,6 +206,7 @@ export const groupRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/groups/:id', summary: 'One group', tags: ['groups'], access: 'public', group: { ability: 'read_group' },
+    response: Type.Union([GroupDetail, GroupShape]),
     input: Input({ id: Str(), with_projects: Opt(Bool({ default: true })), with_custom_attributes: Opt(Bool({ default: false })) }),
     handler: async (req) => {
       const { group } = req.group;
@@ -212,6 +217,7 @@ export const groupRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PUT', url: '/groups/:id', summary: 'Edit a group', tags: ['groups'], access: 'authenticated', group: { ability: 'admin_group' },
+    response: GroupDetail,
     input: Input({ id: Str(), name: Opt(Str()), path: Opt(Str()), ...SettingsParams }),
     handler: async (req) => {
       const ctx = req.group;
@@ -222,6 +228,7 @@ export const groupRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/groups/:id', summary: 'Delete a group', tags: ['groups'], access: 'authenticated', group: { ability: 'admin_group' },
+    response: Accepted,
     input: Input({ id: Str() }),
     handler: async (req, reply) => {
       const ctx = req.group;
@@ -232,6 +239,7 @@ export const groupRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/groups/:id/subgroups', summary: 'List the direct subgroups of a group', tags: ['groups'], access: 'public', group: { ability: 'read_group' },
+    response: Type.Array(GroupShape),
     input: Input({ id: Str(), ...ListParams }),
     handler: async (req, reply) => {
       const { group } = req.group;
@@ -240,6 +248,7 @@ export const groupRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/groups/:id/descendant_groups', summary: 'List every group below a group', tags: ['groups'], access: 'public', group: { ability: 'read_group' },
+    response: Type.Array(GroupShape),
     input: Input({ id: Str(), ...ListParams }),
     handler: async (req, reply) => {
       const { group } = req.group;
@@ -248,6 +257,7 @@ export const groupRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/groups/:id/transfer', summary: 'Move a group under another group or to the top level', tags: ['groups'], access: 'authenticated', group: { ability: 'admin_group' },
+    response: GroupDetail,
     input: Input({ id: Str(), group_id: Opt(Int()) }),
     handler: async (req) => {
       const ctx = req.group;

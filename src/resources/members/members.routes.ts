@@ -11,6 +11,7 @@ import {
 } from './members.service.ts';
 import { memberEntity } from './members.presenter.ts';
 import { containsText } from '../../platform/db/dialect.ts';
+import { Member } from './members.schemas.ts';
 
 export type SourceKind = 'groups' | 'projects';
 
@@ -69,6 +70,7 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
   return [
     {
       method: 'GET', url: base, summary: `List the direct members of a ${label}`, tags, access: 'authenticated', ...sourceLookup(kind),
+      response: Type.Array(Member),
       input: Input(ListParams),
       handler: async (req, reply) => {
         const source = await findSource(req, kind);
@@ -84,6 +86,7 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
     },
     {
       method: 'GET', url: `${base}/all`, summary: `List the direct and inherited members of a ${label}`, tags, access: 'authenticated', ...sourceLookup(kind),
+      response: Type.Array(Member),
       input: Input(ListParams),
       handler: async (req, reply) => {
         const source = await findSource(req, kind);
@@ -99,6 +102,7 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
     },
     {
       method: 'GET', url: `${base}/all/:user_id`, summary: `One direct or inherited member of a ${label}`, tags, access: 'authenticated', ...sourceLookup(kind),
+      response: Member,
       input: Input({ id: Str(), user_id: Int() }),
       handler: async (req) => {
         const source = await findSource(req, kind);
@@ -109,6 +113,7 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
     },
     {
       method: 'GET', url: `${base}/:user_id`, summary: `One direct member of a ${label}`, tags, access: 'authenticated', ...sourceLookup(kind),
+      response: Member,
       input: Input({ id: Str(), user_id: Int() }),
       handler: async (req) => {
         const source = await findSource(req, kind);
@@ -117,6 +122,7 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
     },
     {
       method: 'POST', url: base, summary: `Add a member to a ${label}`, tags, access: 'authenticated', ...sourceLookup(kind),
+      response: Member,
       input: Input({ id: Str(), access_level: IntEnum(ROLE_LEVELS), user_id: Int(), expires_at: Opt(DateTime()), invite_source: Opt(Str()) }),
       handler: async (req) => {
         const source = await findSource(req, kind);
@@ -126,6 +132,7 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
     },
     {
       method: 'PUT', url: `${base}/:user_id`, summary: `Change a member of a ${label}`, tags, access: 'authenticated', ...sourceLookup(kind),
+      response: Member,
       input: Input({ id: Str(), user_id: Int(), access_level: IntEnum(ROLE_LEVELS), expires_at: Opt(Type.Union([DateTime(), Type.Null()])) }),
       handler: async (req) => {
         const source = await findSource(req, kind);
@@ -136,6 +143,7 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
     },
     {
       method: 'DELETE', url: `${base}/:user_id`, summary: `Remove a member from a ${label}`, tags, access: 'authenticated', ...sourceLookup(kind),
+      response: null,
       input: Input({ id: Str(), user_id: Int(), skip_subresources: Opt(Bool({ default: false })), unassign_issuables: Opt(Bool({ default: false })) }),
       handler: async (req) => {
         const source = await findSource(req, kind);

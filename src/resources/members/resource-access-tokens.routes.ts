@@ -11,6 +11,7 @@ import type { MemberSource } from './members.service.ts';
 import {
   BOT_SCOPES, canManageTokens, createResourceToken, revokeResourceToken, rotateResourceToken, tokensQuery, type ResourceTokenRow,
 } from './resource-access-tokens.service.ts';
+import { ResourceAccessToken } from './members.schemas.ts';
 
 // The resource access token entity: the personal token fields, then the bot's role and its resource.
 function present(row: ResourceTokenRow, source: MemberSource, now: number, secret?: string) {
@@ -44,6 +45,7 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
   return [
     {
       method: 'GET', url: base, summary: `List the ${label} access tokens`, tags, access: 'authenticated', ...sourceLookup(kind),
+      response: Type.Array(ResourceAccessToken),
       input: Input({ id: Str(), state: Opt(Enum(['active', 'inactive'] as const)), ...PaginationParams }),
       handler: async (req, reply) => {
         const source = await findSource(req, kind);
@@ -63,6 +65,7 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
     },
     {
       method: 'GET', url: `${base}/:token_id`, summary: `One ${label} access token`, tags, access: 'authenticated', ...sourceLookup(kind),
+      response: ResourceAccessToken,
       input: Input({ id: Str(), token_id: Str() }),
       handler: async (req) => {
         const source = await findSource(req, kind);
@@ -72,6 +75,7 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
     },
     {
       method: 'POST', url: base, summary: `Create a ${label} access token`, tags, access: 'authenticated', ...sourceLookup(kind),
+      response: ResourceAccessToken,
       input: Input({
         id: Str(), name: Str(), scopes: CommaList(Enum(BOT_SCOPES), { minItems: 1 }), description: Opt(Str()),
         expires_at: Opt(DateOnly()), access_level: Opt(IntEnum(ROLE_LEVELS, { default: 40 })),
@@ -87,6 +91,7 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
     },
     {
       method: 'DELETE', url: `${base}/:token_id`, summary: `Revoke a ${label} access token`, tags, access: 'authenticated', ...sourceLookup(kind),
+      response: null,
       input: Input({ id: Str(), token_id: Str() }),
       handler: async (req) => {
         const source = await findSource(req, kind);
@@ -97,6 +102,7 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
     },
     {
       method: 'POST', url: `${base}/:token_id/rotate`, summary: `Rotate a ${label} access token`, tags, access: 'authenticated', ...sourceLookup(kind),
+      response: ResourceAccessToken,
       input: Input({ id: Str(), token_id: Str(), expires_at: Opt(DateOnly()) }),
       handler: async (req, reply) => {
         const source = await findSource(req, kind);

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, Input, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateArray } from '../../http/pagination.ts';
@@ -8,6 +9,7 @@ import { AccessLevel, groupAccessLevels, type NamespaceRow } from '../../platfor
 import { containsText } from '../../platform/db/dialect.ts';
 import { memberOfSelfOrAncestor } from '../../platform/access/queries.ts';
 import { namespaceEntity } from './namespaces.presenter.ts';
+import { Namespace } from './namespaces.schemas.ts';
 
 /** Distinct users holding a membership in the group or any group below it. */
 async function membersWithDescendants(req: ApiRequest<any>, ns: NamespaceRow): Promise<number> {
@@ -38,6 +40,7 @@ async function present(req: ApiRequest<any>, rows: NamespaceRow[], levels: Map<n
 export const namespaceRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/namespaces', summary: 'Namespaces the user can create projects in', tags: ['namespaces'], access: 'authenticated',
+    response: Type.Array(Namespace),
     input: Input({ search: Opt(Str()), owned_only: Opt(Bool()), top_level_only: Opt(Bool()), ...PaginationParams }),
     handler: async (req, reply) => {
       const db = req.server.db;
@@ -71,6 +74,7 @@ export const namespaceRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/namespaces/:id', summary: 'One namespace by id or path', tags: ['namespaces'], access: 'authenticated',
+    response: Namespace,
     input: Input({ id: Str() }),
     handler: async (req) => {
       const db = req.server.db;

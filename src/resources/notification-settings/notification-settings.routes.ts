@@ -4,6 +4,7 @@ import {
   EVENTS, GLOBAL, LEVELS, getNotificationSetting, updateNotificationSetting, type EventName, type Source,
 } from './notification-settings.service.ts';
 import { notificationSettingJson } from './notification-settings.presenter.ts';
+import { NotificationSetting } from './notification-settings.schemas.ts';
 
 const tags = ['notification_settings'];
 const level = Opt(Str({ description: `one of ${LEVELS.join(', ')}` }));
@@ -26,6 +27,7 @@ function scoped(kind: 'group' | 'project'): RouteDef<any>[] {
   return [
     {
       method: 'GET', url, summary: `Your notification setting for a ${kind}`, tags, access: 'authenticated', ...lookup(kind),
+      response: NotificationSetting,
       input: Input({ id: IdOrPath() }),
       handler: async (req) => {
         const source = await sourceOf(req, kind);
@@ -34,6 +36,7 @@ function scoped(kind: 'group' | 'project'): RouteDef<any>[] {
     },
     {
       method: 'PUT', url, summary: `Change your notification setting for a ${kind}`, tags, access: 'authenticated', ...lookup(kind),
+      response: NotificationSetting,
       input: Input({ id: IdOrPath(), level, ...eventParams }),
       handler: async (req) => {
         const source = await sourceOf(req, kind);
@@ -47,10 +50,12 @@ function scoped(kind: 'group' | 'project'): RouteDef<any>[] {
 export const notificationSettingRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/notification_settings', summary: 'Your global notification setting', tags, access: 'authenticated',
+    response: NotificationSetting,
     handler: async (req) => notificationSettingJson(await getNotificationSetting(req.server, req.actor.user!.id, GLOBAL), GLOBAL, req.actor.user!.email),
   },
   {
     method: 'PUT', url: '/notification_settings', summary: 'Change your global notification setting', tags, access: 'authenticated',
+    response: NotificationSetting,
     input: Input({ level, notification_email: Opt(Str({ description: 'one of your verified e-mail addresses' })), ...eventParams }),
     handler: async (req) => {
       const user = req.actor.user!;

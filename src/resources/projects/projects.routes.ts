@@ -22,6 +22,8 @@ import { jsonArray, renderProjects } from './projects.render.ts';
 import { bodyFromParts } from '../../http/plumbing.ts';
 import { loadPresentation, presentOne, type PresentOptions } from './projects.presenter.ts';
 import { containsText } from '../../platform/db/dialect.ts';
+import { AnyProject, CustomAttribute, ProjectShare, Starrer, Topic } from './projects.schemas.ts';
+import { Accepted } from '../../http/response-schemas.ts';
 
 const OFFSET_LIMIT = 50_000;
 const Visibility = Enum(['private', 'internal', 'public'] as const);
@@ -214,11 +216,13 @@ const idParam = { id: Str() };
 export const projectRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/projects', summary: 'List projects', tags: ['projects'], access: 'public',
+    response: Type.Array(AnyProject),
     input: Input(ListParams),
     handler: (req, reply) => listProjects(req, reply),
   },
   {
     method: 'POST', url: '/projects', summary: 'Create a project', tags: ['projects'], access: 'authenticated',
+    response: AnyProject,
     input: Input(CreateInput),
     handler: async (req) => {
       atLeastOne(req.input, ['name', 'path']);
@@ -228,6 +232,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/projects/user/:user_id', summary: 'Create a project for a user', tags: ['projects'], access: 'admin',
+    response: AnyProject,
     input: Input({ user_id: Id(), ...CreateInput }),
     handler: async (req) => {
       atLeastOne(req.input, ['name', 'path']);
@@ -239,6 +244,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/projects/:id', summary: 'One project', tags: ['projects'], access: 'public', project: { ability: 'read_project' },
+    response: AnyProject,
     input: Input({ ...idParam, statistics: Opt(Bool({ default: false })), license: Opt(Bool({ default: false })), with_custom_attributes: Opt(Bool({ default: false })) }),
     handler: async (req, reply) => {
       const ctx = req.project;
@@ -250,6 +256,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PUT', url: '/projects/:id', summary: 'Edit a project', tags: ['projects'], access: 'authenticated', project: { ability: 'admin_project' },
+    response: AnyProject,
     input: Input({ ...idParam, ...ProjectAttributes, default_branch: Opt(Str()) }),
     handler: async (req) => {
       const ctx = req.project;
@@ -260,6 +267,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/projects/:id', summary: 'Delete a project', tags: ['projects'], access: 'authenticated', project: { ability: 'remove_project' },
+    response: Accepted,
     input: Input(idParam),
     handler: async (req, reply) => {
       const ctx = req.project;
@@ -270,6 +278,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   ...(['archive', 'unarchive'] as const).map((action): RouteDef<any> => ({
     method: 'POST', url: `/projects/:id/${action}`, summary: `${action === 'archive' ? 'Archive' : 'Unarchive'} a project`, tags: ['projects'], access: 'authenticated', project: { ability: 'archive_project' },
+    response: AnyProject,
     input: Input(idParam),
     handler: async (req) => {
       const ctx = req.project;
@@ -278,6 +287,7 @@ export const projectRoutes: RouteDef<any>[] = [
   })),
   ...(['star', 'unstar'] as const).map((action): RouteDef<any> => ({
     method: 'POST', url: `/projects/:id/${action}`, summary: `${action === 'star' ? 'Star' : 'Unstar'} a project`, tags: ['projects'], access: 'authenticated', project: { ability: 'read_project' },
+    response: AnyProject,
     input: Input(idParam),
     handler: async (req, reply) => {
       const ctx = req.project;
@@ -288,6 +298,7 @@ export const projectRoutes: RouteDef<any>[] = [
   })),
   {
     method: 'GET', url: '/projects/:id/starrers', summary: 'Users who starred a project', tags: ['projects'], access: 'public', project: { ability: 'read_project' },
+    response: Type.Array(Starrer),
     input: Input({ ...idParam, search: Opt(Str()), ...PaginationParams }),
     handler: async (req, reply) => {
       const ctx = req.project;
@@ -307,6 +318,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PUT', url: '/projects/:id/transfer', summary: 'Transfer a project to another namespace', tags: ['projects'], access: 'authenticated', project: { ability: 'change_namespace' },
+    response: AnyProject,
     input: Input({ ...idParam, namespace: Str() }),
     handler: async (req) => {
       const ctx = req.project;
@@ -315,6 +327,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/projects/:id/fork', summary: 'Fork a project', tags: ['projects'], access: 'authenticated', project: { ability: 'fork_project' },
+    response: AnyProject,
     input: Input({
       ...idParam, namespace_id: Opt(Str()), namespace_path: Opt(Str()), namespace: Opt(Str()), path: Opt(Str()), name: Opt(Str()),
       description: Opt(Str()), visibility: Opt(Visibility), mr_default_target_self: Opt(Bool()), branches: Opt(Str()),
@@ -326,6 +339,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/projects/:id/fork', summary: 'Remove the fork relation', tags: ['projects'], access: 'authenticated', project: { ability: 'remove_fork_project' },
+    response: null,
     input: Input(idParam),
     handler: async (req, reply) => {
       const ctx = req.project;
@@ -335,6 +349,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/projects/:id/forks', summary: 'Forks of a project', tags: ['projects'], access: 'public', project: { ability: 'read_project' },
+    response: Type.Array(AnyProject),
     input: Input({ ...idParam, ...ListParams }),
     handler: async (req, reply) => {
       const ctx = req.project;
@@ -343,6 +358,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/projects/:id/share', summary: 'Share a project with a group', tags: ['projects'], access: 'authenticated', project: { ability: 'admin_project' },
+    response: ProjectShare,
     input: Input({ ...idParam, group_id: Id(), group_access: IntEnum(ROLE_LEVELS), expires_at: Opt(DateOnly()) }),
     handler: async (req) => {
       const ctx = req.project;
@@ -355,6 +371,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/projects/:id/share/:group_id', summary: 'Stop sharing a project with a group', tags: ['projects'], access: 'authenticated', project: { ability: 'admin_project' },
+    response: null,
     input: Input({ ...idParam, group_id: Id() }),
     handler: async (req) => {
       const ctx = req.project;
@@ -364,6 +381,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/projects/:id/custom_attributes', summary: 'Custom attributes of a project', tags: ['projects'], access: 'admin', project: { ability: 'read_project' },
+    response: Type.Array(CustomAttribute),
     input: Input(idParam),
     handler: async (req) => {
       const ctx = req.project;
@@ -372,6 +390,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/projects/:id/custom_attributes/:key', summary: 'One custom attribute of a project', tags: ['projects'], access: 'admin', project: { ability: 'read_project' },
+    response: CustomAttribute,
     input: Input({ ...idParam, key: Str() }),
     handler: async (req) => {
       const ctx = req.project;
@@ -383,6 +402,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PUT', url: '/projects/:id/custom_attributes/:key', summary: 'Set a custom attribute of a project', tags: ['projects'], access: 'admin', project: { ability: 'read_project' },
+    response: CustomAttribute,
     input: Input({ ...idParam, key: Str(), value: Str() }),
     handler: async (req) => {
       const ctx = req.project;
@@ -391,6 +411,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/projects/:id/custom_attributes/:key', summary: 'Delete a custom attribute of a project', tags: ['projects'], access: 'admin', project: { ability: 'read_project' },
+    response: null,
     input: Input({ ...idParam, key: Str() }),
     handler: async (req) => {
       const ctx = req.project;
@@ -401,6 +422,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/topics', summary: 'List topics', tags: ['topics'], access: 'public',
+    response: Type.Array(Topic),
     input: Input({ search: Opt(Str()), without_projects: Opt(Bool()), ...PaginationParams }),
     handler: async (req, reply) => {
       let q = req.server.db.selectFrom('topics').selectAll();
@@ -412,6 +434,7 @@ export const projectRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/users/:user_id/projects', summary: "Projects in a user's namespace", tags: ['projects'], access: 'public',
+    response: Type.Array(AnyProject),
     input: Input(UserListParams),
     handler: async (req, reply) => {
       const raw = String(req.input.user_id);

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { RouteDef } from '../../http/route.ts';
 import { Enum, IdOrPath, Input, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 
@@ -8,6 +9,8 @@ import { callerOf, repoFor } from './repository.common.ts';
 import {
   createBranch, deleteBranch, deleteMergedBranches, describeBranches, filterBranches, findBranch, presentBranch,
 } from './branches.service.ts';
+import { Branch } from './repository.schemas.ts';
+import { Accepted } from '../../http/response-schemas.ts';
 
 const tags = ['branches'];
 
@@ -17,6 +20,7 @@ export const branchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/branches',
     summary: 'List repository branches, ordered by name',
     tags,
+    response: Type.Array(Branch),
     access: 'public', project: { ability: 'download_code' },
     scopes: ['read_repository'],
     input: Input({
@@ -49,6 +53,7 @@ export const branchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/branches/:branch',
     summary: 'Get a single repository branch',
     tags,
+    response: Branch,
     access: 'public', project: { ability: 'download_code' },
     scopes: ['read_repository'],
     input: Input({ id: IdOrPath(), branch: Str({ description: 'URL-encoded branch name' }) }),
@@ -70,6 +75,7 @@ export const branchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/branches',
     summary: 'Create a branch from a branch name or commit SHA',
     tags,
+    response: Branch,
     access: 'authenticated', project: { ability: 'push_code' },
     input: Input({ id: IdOrPath(), branch: Str(), ref: Str() }),
     async handler(req) {
@@ -86,6 +92,7 @@ export const branchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/branches/:branch',
     summary: 'Delete a branch',
     tags,
+    response: null,
     access: 'authenticated', project: { ability: 'push_code' },
     input: Input({ id: IdOrPath(), branch: Str() }),
     async handler(req) {
@@ -102,6 +109,7 @@ export const branchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/merged_branches',
     summary: 'Delete every branch merged into the default branch, except protected ones (runs after the answer)',
     tags,
+    response: Accepted,
     access: 'authenticated', project: { ability: 'push_code' },
     input: Input({ id: IdOrPath() }),
     async handler(req, reply) {

@@ -9,6 +9,7 @@ import {
   ACCESS_LEVEL_VALUES, createProtectedBranch, createProtectedTag, deleteProtectedBranch, deleteProtectedTag, entriesFrom,
   findProtectedBranch, findProtectedTag, presentProtectedBranches, presentProtectedTags,
 } from './protected.service.ts';
+import { ProtectedBranch, ProtectedTag } from './repository.schemas.ts';
 
 const Level = () => IntEnum(ACCESS_LEVEL_VALUES);
 const Entry = Type.Object({
@@ -25,6 +26,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_branches',
     summary: 'List protected branches',
     tags: ['protected_branches'],
+    response: Type.Array(ProtectedBranch),
     access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ id: IdOrPath(), search: Opt(Str()), ...PaginationParams }),
     async handler(req, reply) {
@@ -39,6 +41,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_branches/:name',
     summary: 'Get a protected branch or wildcard by its exact name',
     tags: ['protected_branches'],
+    response: ProtectedBranch,
     access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ id: IdOrPath(), name: Str() }),
     async handler(req) {
@@ -52,6 +55,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_branches',
     summary: 'Protect a branch or wildcard',
     tags: ['protected_branches'],
+    response: ProtectedBranch,
     access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({
       id: IdOrPath(),
@@ -84,6 +88,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_branches/:name',
     summary: 'Unprotect a branch or wildcard',
     tags: ['protected_branches'],
+    response: null,
     access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ id: IdOrPath(), name: Str() }),
     async handler(req) {
@@ -103,6 +108,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_tags',
     summary: 'List protected tags',
     tags: ['protected_tags'],
+    response: Type.Array(ProtectedTag),
     access: 'authenticated', project: { ability: 'read_protected_branch' },
     input: Input({ id: IdOrPath(), ...PaginationParams }),
     async handler(req, reply) {
@@ -116,6 +122,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_tags/:name',
     summary: 'Get a protected tag or wildcard by its exact name',
     tags: ['protected_tags'],
+    response: ProtectedTag,
     access: 'authenticated', project: { ability: 'read_protected_branch' },
     input: Input({ id: IdOrPath(), name: Str() }),
     async handler(req) {
@@ -129,6 +136,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_tags',
     summary: 'Protect a tag or wildcard',
     tags: ['protected_tags'],
+    response: ProtectedTag,
     access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({
       id: IdOrPath(),
@@ -148,6 +156,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     url: '/projects/:id/protected_tags/:name',
     summary: 'Unprotect a tag or wildcard (by its literal name)',
     tags: ['protected_tags'],
+    response: null,
     access: 'authenticated', project: { ability: 'admin_project' },
     input: Input({ id: IdOrPath(), name: Str() }),
     async handler(req) {

@@ -16,6 +16,7 @@ import {
   resolveRef,
 } from './repository.service.ts';
 import { presentCommit } from './repository.common.ts';
+import { Commit, CommitDetail, Compare, FileWritten, RepositoryFile, Tag, TreeEntry } from './repository.schemas.ts';
 
 const readRoute = { access: 'public' as const, scopes: ['read_repository'], project: { ability: 'download_code' as const } };
 
@@ -97,6 +98,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/tree',
     summary: 'List files and directories of a repository tree',
     tags: ['repository'],
+    response: Type.Array(TreeEntry),
     ...readRoute,
     input: Input({ id: IdOrPath(), path: Opt(Str()), ref: Opt(Str()), recursive: Opt(Bool({ default: false })), ...PaginationParams }),
     async handler(req, reply) {
@@ -114,6 +116,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/files/:file_path',
     summary: 'Get a file with its metadata and base64 content',
     tags: ['repository'],
+    response: RepositoryFile,
     ...readRoute,
     input: Input({ id: IdOrPath(), file_path: Str(), ref: Str() }),
     async handler(req) {
@@ -129,6 +132,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/files/:file_path/raw',
     summary: 'Get the raw content of a file',
     tags: ['repository'],
+    response: Type.String({ description: 'The file as stored' }),
     ...readRoute,
     input: Input({ id: IdOrPath(), file_path: Str(), ref: Opt(Str()) }),
     async handler(req, reply: FastifyReply) {
@@ -149,6 +153,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/files/:file_path',
     summary: 'Create a file in a new commit',
     tags: ['repository'],
+    response: FileWritten,
     access: 'authenticated', project: { ability: 'push_code' },
     input: Input(FileWrite),
     handler: (req) => writeFile(req, 'create'),
@@ -158,6 +163,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/files/:file_path',
     summary: 'Update a file in a new commit',
     tags: ['repository'],
+    response: FileWritten,
     access: 'authenticated', project: { ability: 'push_code' },
     input: Input(FileWrite),
     handler: (req) => writeFile(req, 'update'),
@@ -167,6 +173,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/files/:file_path',
     summary: 'Delete a file in a new commit',
     tags: ['repository'],
+    response: null,
     access: 'authenticated', project: { ability: 'push_code' },
     input: Input({
       id: IdOrPath(), file_path: Str(), branch: Str(), start_branch: Opt(Str()), author_email: Opt(Str()), author_name: Opt(Str()),
@@ -188,6 +195,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/commits',
     summary: 'List commits of a ref, newest first',
     tags: ['commits'],
+    response: Type.Array(Commit),
     ...readRoute,
     input: Input({
       id: IdOrPath(), ref_name: Opt(Str()), since: Opt(DateTime()), until: Opt(DateTime()), path: Opt(Str()),
@@ -224,6 +232,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/commits/:sha',
     summary: 'Get a single commit (by SHA, branch or tag name)',
     tags: ['commits'],
+    response: CommitDetail,
     ...readRoute,
     input: Input({ id: IdOrPath(), sha: Str(), stats: Opt(Bool({ default: true })) }),
     async handler(req) {
@@ -239,6 +248,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/commits',
     summary: 'Create a commit with several file actions',
     tags: ['commits'],
+    response: CommitDetail,
     access: 'authenticated', project: { ability: 'push_code' },
     input: Input({
       id: IdOrPath(), branch: Str(), commit_message: Str(), start_branch: Opt(Str()), start_sha: Opt(Str()),
@@ -262,6 +272,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/compare',
     summary: 'Compare two branches, tags or commits',
     tags: ['repository'],
+    response: Compare,
     ...readRoute,
     input: Input({ id: IdOrPath(), from: Str(), to: Str(), straight: Opt(Bool({ default: false })), from_project_id: Opt(Type.Integer()) }),
     async handler(req) {
@@ -274,6 +285,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/tags',
     summary: 'List repository tags',
     tags: ['tags'],
+    response: Type.Array(Tag),
     ...readRoute,
     input: Input({
       id: IdOrPath(), order_by: Opt(Enum(['name', 'updated', 'version'] as const)), sort: Opt(Enum(['asc', 'desc'] as const)),
@@ -301,6 +313,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/tags/:tag_name',
     summary: 'Get a single repository tag',
     tags: ['tags'],
+    response: Tag,
     ...readRoute,
     input: Input({ id: IdOrPath(), tag_name: Str() }),
     async handler(req) {
@@ -316,6 +329,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/tags',
     summary: 'Create a tag (annotated when a message is given)',
     tags: ['tags'],
+    response: Tag,
     access: 'authenticated', project: { ability: 'push_code' },
     input: Input({ id: IdOrPath(), tag_name: Str(), ref: Str(), message: Opt(Str()) }),
     async handler(req) {
@@ -331,6 +345,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
     url: '/projects/:id/repository/tags/:tag_name',
     summary: 'Delete a tag',
     tags: ['tags'],
+    response: null,
     access: 'authenticated', project: { ability: 'push_code' },
     input: Input({ id: IdOrPath(), tag_name: Str() }),
     async handler(req) {

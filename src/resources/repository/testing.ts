@@ -1,5 +1,5 @@
-// Test support for repository areas: projects rows with their bare repositories, memberships, and a git
-// client with a fixed environment.
+// Test support for repository areas: the shared fixtures in the shapes these tests use, and a git client with a
+// fixed environment.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,48 +7,22 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { UserRow } from '../../http/auth.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
-import { repoFor } from './repository.common.ts';
-
-let seq = 0;
+import * as fixtures from '../../../test/support/fixtures.ts';
 
 export async function makeProject(app: FastifyInstance, owner: UserRow, o: { path?: string; visibility?: 0 | 10 | 20; init?: boolean; groupId?: number } = {}): Promise<ProjectRow> {
-  const ns = o.groupId
-    ? await app.db.selectFrom('namespaces').selectAll().where('id', '=', o.groupId).executeTakeFirstOrThrow()
-    : await app.db.selectFrom('namespaces').selectAll().where('owner_id', '=', owner.id).where('kind', '=', 'user').executeTakeFirstOrThrow();
-  const path = o.path ?? `proj${process.pid}x${++seq}`;
-  const now = app.clock.now();
-  const row = await app.db.insertInto('projects').values({
-    namespace_id: ns.id, name: path, path, full_path: `${ns.full_path}/${path}`, full_path_lower: `${ns.full_path}/${path}`.toLowerCase(),
-    description: null, visibility_level: o.visibility ?? 0, creator_id: owner.id, archived: 0, default_branch: null,
-    repository_storage: 'default', repository_read_only: 0, empty_repo: 1, pending_delete: 0,
-    created_at: now, updated_at: now, last_activity_at: now,
-  }).returningAll().executeTakeFirstOrThrow();
-  if (o.init !== false) await repoFor(app.config, row).ensure('main');
-  return row;
+  const namespace = o.groupId ? await app.db.selectFrom('namespaces').select(['id', 'full_path']).where('id', '=', o.groupId).executeTakeFirstOrThrow() : undefined;
+  return fixtures.makeProject(app, { namespace, owner, path: o.path, visibility: o.visibility ?? 0, creatorId: owner.id, repository: o.init !== false });
 }
 
 export async function makeGroup(app: FastifyInstance, path: string, visibility = 0): Promise<number> {
-  const now = app.clock.now();
-  const ns = await app.db.insertInto('namespaces').values({
-    name: path, path, kind: 'group', parent_id: null, owner_id: null, visibility_level: visibility, description: '',
-    full_path: path, full_path_lower: path.toLowerCase(), full_name: path, traversal: '/', request_access_enabled: 1,
-    project_creation_level: 'developer', subgroup_creation_level: 'maintainer', created_at: now, updated_at: now,
-  }).returning('id').executeTakeFirstOrThrow();
-  await app.db.updateTable('namespaces').set({ traversal: `/${ns.id}/` }).where('id', '=', ns.id).execute();
-  return ns.id;
+  return (await fixtures.makeGroup(app, { path, visibility })).id;
 }
 
 export async function addMember(app: FastifyInstance, sourceType: 'Project' | 'Namespace', sourceId: number, userId: number, level: number): Promise<void> {
-  const now = app.clock.now();
-  await app.db.insertInto('members').values({
-    source_type: sourceType, source_id: sourceId, user_id: userId, access_level: level, expires_at: null, created_by_id: null,
-    created_at: now, updated_at: now,
-  }).execute();
+  await fixtures.addMember(app, { type: sourceType, id: sourceId }, userId, level);
 }
 
-export async function reloadProject(app: FastifyInstance, id: number): Promise<ProjectRow> {
-  return app.db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-}
+export const reloadProject = fixtures.reloadProject;
 
 export interface GitRun {
   code: number;

@@ -1,3 +1,5 @@
+import { Nullable } from '../../http/response-schemas.ts';
+import { Type } from '@sinclair/typebox';
 import type { RouteDef, ApiRequest } from '../../http/route.ts';
 import { Bool, DateTime, Enum, File, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
@@ -8,6 +10,7 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import { changeUserState, checkAvatar, createUser, deleteUser, getUserOr404, updateUser, type User } from './users.service.ts';
 import { userBasic, userEntity, userPublic, userWithAdmin } from './users.presenter.ts';
 import { containsText } from '../../platform/db/dialect.ts';
+import { AnyUser, UserBasic, UserWithAdmin } from './users.schemas.ts';
 
 const UserFields = {
   name: Opt(Str()),
@@ -59,10 +62,12 @@ async function present(req: ApiRequest<any>, u: User, view: 'self' | 'other') {
 export const userRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/user', summary: 'The signed-in user', tags: ['users'], access: 'authenticated', scopes: ['read_user'],
+    response: AnyUser,
     handler: async (req) => present(req, req.actor.user!, 'self'),
   },
   {
     method: 'GET', url: '/users', summary: 'List users', tags: ['users'], access: 'public', scopes: ['read_user'],
+    response: Type.Array(Type.Union([UserWithAdmin, UserBasic])),
     input: Input({
       username: Opt(Str()), search: Opt(Str()), active: Opt(Bool()), blocked: Opt(Bool()), external: Opt(Bool()),
       humans: Opt(Bool()), exclude_internal: Opt(Bool()), admins: Opt(Bool()),
@@ -114,6 +119,7 @@ export const userRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/users/:id', summary: 'One user', tags: ['users'], access: 'public', scopes: ['read_user'],
+    response: AnyUser,
     input: Input({ id: Int() }),
     handler: async (req) => {
       if (!req.actor.user) throw new ForbiddenError('Not authorized!');
@@ -123,6 +129,7 @@ export const userRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/users', summary: 'Create a user', tags: ['users'], access: 'admin',
+    response: AnyUser,
     // Declaration order decides which missing parameter is named first: email, name, username.
     input: Input({
       email: Str(), password: Opt(Str()), reset_password: Opt(Bool()), skip_confirmation: Opt(Bool()),
@@ -143,6 +150,7 @@ export const userRoutes: RouteDef<any>[] = [
   },
   {
     method: 'PUT', url: '/users/:id', summary: 'Edit a user', tags: ['users'], access: 'admin',
+    response: AnyUser,
     input: Input({ id: Int(), ...UserFields }),
     handler: async (req) => {
       const u = await getUserOr404(req.server, req.input.id);
@@ -154,6 +162,7 @@ export const userRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/users/:id', summary: 'Delete a user', tags: ['users'], access: 'admin',
+    response: null,
     input: Input({ id: Int(), hard_delete: Opt(Bool()) }),
     handler: async (req) => {
       const u = await getUserOr404(req.server, req.input.id);
@@ -165,6 +174,7 @@ export const userRoutes: RouteDef<any>[] = [
   },
   ...(['block', 'unblock', 'ban', 'unban', 'deactivate', 'activate'] as const).map((action): RouteDef<any> => ({
     method: 'POST', url: `/users/:id/${action}`, summary: `${action[0].toUpperCase()}${action.slice(1)} a user`, tags: ['users'], access: 'admin',
+    response: Nullable(Type.Boolean()),
     input: Input({ id: Int() }),
     handler: async (req, reply) => {
       const u = await getUserOr404(req.server, req.input.id);

@@ -1,6 +1,9 @@
-import type { ServiceDeps } from '../platform/deps.ts';
-import type { UserRow } from '../http/auth.ts';
-import { verifyPassword } from '../platform/crypto/passwords.ts';
+import type { Selectable } from 'kysely';
+import type { ServiceDeps } from './deps.ts';
+import type { UsersTable } from './db/schema.ts';
+import { verifyPassword } from './crypto/passwords.ts';
+
+type UserRow = Selectable<UsersTable>;
 
 // Password checks for the sign-in page and the OAuth password grant, with brute-force protection
 // keyed by login and client address: after a few failures each further attempt must wait twice as long

@@ -3,16 +3,16 @@ import { digest } from '../platform/crypto/tokens.ts';
 import { CHALLENGE_RE } from '../platform/crypto/pkce.ts';
 import { OAuthError } from '../platform/errors.ts';
 import { oauthDescription } from '../http/errors.ts';
-import { sendPage } from '../web/page.ts';
-import { consentView, errorView, type ConsentFields } from '../web/views.ts';
-import { currentSession, csrfValid, type WebSession } from '../web/session.ts';
-import { formExpired, signInRedirect } from '../web/sign-in.ts';
-import { applicationScopes, findByUid, type Application } from './applications.ts';
-import { oauthParams, present, type OAuthParams } from './params.ts';
-import { matchesRegistered, withParams } from './redirect-uri.ts';
-import { resolveScopes } from './scopes.ts';
-import { CODE_TTL_MS, newOpaqueToken } from './tokens.ts';
-import { doc } from './doc.ts';
+import { sendPage } from './page.ts';
+import { consentView, errorView, type ConsentFields } from './views.ts';
+import { currentSession, csrfValid, type WebSession } from './session.ts';
+import { formExpired, signInRedirect } from './sign-in.ts';
+import { applicationScopes, findByUid, type Application } from '../oauth/applications.ts';
+import { oauthParams, present, type OAuthParams } from '../oauth/params.ts';
+import { matchesRegistered, withParams } from '../oauth/redirect-uri.ts';
+import { resolveScopes } from '../oauth/scopes.ts';
+import { CODE_TTL_MS, newOpaqueToken } from '../oauth/tokens.ts';
+import { doc } from '../oauth/doc.ts';
 
 // The authorization endpoint: consent page (GET), approve (POST) and deny (DELETE, or POST with
 // _method=delete from the HTML form). Errors about the client or the redirect URI are shown on a page
