@@ -71,9 +71,12 @@ test('a plugin refusal with its own status keeps the status, in v4 words', async
   const app = Fastify();
   installErrorHandler(app);
   app.get('/limit', async () => { throw Object.assign(new Error('reach files limit'), { code: 'FST_FILES_LIMIT', statusCode: 413 }); });
+  app.get('/accept', async () => { throw Object.assign(new Error('not acceptable'), { statusCode: 406 }); });
   app.get('/boom', async () => { throw new TypeError('x is undefined'); });
   let r = await app.inject({ url: '/limit' });
-  assert.deepEqual([r.statusCode, JSON.parse(r.body)], [413, { message: '413 Payload Too Large' }]);
+  assert.deepEqual([r.statusCode, JSON.parse(r.body)], [413, { message: '413 Request Entity Too Large' }]);
+  r = await app.inject({ url: '/accept' });
+  assert.deepEqual([r.statusCode, JSON.parse(r.body)], [406, { message: '406 Not Acceptable' }]);
   r = await app.inject({ url: '/boom' });
   assert.deepEqual([r.statusCode, JSON.parse(r.body)], [500, { message: '500 Internal Server Error' }]);
   await app.close();
