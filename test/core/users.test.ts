@@ -192,3 +192,16 @@ describe('administrator-only writes', () => {
     assert.deepEqual([gone.status, gone.body], [404, { message: '404 User Not Found' }]);
   });
 });
+
+describe('text longer than its column', () => {
+  test('a too long profile field is a validation error and changes nothing', async () => {
+    const long = 'o'.repeat(256);
+    const r = await call(t.app, 'PUT', `/users/${erin.user.id}`, { token: admin.token, body: { organization: long, job_title: 'j'.repeat(201), location: 'Oslo' } });
+    assert.equal(r.status, 400);
+    assert.deepEqual(r.body, { message: { organization: ['is too long (maximum is 255 characters)'], job_title: ['is too long (maximum is 200 characters)'] } });
+    const after = await t.app.db.selectFrom('users').select(['organization', 'job_title', 'location']).where('id', '=', erin.user.id).executeTakeFirstOrThrow();
+    assert.deepEqual(after, { organization: '', job_title: '', location: '' });
+    const created = await call(t.app, 'POST', '/users', { token: admin.token, body: { username: 'longname', name: 'n'.repeat(256), email: 'long@example.com', password: 'secret-password' } });
+    assert.deepEqual([created.status, created.body], [400, { message: { name: ['is too long (maximum is 255 characters)'] } }]);
+  });
+});

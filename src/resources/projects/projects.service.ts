@@ -364,7 +364,8 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
   const vis = input.visibility ? Visibility[input.visibility] : Visibility.private;
   checkVisibilityAgainstNamespace(vis, ns, errors);
   const defaultBranch = input.default_branch ?? 'main';
-  if (!isValidRefName(defaultBranch)) add('default_branch', 'is invalid');
+  // The column holds 255 characters; a longer name is refused like any other unusable one.
+  if (!isValidRefName(defaultBranch) || defaultBranch.length > 255) add('default_branch', 'is invalid');
   const { columns, settings } = featureColumns(input, errors);
   const topics = normalizeTopics(input.topics ?? input.tag_list) ?? [];
   if (topics.some((t) => t.length > 255)) add('topics', 'is too long (maximum is 255 characters)');
@@ -479,7 +480,7 @@ export async function updateProject(deps: ServiceDeps, ctx: ProjectContext, inpu
     set.visibility_level = vis;
   }
   if (input.default_branch !== undefined && input.default_branch !== p.default_branch) {
-    if (!isValidRefName(input.default_branch)) add('default_branch', 'is invalid');
+    if (!isValidRefName(input.default_branch) || input.default_branch.length > 255) add('default_branch', 'is invalid');
     set.default_branch = input.default_branch;
   }
   const { columns, settings } = featureColumns(input, errors);

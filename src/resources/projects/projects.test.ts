@@ -398,3 +398,16 @@ describe('delete, transfer, fork, share, custom attributes', () => {
     assert.deepEqual([r.status, r.body], [404, { message: '404 Custom Attribute Not Found' }]);
   });
 });
+
+describe('default_branch longer than its column', () => {
+  test('creating or editing with a 256-character default branch is a validation error and changes nothing', async () => {
+    const long = 'b'.repeat(256);
+    const created = await call(t.app, 'POST', '/projects', { token: owner.token, body: { name: 'longbranch', default_branch: long } });
+    assert.deepEqual([created.status, created.body], [400, { message: { default_branch: ['is invalid'] } }]);
+    const made = await call(t.app, 'POST', '/projects', { token: owner.token, body: { name: 'shortbranch' } });
+    assert.equal(made.status, 201);
+    const edited = await call(t.app, 'PUT', `/projects/${made.body.id}`, { token: owner.token, body: { default_branch: long } });
+    assert.deepEqual([edited.status, edited.body], [400, { message: { default_branch: ['is invalid'] } }]);
+    assert.equal((await call(t.app, 'GET', `/projects/${made.body.id}`, { token: owner.token })).body.default_branch, 'main');
+  });
+});

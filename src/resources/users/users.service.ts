@@ -62,6 +62,19 @@ export async function emailTaken(deps: ServiceDeps, email: string, exceptUserId?
   return !!u && u.id !== exceptUserId;
 }
 
+// Longest values the user columns (and the reference's validations) take; longer is a validation error, not a
+// database error.
+const TEXT_LIMITS: Record<string, number> = {
+  username: 255, name: 255, email: 255, public_email: 255, location: 255, website_url: 255, organization: 255, job_title: 200,
+};
+
+function tooLong(input: object, add: (k: string, m: string) => void): void {
+  for (const [k, max] of Object.entries(TEXT_LIMITS)) {
+    const v = (input as Record<string, unknown>)[k];
+    if (typeof v === 'string' && v.length > max) add(k, `is too long (maximum is ${max} characters)`);
+  }
+}
+
 export async function createUser(deps: ServiceDeps, input: CreateUserInput): Promise<User> {
   const errors: Record<string, string[]> = {};
   const add = (k: string, m: string) => (errors[k] ??= []).push(m);
@@ -76,7 +89,7 @@ export async function createUser(deps: ServiceDeps, input: CreateUserInput): Pro
   else if (!EMAIL_RE.test(input.email)) add('email', 'is invalid');
   else if (await emailTaken(deps, input.email)) add('email', 'has already been taken');
   if (input.password !== undefined && input.password !== null && input.password.length < 8) add('password', 'is too short (minimum is 8 characters)');
-  if (input.username && input.username.length > 255) add('username', 'is too long (maximum is 255 characters)');
+  tooLong(input, add);
   if (Object.keys(errors).length) throw new ValidationError(errors);
 
   const now = deps.clock.now();
@@ -138,6 +151,7 @@ export async function updateUser(deps: ServiceDeps, user: User, input: UpdateUse
   }
   if (input.name !== undefined && !input.name) add('name', "can't be blank");
   if (input.password !== undefined && input.password !== null && input.password.length < 8) add('password', 'is too short (minimum is 8 characters)');
+  tooLong(input, add);
   if (Object.keys(errors).length) throw new ValidationError(errors);
 
   const set: Record<string, unknown> = { updated_at: deps.clock.now() };
