@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { DateTime, Enum, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
@@ -9,6 +10,7 @@ import {
   createUserKey, deleteUserKey, findKeyByFingerprint, getKeyOr404, getUserKeyOr404, userKeysQuery, USAGE_TYPES, type SshKeyRow,
 } from './ssh-keys.service.ts';
 import { sshKey } from './ssh-keys.presenter.ts';
+import { DeployKeyWithUser, SshKey, SshKeyWithUser } from './ssh-keys.schemas.ts';
 
 const tags = ['keys'];
 const NewKey = {
@@ -36,21 +38,25 @@ async function addKey(req: ApiRequest<any>, owner: User) {
 export const sshKeyRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/user/keys', summary: "The signed-in user's SSH keys", tags, access: 'authenticated', scopes: ['read_user'],
+    response: Type.Array(SshKey),
     input: Input({ ...PaginationParams }),
     handler: async (req, reply) => (await paginateQuery(req, reply, userKeysQuery(req.server.db, req.actor.user!.id))).map(present(req, req.actor.user!)),
   },
   {
     method: 'GET', url: '/user/keys/:key_id', summary: 'One SSH key of the signed-in user', tags, access: 'authenticated', scopes: ['read_user'],
+    response: SshKey,
     input: Input({ key_id: Int() }),
     handler: async (req) => present(req, req.actor.user!)(await getUserKeyOr404(req.server.db, req.actor.user!.id, req.input.key_id)),
   },
   {
     method: 'POST', url: '/user/keys', summary: 'Add an SSH key to the signed-in user', tags, access: 'authenticated',
+    response: SshKey,
     input: Input(NewKey),
     handler: async (req) => addKey(req, req.actor.user!),
   },
   {
     method: 'DELETE', url: '/user/keys/:key_id', summary: 'Remove an SSH key of the signed-in user', tags, access: 'authenticated',
+    response: null,
     input: Input({ key_id: Int() }),
     handler: async (req) => {
       await deleteUserKey(req.server, await getUserKeyOr404(req.server.db, req.actor.user!.id, req.input.key_id));
@@ -59,6 +65,7 @@ export const sshKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/users/:user_id/keys', summary: "A user's SSH keys", tags, access: 'public', scopes: ['read_user'],
+    response: Type.Array(SshKey),
     input: Input({ user_id: Str({ description: 'ID or username' }), ...PaginationParams }),
     handler: async (req, reply) => {
       const owner = await getUserOr404(req.server, req.input.user_id);
@@ -67,6 +74,7 @@ export const sshKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/users/:id/keys/:key_id', summary: 'One SSH key of a user', tags, access: 'public', scopes: ['read_user'],
+    response: SshKey,
     input: Input({ id: Str({ description: 'ID or username' }), key_id: Int() }),
     handler: async (req) => {
       const owner = await getUserOr404(req.server, req.input.id);
@@ -75,11 +83,13 @@ export const sshKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/users/:user_id/keys', summary: 'Add an SSH key to a user', tags, access: 'admin',
+    response: SshKey,
     input: Input({ user_id: Int(), ...NewKey }),
     handler: async (req) => addKey(req, await getUserOr404(req.server, req.input.user_id)),
   },
   {
     method: 'DELETE', url: '/users/:id/keys/:key_id', summary: "Remove a user's SSH key", tags, access: 'admin',
+    response: null,
     input: Input({ id: Int(), key_id: Int() }),
     handler: async (req) => {
       const owner = await getUserOr404(req.server, req.input.id);
@@ -89,11 +99,13 @@ export const sshKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'GET', url: '/keys/:id', summary: 'An SSH key with its owner', tags, access: 'admin',
+    response: SshKeyWithUser,
     input: Input({ id: Int() }),
     handler: async (req) => keyWithUser(req, await getKeyOr404(req.server.db, req.input.id)),
   },
   {
     method: 'GET', url: '/keys', summary: 'The SSH key (user or deploy key) with a fingerprint', tags, access: 'admin',
+    response: Type.Union([SshKeyWithUser, DeployKeyWithUser]),
     input: Input({ fingerprint: Str({ description: 'SHA256:... or the MD5 colon form' }) }),
     handler: async (req) => {
       const found = await findKeyByFingerprint(req.server.db, req.input.fingerprint);
