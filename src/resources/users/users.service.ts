@@ -252,6 +252,12 @@ export async function deleteUser(deps: ServiceDeps, user: User): Promise<void> {
   });
 }
 
+/** The users with these ids, by id; missing ids are absent. */
+export async function usersByIds(deps: ServiceDeps, ids: number[]): Promise<Map<number, User>> {
+  const users = ids.length ? await deps.db.selectFrom('users').selectAll().where('id', 'in', ids).execute() : [];
+  return new Map<number, User>(users.map((u) => [u.id, u]));
+}
+
 export async function findUser(deps: ServiceDeps, idOrUsername: string | number): Promise<User | undefined> {
   const q = deps.db.selectFrom('users').selectAll();
   const raw = String(idOrUsername);
