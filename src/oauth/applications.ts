@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { ServiceDeps } from '../platform/deps.ts';
+import type { Db } from '../platform/db/index.ts';
 import type { OAuthApplicationsTable } from '../platform/db/schema.ts';
 import { digest } from '../platform/crypto/tokens.ts';
 import { NotFoundError, ValidationError } from '../platform/errors.ts';
@@ -79,6 +80,11 @@ export async function deleteApplication(deps: ServiceDeps, app: Application): Pr
 
 export async function findByUid(deps: ServiceDeps, uid: string): Promise<Application | undefined> {
   return deps.db.selectFrom('oauth_applications').selectAll().where('uid', '=', uid).executeTakeFirst();
+}
+
+/** Every application of the instance, oldest first, for the administrators' list. */
+export function applicationsQuery(db: Db) {
+  return db.selectFrom('oauth_applications').selectAll().orderBy('id', 'asc');
 }
 
 /** An application of this owner (or any, for `ownerId` undefined); anything else is 404. */

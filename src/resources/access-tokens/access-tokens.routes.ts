@@ -5,17 +5,17 @@ import { paginateQuery } from '../../http/pagination.ts';
 import { RuleError, NotFoundError } from '../../platform/errors.ts';
 import { ALL_SCOPES } from '../../http/auth.ts';
 import { getUserOr404 } from '../users/users.service.ts';
-import { createPersonalAccessToken, revokeToken, type TokenRow } from './access-tokens.service.ts';
+import {
+  createPersonalAccessToken, impersonationTokenOr404, impersonationTokensQuery, ownTokenOr404, personalTokensQuery, revokeToken, tokenById,
+  type TokenCaller, type TokenRow,
+} from './access-tokens.service.ts';
 import { personalAccessToken } from './access-tokens.presenter.ts';
-import { containsText } from '../../platform/db/dialect.ts';
 import { PersonalAccessToken } from './access-tokens.schemas.ts';
 
 const Scopes = CommaList(Enum(ALL_SCOPES), { minItems: 1 });
 
-async function ownTokenOr404(req: ApiRequest<any>, id: number): Promise<TokenRow> {
-  const row = await req.server.db.selectFrom('personal_access_tokens').selectAll().where('id', '=', id).where('impersonation', '=', 0).executeTakeFirst();
-  if (!row || (!req.actor.admin && row.user_id !== req.actor.user!.id)) throw new NotFoundError('Personal Access Token');
-  return row;
+function callerOf(req: ApiRequest<any>): TokenCaller {
+  return { userId: req.actor.user!.id, admin: req.actor.admin };
 }
 
 export const accessTokenRoutes: RouteDef<any>[] = [
@@ -39,14 +39,8 @@ export const accessTokenRoutes: RouteDef<any>[] = [
     handler: async (req, reply) => {
       const i = req.input;
       const now = req.server.clock.now();
-      let q = req.server.db.selectFrom('personal_access_tokens').selectAll().where('impersonation', '=', 0);
-      if (!req.actor.admin) q = q.where('user_id', '=', req.actor.user!.id);
-      else if (i.user_id !== undefined) q = q.where('user_id', '=', i.user_id);
-      if (i.revoked !== undefined) q = q.where('revoked', '=', i.revoked ? 1 : 0);
-      if (i.state === 'active') q = q.where('revoked', '=', 0).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
-      if (i.state === 'inactive') q = q.where((eb) => eb.or([eb('revoked', '=', 1), eb('expires_at', '<=', now)]));
-      if (i.search) q = q.where(containsText('name', String(i.search)));
-      const rows = await paginateQuery(req, reply, q.orderBy('id', 'asc'));
+      const q = personalTokensQuery(req.server.db, callerOf(req), { userId: i.user_id, state: i.state, revoked: i.revoked, search: i.search }, now);
+      const rows = await paginateQuery(req, reply, q);
       return rows.map((r) => personalAccessToken(r, now));
     },
   },
@@ -56,7 +50,7 @@ export const accessTokenRoutes: RouteDef<any>[] = [
     handler: async (req) => {
       const t = req.actor.token;
       if (!t || (t.kind !== 'personal' && t.kind !== 'impersonation')) throw new NotFoundError('Personal Access Token');
-      const row = await req.server.db.selectFrom('personal_access_tokens').selectAll().where('id', '=', t.id).executeTakeFirstOrThrow();
+      const row = await tokenById(req.server, t.id);
       return personalAccessToken(row, req.server.clock.now());
     },
   },
@@ -64,7 +58,7 @@ export const accessTokenRoutes: RouteDef<any>[] = [
     method: 'GET', url: '/personal_access_tokens/:id', summary: 'One personal access token', tags: ['personal_access_tokens'], access: 'authenticated',
     response: PersonalAccessToken,
     input: Input({ id: Int() }),
-    handler: async (req) => personalAccessToken(await ownTokenOr404(req, req.input.id), req.server.clock.now()),
+    handler: async (req) => personalAccessToken(await ownTokenOr404(req.server, callerOf(req), req.input.id), req.server.clock.now()),
   },
   {
     method: 'DELETE', url: '/personal_access_tokens/self', summary: 'Revoke the token used for this request', tags: ['personal_access_tokens'], access: 'authenticated',
@@ -72,7 +66,7 @@ export const accessTokenRoutes: RouteDef<any>[] = [
     handler: async (req) => {
       const t = req.actor.token;
       if (!t || (t.kind !== 'personal' && t.kind !== 'impersonation')) throw new RuleError('bad_request', '400 Bad request - Only personal access tokens can be revoked this way');
-      const row = await req.server.db.selectFrom('personal_access_tokens').selectAll().where('id', '=', t.id).executeTakeFirstOrThrow();
+      const row = await tokenById(req.server, t.id);
       await revokeToken(req.server, row);
       return undefined;
     },
@@ -82,7 +76,7 @@ export const accessTokenRoutes: RouteDef<any>[] = [
     response: null,
     input: Input({ id: Int() }),
     handler: async (req) => {
-      const row = await ownTokenOr404(req, req.input.id);
+      const row = await ownTokenOr404(req.server, callerOf(req), req.input.id);
       await revokeToken(req.server, row);
       return undefined;
     },
@@ -95,10 +89,7 @@ export const accessTokenRoutes: RouteDef<any>[] = [
     handler: async (req, reply) => {
       const user = await getUserOr404(req.server, req.input.user_id);
       const now = req.server.clock.now();
-      let q = req.server.db.selectFrom('personal_access_tokens').selectAll().where('user_id', '=', user.id).where('impersonation', '=', 1);
-      if (req.input.state === 'active') q = q.where('revoked', '=', 0).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
-      if (req.input.state === 'inactive') q = q.where((eb) => eb.or([eb('revoked', '=', 1), eb('expires_at', '<=', now)]));
-      const rows = await paginateQuery(req, reply, q.orderBy('id', 'desc'));
+      const rows = await paginateQuery(req, reply, impersonationTokensQuery(req.server.db, user.id, req.input.state, now));
       return rows.map((r) => personalAccessToken(r, now));
     },
   },
@@ -132,9 +123,5 @@ export const accessTokenRoutes: RouteDef<any>[] = [
 
 async function impersonationOr404(req: ApiRequest<any>): Promise<TokenRow> {
   const user = await getUserOr404(req.server, req.input.user_id);
-  const row = await req.server.db.selectFrom('personal_access_tokens').selectAll()
-    .where('id', '=', req.input.id).where('user_id', '=', user.id).where('impersonation', '=', 1).executeTakeFirst();
-  if (!row) throw new NotFoundError('Impersonation Token');
-  return row;
+  return impersonationTokenOr404(req.server, user.id, req.input.id);
 }
-

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { RouteDef } from '../../http/route.ts';
 import { Bool, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
-import { createApplication, deleteApplication, getApplicationOr404, renewSecret } from '../../oauth/applications.ts';
+import { applicationsQuery, createApplication, deleteApplication, getApplicationOr404, renewSecret } from '../../oauth/applications.ts';
 import { splitScopes } from '../../oauth/scopes.ts';
 import { applicationEntity } from './applications.presenter.ts';
 import { Application } from './applications.schemas.ts';
@@ -26,7 +26,7 @@ export const applicationRoutes: RouteDef<any>[] = [
     response: Type.Array(Application),
     input: Input({ ...PaginationParams }),
     handler: async (req, reply) => {
-      const rows = await paginateQuery(req, reply, req.server.db.selectFrom('oauth_applications').selectAll().orderBy('id', 'asc'));
+      const rows = await paginateQuery(req, reply, applicationsQuery(req.server.db));
       return rows.map((a) => applicationEntity(a));
     },
   },

@@ -6,16 +6,14 @@ import { pageParams, paginateQuery, setKeysetLink } from '../../http/pagination.
 import { findGroup } from '../../http/access.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { accepted, keysetUnavailable, offsetLimitExceeded, sendRendered } from '../../http/errors.ts';
-import { ForbiddenError, ParamError } from '../../platform/errors.ts';
-import { AccessLevel, ALL_ACCESS_LEVELS, Visibility, projectAccessLevels } from '../../platform/membership.ts';
+import { ForbiddenError } from '../../platform/errors.ts';
+import { ALL_ACCESS_LEVELS } from '../../platform/membership.ts';
 import {
-  PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, assertCanCreateTopLevel, createGroup, deleteGroup,
-  transferFailure, transferGroup, updateGroup, type Group,
+  PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, assertCanCreateTopLevel, createGroup, deleteGroup, encodeGroupCursor, groupKeysetPage,
+  groupListQuery, orderedGroups, transferFailure, transferGroup, updateGroup, visibleGroupProjects, type Group, type GroupListInput,
 } from './groups.service.ts';
-import { memberOfSelfOrAncestor, readableGroups } from '../../platform/access/queries.ts';
 import { groupDetail, groupEntity, projectSummary } from './groups.presenter.ts';
-import { canGroup, canReadVisibility } from '../../platform/access/policy.ts';
-import { containsText } from '../../platform/db/dialect.ts';
+import { canGroup } from '../../platform/access/policy.ts';
 import { Group as GroupShape, GroupDetail } from './groups.schemas.ts';
 import { Accepted } from '../../http/response-schemas.ts';
 
@@ -55,127 +53,36 @@ const ListParams = {
   ...PaginationParams,
 };
 
-type ListInput = {
-  skip_groups?: string[]; all_available?: boolean; search?: string; owned?: boolean; order_by?: 'name' | 'path' | 'id' | 'similarity';
-  sort?: 'asc' | 'desc'; min_access_level?: number; top_level_only?: boolean; pagination?: string; cursor?: string;
-  page?: number; per_page?: number;
-};
-
-/** An integer list given as an array, a comma-separated string, or both. */
-function intList(raw: string[] | undefined, name: string): number[] {
-  const out: number[] = [];
-  for (const part of (raw ?? []).flatMap((v) => String(v).split(','))) {
-    const t = part.trim();
-    if (t === '') continue;
-    if (!/^\d+$/.test(t)) throw ParamError.of(name, 'invalid');
-    out.push(Number(t));
-  }
-  return out;
-}
-
-/** The group list query shared by GET /groups and GET /groups/:id/subgroups. */
-function listQuery(req: ApiRequest<any>, i: ListInput, parent: Group | null, descendants = false) {
-  const actor = req.actor;
-  const now = req.server.clock.now();
-  let q = req.server.db.selectFrom('namespaces').selectAll().where('kind', '=', 'group');
-  if (parent && descendants) q = q.where('traversal', 'like', `${parent.traversal}%`).where('id', '!=', parent.id);
-  else if (parent) q = q.where('parent_id', '=', parent.id);
-  if (i.owned || i.min_access_level !== undefined) {
-    // These replace the visible set: only groups the user holds at that level.
-    if (!actor.user) return q.where(({ lit }) => lit(false));
-    if (i.owned) {
-      q = q.where(({ exists, selectFrom }) => exists(selectFrom('members as m').select('m.id')
-        .whereRef('m.source_id', '=', 'namespaces.id').where('m.source_type', '=', 'Namespace')
-        .where('m.user_id', '=', actor.user!.id).where('m.access_level', '=', AccessLevel.OWNER)
-        .where((eb) => eb.or([eb('m.expires_at', 'is', null), eb('m.expires_at', '>', now)]))));
-    }
-    if (i.min_access_level !== undefined) q = q.where(memberOfSelfOrAncestor(actor.user.id, now, i.min_access_level));
-  } else if (parent) {
-    q = q.where(readableGroups(actor, now));
-  } else if (actor.user) {
-    // Signed-in users list the groups they belong to; all_available adds every group they may see
-    // (the default for administrators).
-    const allAvailable = i.all_available ?? actor.admin;
-    if (allAvailable) q = q.where(readableGroups(actor, now));
-    else q = q.where(memberOfSelfOrAncestor(actor.user.id, now));
-  } else {
-    q = q.where('visibility_level', '>=', Visibility.public);
-  }
-  if (i.search) {
-    const s = i.search.toLowerCase();
-    // Terms shorter than three characters match whole names only, as the reference's fuzzy search.
-    q = s.length >= 3
-      ? q.where((eb) => eb.or([containsText('namespaces.name', s), containsText('namespaces.path', s)]))
-      : q.where((eb) => eb.or([eb(eb.fn('lower', ['name']), '=', s), eb(eb.fn('lower', ['path']), '=', s)]));
-  }
-  const skip = intList(i.skip_groups, 'skip_groups');
-  if (skip.length) q = q.where('id', 'not in', skip);
-  if (i.top_level_only) q = q.where('parent_id', 'is', null);
-  return q;
-}
-
-function ordered<Q extends { orderBy: (...a: any[]) => Q }>(q: Q, i: ListInput): Q {
-  // Similarity ranking is approximated by name order.
-  const by = i.order_by === 'similarity' ? 'name' : i.order_by ?? 'name';
-  let out = q.orderBy(by, i.sort ?? 'asc');
-  // The reference breaks ties by id ascending whatever the direction.
-  if (by !== 'id') out = out.orderBy('id', 'asc');
-  return out;
-}
-
-function encodeCursor(g: Group): string {
-  return Buffer.from(JSON.stringify({ name: g.name, id: g.id })).toString('base64url');
-}
-
-function decodeCursor(s: string): { name: string; id: number } {
-  try {
-    const v = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
-    if (typeof v?.name === 'string' && Number.isInteger(v?.id)) return v;
-  } catch {
-    /* reported below */
-  }
-  throw ParamError.of('cursor', 'invalid');
-}
-
 async function presentList(req: ApiRequest<any>, rows: Group[]) {
   const base = req.server.config.externalUrl;
   return rows.map((g) => groupEntity(g, base));
 }
 
 async function listGroups(req: ApiRequest<any>, reply: FastifyReply, parent: Group | null, descendants = false) {
-  const i = req.input as ListInput;
-  const q = listQuery(req, i, parent, descendants);
+  const i = req.input as GroupListInput;
+  const q = groupListQuery(req.server, req.actor, i, parent, descendants);
   // Anonymous group lists use the pagination strategies of the reference: keyset by name, and the offset cap.
   if (!req.actor.user && !parent) {
     const p = pageParams(i);
     if (i.pagination === 'keyset') {
       if ((i.order_by ?? 'name') !== 'name' || (i.sort ?? 'asc') !== 'asc') return sendRendered(reply, keysetUnavailable);
-      let kq = q;
-      if (i.cursor) {
-        const c = decodeCursor(i.cursor);
-        kq = kq.where((eb) => eb.or([eb('name', '>', c.name), eb.and([eb('name', '=', c.name), eb('id', '>', c.id)])]));
-      }
-      const rows = await kq.orderBy('name', 'asc').orderBy('id', 'asc').limit(p.perPage + 1).execute();
+      const rows = await groupKeysetPage(q, i.cursor, p.perPage);
       const hasNext = rows.length > p.perPage;
       if (hasNext) rows.pop();
       // The next link appears only while more rows follow: the last page carries none.
-      if (hasNext) setKeysetLink(req, reply, rows.length, { cursor: encodeCursor(rows[rows.length - 1]), per_page: p.perPage }, ['page']);
+      if (hasNext) setKeysetLink(req, reply, rows.length, { cursor: encodeGroupCursor(rows[rows.length - 1]), per_page: p.perPage }, ['page']);
       return presentList(req, rows);
     }
     if (p.page * p.perPage > OFFSET_LIMIT) return sendRendered(reply, offsetLimitExceeded('Group', OFFSET_LIMIT));
   }
-  const rows = await paginateQuery(req, reply, ordered(q, i));
+  const rows = await paginateQuery(req, reply, orderedGroups(q, i));
   return presentList(req, rows);
 }
 
 async function groupProjects(req: ApiRequest<any>, g: Group) {
-  const db = req.server.db;
-  const rows = await db.selectFrom('projects').selectAll().where('namespace_id', '=', g.id).where('pending_delete', '=', 0)
-    .orderBy('id', 'asc').limit(100).execute();
-  const levels = req.actor.user ? await projectAccessLevels(db, req.actor.user.id, rows, req.server.clock.now()) : new Map();
+  const rows = await visibleGroupProjects(req.server, req.actor, g);
   const base = req.server.config.externalUrl;
-  return rows.filter((p) => canReadVisibility(req.actor, p.visibility_level, levels.get(p.id)?.effective ?? 0))
-    .map((p) => projectSummary(p, g, base));
+  return rows.map((p) => projectSummary(p, g, base));
 }
 
 export const groupRoutes: RouteDef<any>[] = [

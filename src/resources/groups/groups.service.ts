@@ -2,9 +2,11 @@ import type { Kysely, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB } from '../../platform/db/schema.ts';
-import { isUniqueViolation } from '../../platform/db/dialect.ts';
-import { ValidationError, ForbiddenError, BadRequestError, RuleError } from '../../platform/errors.ts';
-import { AccessLevel, Visibility, visibilityName, type NamespaceRow, type VisibilityName } from '../../platform/membership.ts';
+import { containsText, isUniqueViolation } from '../../platform/db/dialect.ts';
+import { ValidationError, ForbiddenError, BadRequestError, ParamError, RuleError } from '../../platform/errors.ts';
+import { AccessLevel, Visibility, projectAccessLevels, visibilityName, type NamespaceRow, type VisibilityName } from '../../platform/membership.ts';
+import { memberOfSelfOrAncestor, readableGroups } from '../../platform/access/queries.ts';
+import { canReadVisibility } from '../../platform/access/policy.ts';
 import type { Actor } from '../../http/auth.ts';
 import { pathProblem } from '../users/users.service.ts';
 
@@ -250,4 +252,104 @@ export async function deleteGroup(deps: ServiceDeps, group: Group): Promise<void
 
 export function assertCanCreateTopLevel(actor: Actor): void {
   if (!actor.admin && !actor.user?.can_create_group) throw new ForbiddenError();
+}
+
+export type GroupListInput = {
+  skip_groups?: string[]; all_available?: boolean; search?: string; owned?: boolean; order_by?: 'name' | 'path' | 'id' | 'similarity';
+  sort?: 'asc' | 'desc'; min_access_level?: number; top_level_only?: boolean; pagination?: string; cursor?: string;
+  page?: number; per_page?: number;
+};
+
+/** An integer list given as an array, a comma-separated string, or both. */
+function intList(raw: string[] | undefined, name: string): number[] {
+  const out: number[] = [];
+  for (const part of (raw ?? []).flatMap((v) => String(v).split(','))) {
+    const t = part.trim();
+    if (t === '') continue;
+    if (!/^\d+$/.test(t)) throw ParamError.of(name, 'invalid');
+    out.push(Number(t));
+  }
+  return out;
+}
+
+/** The group list query shared by GET /groups and GET /groups/:id/subgroups. */
+export function groupListQuery(deps: ServiceDeps, actor: Actor, i: GroupListInput, parent: Group | null, descendants = false) {
+  const now = deps.clock.now();
+  let q = deps.db.selectFrom('namespaces').selectAll().where('kind', '=', 'group');
+  if (parent && descendants) q = q.where('traversal', 'like', `${parent.traversal}%`).where('id', '!=', parent.id);
+  else if (parent) q = q.where('parent_id', '=', parent.id);
+  if (i.owned || i.min_access_level !== undefined) {
+    // These replace the visible set: only groups the user holds at that level.
+    if (!actor.user) return q.where(({ lit }) => lit(false));
+    if (i.owned) {
+      q = q.where(({ exists, selectFrom }) => exists(selectFrom('members as m').select('m.id')
+        .whereRef('m.source_id', '=', 'namespaces.id').where('m.source_type', '=', 'Namespace')
+        .where('m.user_id', '=', actor.user!.id).where('m.access_level', '=', AccessLevel.OWNER)
+        .where((eb) => eb.or([eb('m.expires_at', 'is', null), eb('m.expires_at', '>', now)]))));
+    }
+    if (i.min_access_level !== undefined) q = q.where(memberOfSelfOrAncestor(actor.user.id, now, i.min_access_level));
+  } else if (parent) {
+    q = q.where(readableGroups(actor, now));
+  } else if (actor.user) {
+    // Signed-in users list the groups they belong to; all_available adds every group they may see
+    // (the default for administrators).
+    const allAvailable = i.all_available ?? actor.admin;
+    if (allAvailable) q = q.where(readableGroups(actor, now));
+    else q = q.where(memberOfSelfOrAncestor(actor.user.id, now));
+  } else {
+    q = q.where('visibility_level', '>=', Visibility.public);
+  }
+  if (i.search) {
+    const s = i.search.toLowerCase();
+    // Terms shorter than three characters match whole names only, as the reference's fuzzy search.
+    q = s.length >= 3
+      ? q.where((eb) => eb.or([containsText('namespaces.name', s), containsText('namespaces.path', s)]))
+      : q.where((eb) => eb.or([eb(eb.fn('lower', ['name']), '=', s), eb(eb.fn('lower', ['path']), '=', s)]));
+  }
+  const skip = intList(i.skip_groups, 'skip_groups');
+  if (skip.length) q = q.where('id', 'not in', skip);
+  if (i.top_level_only) q = q.where('parent_id', 'is', null);
+  return q;
+}
+
+export function orderedGroups<Q extends { orderBy: (...a: any[]) => Q }>(q: Q, i: GroupListInput): Q {
+  // Similarity ranking is approximated by name order.
+  const by = i.order_by === 'similarity' ? 'name' : i.order_by ?? 'name';
+  let out = q.orderBy(by, i.sort ?? 'asc');
+  // The reference breaks ties by id ascending whatever the direction.
+  if (by !== 'id') out = out.orderBy('id', 'asc');
+  return out;
+}
+
+export function encodeGroupCursor(g: Group): string {
+  return Buffer.from(JSON.stringify({ name: g.name, id: g.id })).toString('base64url');
+}
+
+function decodeGroupCursor(s: string): { name: string; id: number } {
+  try {
+    const v = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
+    if (typeof v?.name === 'string' && Number.isInteger(v?.id)) return v;
+  } catch {
+    /* reported below */
+  }
+  throw ParamError.of('cursor', 'invalid');
+}
+
+/** One keyset page of a group list ordered by name: the rows after the cursor, plus one to tell whether more follow. */
+export async function groupKeysetPage(q: ReturnType<typeof groupListQuery>, cursor: string | undefined, perPage: number): Promise<Group[]> {
+  let kq = q;
+  if (cursor) {
+    const c = decodeGroupCursor(cursor);
+    kq = kq.where((eb) => eb.or([eb('name', '>', c.name), eb.and([eb('name', '=', c.name), eb('id', '>', c.id)])]));
+  }
+  return kq.orderBy('name', 'asc').orderBy('id', 'asc').limit(perPage + 1).execute();
+}
+
+/** The first hundred live projects of the group that the caller may see, for the group's detail. */
+export async function visibleGroupProjects(deps: ServiceDeps, actor: Actor, g: Group) {
+  const db = deps.db;
+  const rows = await db.selectFrom('projects').selectAll().where('namespace_id', '=', g.id).where('pending_delete', '=', 0)
+    .orderBy('id', 'asc').limit(100).execute();
+  const levels = actor.user ? await projectAccessLevels(db, actor.user.id, rows, deps.clock.now()) : new Map();
+  return rows.filter((p) => canReadVisibility(actor, p.visibility_level, levels.get(p.id)?.effective ?? 0));
 }

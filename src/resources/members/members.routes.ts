@@ -5,12 +5,12 @@ import { paginateArray, paginateQuery } from '../../http/pagination.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { ParamError, RecordNotFoundError } from '../../platform/errors.ts';
 import { ROLE_LEVELS } from '../../platform/membership.ts';
-import type { User } from '../users/users.service.ts';
+import { usersByIds } from '../users/users.service.ts';
 import {
-  addMember, allMembers, directMembersQuery, findDirectMember, removeMember, updateMember, type MemberRow, type MemberSource,
+  addMember, allMembers, directMembersQuery, findDirectMember, projectMemberSource, removeMember, updateMember, userIdsMatching,
+  type MemberRow, type MemberSource,
 } from './members.service.ts';
 import { memberEntity } from './members.presenter.ts';
-import { containsText } from '../../platform/db/dialect.ts';
 import { Member } from './members.schemas.ts';
 
 export type SourceKind = 'groups' | 'projects';
@@ -23,15 +23,12 @@ export function sourceLookup(kind: SourceKind) {
 /** The group or project the route layer found, as a member source. */
 export async function findSource(req: ApiRequest<any>, kind: SourceKind): Promise<MemberSource> {
   if (kind === 'groups') return { type: 'Namespace', id: req.group.group.id, namespace: req.group.group, project: null, level: req.group.level };
-  const ctx = req.project;
-  const namespace = await req.server.db.selectFrom('namespaces').selectAll().where('id', '=', ctx.project.namespace_id).executeTakeFirstOrThrow();
-  return { type: 'Project', id: ctx.project.id, namespace, project: ctx.project, level: ctx.level };
+  return projectMemberSource(req.server, req.project.project, req.project.level);
 }
 
 async function present(req: ApiRequest<any>, rows: MemberRow[]) {
   const ids = [...new Set(rows.flatMap((m) => [m.user_id, ...(m.created_by_id ? [m.created_by_id] : [])]))];
-  const users = ids.length ? await req.server.db.selectFrom('users').selectAll().where('id', 'in', ids).execute() : [];
-  const byId = new Map<number, User>(users.map((u) => [u.id, u]));
+  const byId = await usersByIds(req.server, ids);
   const base = req.server.config.externalUrl;
   return rows.filter((m) => byId.has(m.user_id)).map((m) => memberEntity(m, byId.get(m.user_id)!, m.created_by_id ? byId.get(m.created_by_id) : undefined, base));
 }
@@ -47,12 +44,6 @@ function userIds(raw: string[] | undefined): number[] | undefined {
     out.push(Number(t));
   }
   return out;
-}
-
-async function matchingUserIds(req: ApiRequest<any>, query: string): Promise<number[]> {
-  const rows = await req.server.db.selectFrom('users').select('id')
-    .where((eb) => eb.or([containsText('users.username', query), containsText('users.name', query)])).execute();
-  return rows.map((r) => r.id);
 }
 
 const ListParams = {
@@ -78,7 +69,7 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
         const ids = userIds(req.input.user_ids);
         if (ids) q = ids.length ? q.where('user_id', 'in', ids) : q.where(({ lit }) => lit(false));
         if (req.input.query) {
-          const matching = await matchingUserIds(req, req.input.query);
+          const matching = await userIdsMatching(req.server, req.input.query);
           q = matching.length ? q.where('user_id', 'in', matching) : q.where(({ lit }) => lit(false));
         }
         return present(req, await paginateQuery(req, reply, q.orderBy('id', 'asc')));
@@ -94,7 +85,7 @@ function routesFor(kind: SourceKind): RouteDef<any>[] {
         const ids = userIds(req.input.user_ids);
         if (ids) rows = rows.filter((m) => ids.includes(m.user_id));
         if (req.input.query) {
-          const matching = new Set(await matchingUserIds(req, req.input.query));
+          const matching = new Set(await userIdsMatching(req.server, req.input.query));
           rows = rows.filter((m) => matching.has(m.user_id));
         }
         return present(req, paginateArray(req, reply, rows));

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { MembersTable } from '../../platform/db/schema.ts';
-import { isUniqueViolation } from '../../platform/db/dialect.ts';
+import { containsText, isUniqueViolation } from '../../platform/db/dialect.ts';
 import { ConflictError, ForbiddenError, NotFoundError, RecordNotFoundError, ValidationError } from '../../platform/errors.ts';
 import { AccessLevel, ancestorIds, type NamespaceRow, type ProjectRow } from '../../platform/membership.ts';
 import type { Actor } from '../../http/auth.ts';
@@ -166,4 +166,17 @@ export async function removeMember(deps: ServiceDeps, actor: Actor, source: Memb
       await trx.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', 'in', projects).where('user_id', '=', member.user_id).execute();
     }
   });
+}
+
+/** A project as a member source: its members inherit from the groups of its namespace. */
+export async function projectMemberSource(deps: ServiceDeps, project: ProjectRow, level: number): Promise<MemberSource> {
+  const namespace = await deps.db.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirstOrThrow();
+  return { type: 'Project', id: project.id, namespace, project, level };
+}
+
+/** Ids of the users whose username or name contains the term, for the `query` filter of member lists. */
+export async function userIdsMatching(deps: ServiceDeps, query: string): Promise<number[]> {
+  const rows = await deps.db.selectFrom('users').select('id')
+    .where((eb) => eb.or([containsText('users.username', query), containsText('users.name', query)])).execute();
+  return rows.map((r) => r.id);
 }

@@ -348,3 +348,20 @@ export function descriptionHtml(d: string | null): string {
 export function presentOne(p: Project, pres: Presentation): Record<string, unknown> {
   return pres.opts.full ? fullProject(p, pres) : simpleProject(p, pres);
 }
+
+/** A starrer: when the user starred the project, and the user. */
+export function starrer(r: Record<string, any>, base: string): Record<string, unknown> {
+  return { starred_since: iso(r.starred_since), user: userBasic(r as any, base) };
+}
+
+export function topicEntity(t: Selectable<DB['topics']>): Record<string, unknown> {
+  return { id: t.id, name: t.name, title: t.title, description: t.description, total_projects_count: t.total_projects_count, avatar_url: null };
+}
+
+/** A project's share with a group; the expiry is a date. */
+export function projectShare(link: Selectable<DB['project_group_links']>): Record<string, unknown> {
+  return {
+    id: link.id, project_id: link.project_id, group_id: link.group_id, group_access: link.group_access,
+    expires_at: link.expires_at === null ? null : new Date(link.expires_at).toISOString().slice(0, 10),
+  };
+}

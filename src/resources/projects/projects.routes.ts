@@ -5,23 +5,21 @@ import { Bool, DateOnly, DateTime, Enum, Input, Int, IntEnum, Opt, PaginationPar
 import { COUNT_LIMIT, pageParams, paginateQuery, setKeysetLink, setOffsetHeaders } from '../../http/pagination.ts';
 import { type ProjectContext } from '../../http/access.ts';
 import { accepted, keysetUnavailable, offsetLimitExceeded, sendRendered } from '../../http/errors.ts';
-import { iso } from '../../http/format.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import type { Actor } from '../../http/auth.ts';
 import { NotFoundError, ParamError } from '../../platform/errors.ts';
 import { ROLE_LEVELS, ALL_ACCESS_LEVELS } from '../../platform/membership.ts';
 import { getUserOr404 } from '../users/users.service.ts';
-import { userBasic } from '../users/users.presenter.ts';
 import {
-  COLUMN_FEATURES, SETTING_FEATURES, SETTING_PARAMS, createProject, deleteProject, forkProject, personalNamespace, reload,
-  setArchived, setCustomAttribute, setStar, shareProject, transferProject, unlinkFork, unshareProject, updateProject, type Project,
+  COLUMN_FEATURES, SETTING_FEATURES, SETTING_PARAMS, createProject, customAttributeOr404, customAttributes, deleteCustomAttribute, deleteProject,
+  forkProject, personalNamespace, reload, setArchived, setCustomAttribute, setStar, shareProject, starrersQuery, topicsQuery, transferProject,
+  unlinkFork, unshareProject, updateProject, type Project,
 } from './projects.service.ts';
 import { ORDER_BY, USER_ORDER_BY, accessFromAuthorization, buildListQuery, cachedPage, cappedCount, type BuiltList, type ListInput, type ListScope } from './projects.list.ts';
 import { projectRows, type RowKey } from '../../platform/project-rows.ts';
 import { jsonArray, renderProjects } from './projects.render.ts';
 import { bodyFromParts } from '../../http/plumbing.ts';
-import { loadPresentation, presentOne, type PresentOptions } from './projects.presenter.ts';
-import { containsText } from '../../platform/db/dialect.ts';
+import { loadPresentation, presentOne, projectShare, starrer, topicEntity, type PresentOptions } from './projects.presenter.ts';
 import { AnyProject, CustomAttribute, ProjectShare, Starrer, Topic } from './projects.schemas.ts';
 import { Accepted } from '../../http/response-schemas.ts';
 
@@ -302,18 +300,9 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input({ ...idParam, search: Opt(Str()), ...PaginationParams }),
     handler: async (req, reply) => {
       const ctx = req.project;
-      let q = req.server.db.selectFrom('users_star_projects as s').innerJoin('users as u', 'u.id', 's.user_id')
-        .selectAll('u').select(['s.created_at as starred_since', 's.id as star_id'])
-        .where('s.project_id', '=', ctx.project.id);
-      // Private profiles are listed only to themselves and administrators.
-      if (!req.actor.admin) q = q.where((eb) => eb.or([eb('u.private_profile', '=', 0), eb('u.id', '=', req.actor.user?.id ?? -1)]));
-      if (req.input.search) {
-        const term = String(req.input.search);
-        q = q.where((eb) => eb.or([containsText('u.username', term), containsText('u.name', term)]));
-      }
-      const rows = await paginateQuery(req, reply, q.orderBy('s.id', 'desc'));
+      const rows = await paginateQuery(req, reply, starrersQuery(req.server, req.actor, ctx.project.id, req.input.search));
       const base = req.server.config.externalUrl;
-      return rows.map((r: any) => ({ starred_since: iso(r.starred_since), user: userBasic(r, base) }));
+      return rows.map((r) => starrer(r, base));
     },
   },
   {
@@ -362,11 +351,7 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input({ ...idParam, group_id: Id(), group_access: IntEnum(ROLE_LEVELS), expires_at: Opt(DateOnly()) }),
     handler: async (req) => {
       const ctx = req.project;
-      const link = await shareProject(req.server, req.actor, ctx.project, req.input);
-      return {
-        id: link.id, project_id: link.project_id, group_id: link.group_id, group_access: link.group_access,
-        expires_at: link.expires_at === null ? null : new Date(link.expires_at).toISOString().slice(0, 10),
-      };
+      return projectShare(await shareProject(req.server, req.actor, ctx.project, req.input));
     },
   },
   {
@@ -385,7 +370,7 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input(idParam),
     handler: async (req) => {
       const ctx = req.project;
-      return req.server.db.selectFrom('project_custom_attributes').select(['key', 'value']).where('project_id', '=', ctx.project.id).orderBy('key').execute();
+      return customAttributes(req.server, ctx.project.id);
     },
   },
   {
@@ -394,10 +379,7 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input({ ...idParam, key: Str() }),
     handler: async (req) => {
       const ctx = req.project;
-      const row = await req.server.db.selectFrom('project_custom_attributes').select(['key', 'value'])
-        .where('project_id', '=', ctx.project.id).where('key', '=', req.input.key).executeTakeFirst();
-      if (!row) throw new NotFoundError('Custom Attribute');
-      return row;
+      return customAttributeOr404(req.server, ctx.project.id, req.input.key);
     },
   },
   {
@@ -415,8 +397,7 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input({ ...idParam, key: Str() }),
     handler: async (req) => {
       const ctx = req.project;
-      const r = await req.server.db.deleteFrom('project_custom_attributes').where('project_id', '=', ctx.project.id).where('key', '=', req.input.key).executeTakeFirst();
-      if (Number(r.numDeletedRows) === 0) throw new NotFoundError('Custom Attribute');
+      await deleteCustomAttribute(req.server, ctx.project.id, req.input.key);
       return undefined;
     },
   },
@@ -425,11 +406,8 @@ export const projectRoutes: RouteDef<any>[] = [
     response: Type.Array(Topic),
     input: Input({ search: Opt(Str()), without_projects: Opt(Bool()), ...PaginationParams }),
     handler: async (req, reply) => {
-      let q = req.server.db.selectFrom('topics').selectAll();
-      if (req.input.search) q = q.where(containsText('name_lower', String(req.input.search)));
-      if (req.input.without_projects) q = q.where('total_projects_count', '=', 0);
-      const rows = await paginateQuery(req, reply, q.orderBy('total_projects_count', 'desc').orderBy('id', 'asc'));
-      return rows.map((t) => ({ id: t.id, name: t.name, title: t.title, description: t.description, total_projects_count: t.total_projects_count, avatar_url: null }));
+      const rows = await paginateQuery(req, reply, topicsQuery(req.server, { search: req.input.search, withoutProjects: req.input.without_projects }));
+      return rows.map(topicEntity);
     },
   },
   {

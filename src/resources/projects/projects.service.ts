@@ -11,6 +11,7 @@ import {
 } from '../../platform/errors.ts';
 import { AccessLevel, Visibility, groupAccessLevels, visibilityName, type VisibilityName } from '../../platform/membership.ts';
 import { pathProblem } from '../users/users.service.ts';
+import { containsText } from '../../platform/db/dialect.ts';
 import {
   commitReadme, copyRepository, initRepository, pickStorage, placeRepository, readRepositoryFacts, removeRepository, repositoryPath, setHead,
   stagingPath, type RepositoryFacts,
@@ -690,6 +691,22 @@ export async function unshareProject(deps: ServiceDeps, p: Project, groupId: num
 // ---------------------------------------------------------------------------------------------
 // Custom attributes
 
+export async function customAttributes(deps: ServiceDeps, projectId: number): Promise<Array<{ key: string; value: string }>> {
+  return deps.db.selectFrom('project_custom_attributes').select(['key', 'value']).where('project_id', '=', projectId).orderBy('key').execute();
+}
+
+export async function customAttributeOr404(deps: ServiceDeps, projectId: number, key: string): Promise<{ key: string; value: string }> {
+  const row = await deps.db.selectFrom('project_custom_attributes').select(['key', 'value'])
+    .where('project_id', '=', projectId).where('key', '=', key).executeTakeFirst();
+  if (!row) throw new NotFoundError('Custom Attribute');
+  return row;
+}
+
+export async function deleteCustomAttribute(deps: ServiceDeps, projectId: number, key: string): Promise<void> {
+  const r = await deps.db.deleteFrom('project_custom_attributes').where('project_id', '=', projectId).where('key', '=', key).executeTakeFirst();
+  if (Number(r.numDeletedRows) === 0) throw new NotFoundError('Custom Attribute');
+}
+
 export async function setCustomAttribute(deps: ServiceDeps, projectId: number, key: string, value: string): Promise<{ key: string; value: string }> {
   const now = deps.clock.now();
   const r = await deps.db.updateTable('project_custom_attributes').set({ value, updated_at: now }).where('project_id', '=', projectId).where('key', '=', key).executeTakeFirst();
@@ -697,4 +714,28 @@ export async function setCustomAttribute(deps: ServiceDeps, projectId: number, k
     await deps.db.insertInto('project_custom_attributes').values({ project_id: projectId, key, value, created_at: now, updated_at: now }).execute();
   }
   return { key, value };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Starrers and topics
+
+/** Who starred the project, newest star first; private profiles are listed only to themselves and administrators. */
+export function starrersQuery(deps: ServiceDeps, actor: Actor, projectId: number, search: string | undefined) {
+  let q = deps.db.selectFrom('users_star_projects as s').innerJoin('users as u', 'u.id', 's.user_id')
+    .selectAll('u').select(['s.created_at as starred_since', 's.id as star_id'])
+    .where('s.project_id', '=', projectId);
+  if (!actor.admin) q = q.where((eb) => eb.or([eb('u.private_profile', '=', 0), eb('u.id', '=', actor.user?.id ?? -1)]));
+  if (search) {
+    const term = String(search);
+    q = q.where((eb) => eb.or([containsText('u.username', term), containsText('u.name', term)]));
+  }
+  return q.orderBy('s.id', 'desc');
+}
+
+/** Topics, most used first. */
+export function topicsQuery(deps: ServiceDeps, f: { search?: string; withoutProjects?: boolean }) {
+  let q = deps.db.selectFrom('topics').selectAll();
+  if (f.search) q = q.where(containsText('name_lower', String(f.search)));
+  if (f.withoutProjects) q = q.where('total_projects_count', '=', 0);
+  return q.orderBy('total_projects_count', 'desc').orderBy('id', 'asc');
 }

@@ -7,8 +7,9 @@ import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { accepted, sendRendered } from '../../http/errors.ts';
 import { callerOf, repoFor } from './repository.common.ts';
 import {
-  createBranch, deleteBranch, deleteMergedBranches, describeBranches, filterBranches, findBranch, presentBranch,
+  createBranch, deleteBranch, deleteMergedBranches, describeBranches, filterBranches, findBranch,
 } from './branches.service.ts';
+import { presentBranch } from './repository.presenter.ts';
 import { Branch } from './repository.schemas.ts';
 import { Accepted } from '../../http/response-schemas.ts';
 

@@ -8,11 +8,10 @@ import type { ProjectRepository, RefEntry, RefSnapshot } from '../../platform/gi
 import { isValidBranchName } from '../../platform/git/refs.ts';
 import { RefExistsError, RefMovedError } from '../../platform/git/errors.ts';
 import { NotFoundError, ParamError, RuleError } from '../../platform/errors.ts';
-import type { Config } from '../../config/index.ts';
 import {
   cachedBranchRules, canPushBranch, developersCan, loadBranchRules, matching, type BranchRule, type Caller,
 } from './protection.ts';
-import { afterRefsChanged, assertRefLength, defaultBranchOf, presentCommit, projectWebUrl, urlPath } from './repository.common.ts';
+import { afterRefsChanged, assertRefLength, defaultBranchOf } from './repository.common.ts';
 
 export interface BranchListInput {
   search?: string;
@@ -102,34 +101,6 @@ export async function describeBranches(
       can_push: await canPushBranch(deps.db, allRules, entry.name, caller),
     };
   }));
-}
-
-const presentedCommits = new WeakMap<RefEntry, { base: string; commit: Record<string, unknown> }>();
-
-/** The branch commit, without extended_trailers (the spec's field list); built once per cached ref and project URL. */
-function branchCommit(config: Config, project: ProjectRow, entry: RefEntry) {
-  const base = projectWebUrl(config, project);
-  const memo = presentedCommits.get(entry);
-  if (memo && memo.base === base) return memo.commit;
-  const { extended_trailers: _x, ...commit } = presentCommit(config, project, entry.commit);
-  void _x;
-  presentedCommits.set(entry, { base, commit });
-  return commit;
-}
-
-export function presentBranch(config: Config, project: ProjectRow, v: BranchView, commitFirst = false) {
-  const commit = branchCommit(config, project, v.entry);
-  const rest = {
-    name: v.entry.name,
-    merged: v.merged,
-    protected: v.protected,
-    default: v.default,
-    developers_can_push: v.developers_can_push,
-    developers_can_merge: v.developers_can_merge,
-    can_push: v.can_push,
-    web_url: `${projectWebUrl(config, project)}/-/tree/${urlPath(v.entry.name)}`,
-  };
-  return commitFirst ? { commit, ...rest } : { ...rest, commit };
 }
 
 export function assertBranchName(name: string): void {

@@ -1,14 +1,16 @@
 import { Type } from '@sinclair/typebox';
 import type { RouteDef } from '../../http/route.ts';
+import type { Db } from '../../platform/db/index.ts';
 import { Bool, IdOrPath, Input, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 
 import { paginateArray } from '../../http/pagination.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
-import { loadBranchRules, loadTagRules } from './protection.ts';
+import { loadBranchRules, loadTagRules, type BranchRule, type TagRule } from './protection.ts';
 import {
   ACCESS_LEVEL_VALUES, createProtectedBranch, createProtectedTag, deleteProtectedBranch, deleteProtectedTag, entriesFrom,
-  findProtectedBranch, findProtectedTag, presentProtectedBranches, presentProtectedTags,
+  branchEntryNames, findProtectedBranch, findProtectedTag, protectedBranchUpdatedAt, tagEntryNames,
 } from './protected.service.ts';
+import { protectedBranchEntity, protectedTagEntity } from './repository.presenter.ts';
 import { ProtectedBranch, ProtectedTag } from './repository.schemas.ts';
 
 const Level = () => IntEnum(ACCESS_LEVEL_VALUES);
@@ -19,6 +21,16 @@ const Entry = Type.Object({
   deploy_key_id: Opt(Type.Integer()),
 }, { additionalProperties: true });
 const Entries = () => Opt(Type.Array(Entry));
+
+async function presentBranches(db: Db, rules: BranchRule[]) {
+  const names = await branchEntryNames(db, rules);
+  return rules.map((r) => protectedBranchEntity(r, names));
+}
+
+async function presentTags(db: Db, rules: TagRule[]) {
+  const names = await tagEntryNames(db, rules);
+  return rules.map((r) => protectedTagEntity(r, names));
+}
 
 export const protectedBranchRoutes: RouteDef<any>[] = [
   {
@@ -33,7 +45,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
       const ctx = req.project;
       let rules = await loadBranchRules(req.server.db, ctx.project.id);
       if (req.input.search) rules = rules.filter((r) => r.name.toLowerCase().includes(String(req.input.search).toLowerCase()));
-      return presentProtectedBranches(req.server.db, paginateArray(req, reply, rules));
+      return presentBranches(req.server.db, paginateArray(req, reply, rules));
     },
   },
   {
@@ -47,7 +59,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     async handler(req) {
       const ctx = req.project;
       const rule = await findProtectedBranch(req.server.db, ctx.project.id, req.input.name);
-      return (await presentProtectedBranches(req.server.db, [rule]))[0];
+      return (await presentBranches(req.server.db, [rule]))[0];
     },
   },
   {
@@ -80,7 +92,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
         merge: entriesFrom(i.merge_access_level, i.allowed_to_merge, 40),
         unprotect: entriesFrom(i.unprotect_access_level, i.allowed_to_unprotect, 40),
       });
-      return (await presentProtectedBranches(req.server.db, [rule]))[0];
+      return (await presentBranches(req.server.db, [rule]))[0];
     },
   },
   {
@@ -94,8 +106,7 @@ export const protectedBranchRoutes: RouteDef<any>[] = [
     async handler(req) {
       const ctx = req.project;
       const rule = await findProtectedBranch(req.server.db, ctx.project.id, req.input.name);
-      const row = await req.server.db.selectFrom('protected_branches').select('updated_at').where('id', '=', rule.id).executeTakeFirst();
-      checkUnmodifiedSince(req, row?.updated_at);
+      checkUnmodifiedSince(req, await protectedBranchUpdatedAt(req.server.db, rule.id));
       await deleteProtectedBranch(req.server.db, rule.id, ctx.project.id);
       return undefined;
     },
@@ -114,7 +125,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     async handler(req, reply) {
       const ctx = req.project;
       const rules = await loadTagRules(req.server.db, ctx.project.id);
-      return presentProtectedTags(req.server.db, paginateArray(req, reply, rules));
+      return presentTags(req.server.db, paginateArray(req, reply, rules));
     },
   },
   {
@@ -128,7 +139,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
     async handler(req) {
       const ctx = req.project;
       const rule = await findProtectedTag(req.server.db, ctx.project.id, req.input.name);
-      return (await presentProtectedTags(req.server.db, [rule]))[0];
+      return (await presentTags(req.server.db, [rule]))[0];
     },
   },
   {
@@ -148,7 +159,7 @@ export const protectedTagRoutes: RouteDef<any>[] = [
       const ctx = req.project;
       const rule = await createProtectedTag(req.server, ctx.project.id, req.input.name,
         entriesFrom(req.input.create_access_level, req.input.allowed_to_create, 40));
-      return (await presentProtectedTags(req.server.db, [rule]))[0];
+      return (await presentTags(req.server.db, [rule]))[0];
     },
   },
   {

@@ -1,8 +1,9 @@
-// Protected branches and protected tags: the rules and their access-level entries, stored and presented.
+// Protected branches and protected tags: the rules and their access-level entries, stored and read.
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
 import { ConflictError, RecordNotFoundError, RuleError } from '../../platform/errors.ts';
-import { ACCESS_DESCRIPTIONS, loadBranchRules, loadTagRules, type AccessEntry, type BranchRule, type TagRule } from './protection.ts';
+import { loadBranchRules, loadTagRules, type AccessEntry, type BranchRule, type TagRule } from './protection.ts';
+import type { AccessEntryNames } from './repository.presenter.ts';
 
 export const ACCESS_LEVEL_VALUES = [0, 30, 40, 60] as const;
 
@@ -14,19 +15,14 @@ export interface EntryInput {
   deploy_key_id?: number;
 }
 
-interface Names {
-  users: Map<number, string>;
-  groups: Map<number, string>;
-  keys: Map<number, string>;
-}
-
 async function deployKeyTitles(db: Db, ids: number[]): Promise<Map<number, string>> {
   if (ids.length === 0) return new Map();
   const rows = await db.selectFrom('deploy_keys').select(['id', 'title']).where('id', 'in', ids).execute();
   return new Map(rows.map((r) => [r.id, r.title]));
 }
 
-async function namesFor(db: Db, entries: AccessEntry[]): Promise<Names> {
+/** Display names of the users, groups and deploy keys that access entries name. */
+export async function accessEntryNames(db: Db, entries: AccessEntry[]): Promise<AccessEntryNames> {
   const userIds = [...new Set(entries.map((e) => e.user_id).filter((x): x is number => x !== null))];
   const groupIds = [...new Set(entries.map((e) => e.group_id).filter((x): x is number => x !== null))];
   const keyIds = [...new Set(entries.map((e) => e.deploy_key_id).filter((x): x is number => x !== null))];
@@ -42,50 +38,20 @@ async function namesFor(db: Db, entries: AccessEntry[]): Promise<Names> {
   };
 }
 
-function description(e: AccessEntry, n: Names): string {
-  if (e.deploy_key_id !== null) return n.keys.get(e.deploy_key_id) ?? 'Deploy key';
-  if (e.user_id !== null) return n.users.get(e.user_id) ?? 'User';
-  if (e.group_id !== null) return n.groups.get(e.group_id) ?? 'Group';
-  return ACCESS_DESCRIPTIONS[e.access_level ?? 40] ?? String(e.access_level);
+/** The names every entry of these protected branches refers to. */
+export function branchEntryNames(db: Db, rules: BranchRule[]): Promise<AccessEntryNames> {
+  return accessEntryNames(db, rules.flatMap((r) => [...r.push, ...r.merge, ...r.unprotect]));
 }
 
-// Entries for users, groups and deploy keys carry the Maintainer level, as the reference's column default.
-const levelOf = (e: AccessEntry) => e.access_level ?? 40;
-
-export async function presentProtectedBranches(db: Db, rules: BranchRule[]) {
-  const names = await namesFor(db, rules.flatMap((r) => [...r.push, ...r.merge, ...r.unprotect]));
-  const entry = (e: AccessEntry) => ({
-    id: e.id,
-    access_level: levelOf(e),
-    access_level_description: description(e, names),
-    deploy_key_id: e.deploy_key_id,
-    user_id: e.user_id,
-    group_id: e.group_id,
-  });
-  return rules.map((r) => ({
-    id: r.id,
-    name: r.name,
-    push_access_levels: r.push.map(entry),
-    merge_access_levels: r.merge.map(entry),
-    allow_force_push: r.allow_force_push,
-    unprotect_access_levels: r.unprotect.map(entry),
-    code_owner_approval_required: r.code_owner_approval_required,
-  }));
+/** The names every entry of these protected tags refers to. */
+export function tagEntryNames(db: Db, rules: TagRule[]): Promise<AccessEntryNames> {
+  return accessEntryNames(db, rules.flatMap((r) => r.create));
 }
 
-export async function presentProtectedTags(db: Db, rules: TagRule[]) {
-  const names = await namesFor(db, rules.flatMap((r) => r.create));
-  return rules.map((r) => ({
-    name: r.name,
-    create_access_levels: r.create.map((e) => ({
-      id: e.id,
-      access_level: levelOf(e),
-      access_level_description: description(e, names),
-      ...(e.deploy_key_id !== null ? { deploy_key_id: e.deploy_key_id } : {}),
-      ...(e.user_id !== null ? { user_id: e.user_id } : {}),
-      ...(e.group_id !== null ? { group_id: e.group_id } : {}),
-    })),
-  }));
+/** When the protected branch last changed, for If-Unmodified-Since. */
+export async function protectedBranchUpdatedAt(db: Db, id: number): Promise<number | undefined> {
+  const row = await db.selectFrom('protected_branches').select('updated_at').where('id', '=', id).executeTakeFirst();
+  return row?.updated_at;
 }
 
 /** Checks that every user, group and deploy key named exists; the reference answers 422 with full messages. */

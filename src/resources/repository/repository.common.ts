@@ -4,7 +4,7 @@ import { announceCacheVoid } from '../../platform/cache-bus.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Config } from '../../config/index.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
-import { ProjectRepository, invalidateRefs, type CommitInfo } from '../../platform/git/project-repository.ts';
+import { ProjectRepository, invalidateRefs } from '../../platform/git/project-repository.ts';
 import { MAX_REF_LENGTH } from '../../platform/git/refs.ts';
 import { NotFoundError, RuleError } from '../../platform/errors.ts';
 import type { ProjectContext } from '../../http/access.ts';
@@ -19,35 +19,6 @@ export function repoFor(config: Config, project: Pick<ProjectRow, 'id' | 'reposi
 
 export function callerOf(ctx: ProjectContext, actor: Actor): Caller {
   return { userId: actor.user?.id ?? null, level: actor.user ? ctx.level : 0, admin: actor.admin };
-}
-
-export function projectWebUrl(config: Config, project: Pick<ProjectRow, 'full_path'>): string {
-  return `${config.externalUrl}/${project.full_path}`;
-}
-
-/** Path segments as a browser URL carries them: "/" kept, everything else that needs it escaped. */
-export function urlPath(s: string): string {
-  return s.split('/').map(encodeURIComponent).join('/');
-}
-
-export function presentCommit(config: Config, project: Pick<ProjectRow, 'full_path'>, c: CommitInfo) {
-  return {
-    id: c.id,
-    short_id: c.short_id,
-    created_at: c.created_at,
-    parent_ids: c.parent_ids,
-    title: c.title,
-    message: c.message,
-    author_name: c.author_name,
-    author_email: c.author_email,
-    authored_date: c.authored_date,
-    committer_name: c.committer_name,
-    committer_email: c.committer_email,
-    committed_date: c.committed_date,
-    trailers: c.trailers,
-    extended_trailers: c.extended_trailers,
-    web_url: `${projectWebUrl(config, project)}/-/commit/${c.id}`,
-  };
 }
 
 /** The branch the API treats as default: the project's setting, else the repository's HEAD. */

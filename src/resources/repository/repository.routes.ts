@@ -12,10 +12,9 @@ import { requireUser } from '../../http/auth.ts';
 import { matching, loadTagRules } from './protection.ts';
 import { callerOf, defaultBranchOf, repoFor } from './repository.common.ts';
 import {
-  commitFiles, compare, createTag, deleteTag, filePath, fileAt, presentCommitDetail, presentFile, presentTag, presentTreeEntry,
-  resolveRef,
+  commitFiles, commitStats, compare, createTag, deleteTag, filePath, fileAt, fileWithLastCommit, resolveRef,
 } from './repository.service.ts';
-import { presentCommit } from './repository.common.ts';
+import { presentCommit, presentCommitDetail, presentComparison, presentFile, presentTag, presentTreeEntry } from './repository.presenter.ts';
 import { Commit, CommitDetail, Compare, FileWritten, RepositoryFile, Tag, TreeEntry } from './repository.schemas.ts';
 
 const readRoute = { access: 'public' as const, scopes: ['read_repository'], project: { ability: 'download_code' as const } };
@@ -124,7 +123,8 @@ export const repositoryRoutes: RouteDef<any>[] = [
       const path = filePath(req.input.file_path);
       const commit = await resolveRef(repo, ctx.project, req.input.ref);
       if (!commit) throw new NotFoundError('Commit');
-      return presentFile(repo, req.input.ref, commit, path);
+      const { blob, last } = await fileWithLastCommit(repo, commit, path);
+      return presentFile(req.input.ref, commit, path, blob, last);
     },
   },
   {
@@ -223,7 +223,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
         ...(i.all ? ['--all'] : [commit!]), '--', ...(path ? [path] : [])];
       const total = Number((await repo.git(countArgs)).stdout.toString().trim());
       setOffsetHeaders(req, reply, p, total > 10_000 ? null : total, hasNext);
-      if (i.with_stats) return Promise.all(list.map(async (c) => ({ ...presentCommit(req.server.config, ctx.project, c), stats: (await presentCommitDetail(req.server.config, ctx.project, repo, c)).stats })));
+      if (i.with_stats) return Promise.all(list.map(async (c) => ({ ...presentCommit(req.server.config, ctx.project, c), stats: await commitStats(repo, c) })));
       return list.map((c) => presentCommit(req.server.config, ctx.project, c));
     },
   },
@@ -240,7 +240,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
       const sha = await resolveRef(repo, ctx.project, req.input.sha);
       const commit = sha ? await repo.commit(sha) : null;
       if (!commit) throw new NotFoundError('Commit');
-      return presentCommitDetail(req.server.config, ctx.project, repo, commit, req.input.stats !== false);
+      return presentCommitDetail(req.server.config, ctx.project, commit, req.input.stats !== false ? await commitStats(repo, commit) : undefined);
     },
   },
   {
@@ -264,7 +264,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
         author_email: i.author_email, author_name: i.author_name, actions: toActions(i.actions),
       });
       const commit = (await repo.commit(sha))!;
-      return presentCommitDetail(req.server.config, ctx.project, repo, commit, i.stats !== false);
+      return presentCommitDetail(req.server.config, ctx.project, commit, i.stats !== false ? await commitStats(repo, commit) : undefined);
     },
   },
   {
@@ -277,7 +277,8 @@ export const repositoryRoutes: RouteDef<any>[] = [
     input: Input({ id: IdOrPath(), from: Str(), to: Str(), straight: Opt(Bool({ default: false })), from_project_id: Opt(Type.Integer()) }),
     async handler(req) {
       const { ctx, repo } = await readable(req);
-      return compare(req.server.config, ctx.project, repo, req.input.from, req.input.to, !!req.input.straight);
+      const found = await compare(ctx.project, repo, req.input.from, req.input.to, !!req.input.straight);
+      return presentComparison(req.server.config, ctx.project, req.input.from, req.input.to, found);
     },
   },
   {

@@ -1,5 +1,4 @@
 // Content without a clone: trees, files, commits (written through plumbing on the bare repository), compare, tags.
-import { createHash } from 'node:crypto';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import type { UserRow } from '../../http/auth.ts';
@@ -11,9 +10,8 @@ import {
   normalisePath, serialised, type Identity, type CommitInfo, type DiffEntry, type FileAction, type ProjectRepository, type RefEntry,
 } from '../../platform/git/project-repository.ts';
 import { isValidBranchName, isValidTagName } from '../../platform/git/refs.ts';
-import type { Config } from '../../config/index.ts';
 import { canCreateTag, canPushBranch, loadBranchRules, loadTagRules, matching, type Caller } from './protection.ts';
-import { afterRefsChanged, assertRefLength, defaultBranchOf, presentCommit, projectWebUrl } from './repository.common.ts';
+import { afterRefsChanged, assertRefLength, defaultBranchOf } from './repository.common.ts';
 
 export const READ_ONLY_TEXT = 'The repository is temporarily read-only. Please try again later.';
 
@@ -94,32 +92,17 @@ async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: ProjectR
 
 // ---- reads ----
 
-export function presentTreeEntry(e: { id: string; name: string; type: string; path: string; mode: string }) {
-  return { id: e.id, name: e.name, type: e.type, path: e.path, mode: e.mode };
-}
-
 export async function fileAt(repo: ProjectRepository, commit: string, path: string) {
   const blob = await repo.blob(commit, path);
   if (!blob) throw new NotFoundError('File');
   return blob;
 }
 
-export async function presentFile(repo: ProjectRepository, ref: string, commit: string, path: string) {
+/** A file at a commit, with the last commit that changed it. */
+export async function fileWithLastCommit(repo: ProjectRepository, commit: string, path: string) {
   const blob = await fileAt(repo, commit, path);
   const last = await repo.lastCommitFor(commit, path);
-  return {
-    file_name: path.split('/').pop(),
-    file_path: path,
-    size: blob.size,
-    encoding: 'base64',
-    content_sha256: createHash('sha256').update(blob.content).digest('hex'),
-    ref,
-    blob_id: blob.id,
-    commit_id: commit,
-    last_commit_id: last,
-    execute_filemode: blob.mode === '100755',
-    content: blob.content.toString('base64'),
-  };
+  return { blob, last };
 }
 
 export async function commitStats(repo: ProjectRepository, c: CommitInfo) {
@@ -136,33 +119,14 @@ export async function commitStats(repo: ProjectRepository, c: CommitInfo) {
   return { additions, deletions, total: additions + deletions };
 }
 
-export async function presentCommitDetail(config: Config, project: ProjectRow, repo: ProjectRepository, c: CommitInfo, withStats = true) {
-  return {
-    ...presentCommit(config, project, c),
-    ...(withStats ? { stats: await commitStats(repo, c) } : {}),
-    status: null,
-    project_id: project.id,
-    last_pipeline: null,
-  };
+/** What a comparison found: the commits from the base to `to`, oldest first, and the diffs. */
+export interface Comparison {
+  commits: CommitInfo[];
+  diffs: DiffEntry[];
+  sameRef: boolean;
 }
 
-export function presentDiff(d: DiffEntry) {
-  return {
-    diff: d.diff,
-    collapsed: false,
-    too_large: false,
-    new_path: d.new_path,
-    old_path: d.old_path,
-    a_mode: d.a_mode,
-    b_mode: d.b_mode,
-    new_file: d.new_file,
-    renamed_file: d.renamed_file,
-    deleted_file: d.deleted_file,
-    generated_file: false,
-  };
-}
-
-export async function compare(config: Config, project: ProjectRow, repo: ProjectRepository, from: string, to: string, straight: boolean) {
+export async function compare(project: ProjectRow, repo: ProjectRepository, from: string, to: string, straight: boolean): Promise<Comparison> {
   const [a, b] = await Promise.all([resolveRef(repo, project, from), resolveRef(repo, project, to)]);
   if (!a || !b) throw new NotFoundError('Ref');
   const base = straight ? a : (await repo.mergeBase(a, b)) ?? a;
@@ -170,30 +134,10 @@ export async function compare(config: Config, project: ProjectRow, repo: Project
   const shas = stdout.toString().split('\n').filter(Boolean);
   const commits: CommitInfo[] = shas.length ? (await repo.log({ ref: `${base}..${b}`, limit: 1000 })).reverse() : [];
   const diffs = a === b ? [] : await repo.diff(base, b);
-  const head = commits.length ? commits[commits.length - 1] : null;
-  return {
-    commit: head ? presentCommit(config, project, head) : null,
-    commits: commits.map((c) => presentCommit(config, project, c)),
-    diffs: diffs.map(presentDiff),
-    compare_timeout: false,
-    compare_same_ref: a === b,
-    web_url: `${projectWebUrl(config, project)}/-/compare/${encodeURIComponent(from)}...${encodeURIComponent(to)}`,
-  };
+  return { commits, diffs, sameRef: a === b };
 }
 
 // ---- tags ----
-
-export function presentTag(config: Config, project: ProjectRow, t: RefEntry, isProtected: boolean) {
-  return {
-    name: t.name,
-    message: t.tag ? t.tag.message.replace(/\n$/, '') : '',
-    target: t.target,
-    commit: presentCommit(config, project, t.commit),
-    release: null,
-    protected: isProtected,
-    created_at: t.tag?.date || null,
-  };
-}
 
 export async function createTag(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, caller: Caller, user: UserRow, name: string, ref: string, message: string | undefined): Promise<RefEntry> {
   if (project.repository_read_only) throw new RuleError('bad_request', READ_ONLY_TEXT);

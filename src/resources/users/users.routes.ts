@@ -4,12 +4,12 @@ import type { RouteDef, ApiRequest } from '../../http/route.ts';
 import { Bool, DateTime, Enum, File, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
-import { parseDateTime } from '../../http/params.ts';
-import { ConflictError, ForbiddenError, ParamError } from '../../platform/errors.ts';
-import type { ServiceDeps } from '../../platform/deps.ts';
-import { changeUserState, checkAvatar, createUser, deleteUser, getUserOr404, updateUser, type User } from './users.service.ts';
+import { ForbiddenError, ParamError } from '../../platform/errors.ts';
+import {
+  changeUserState, checkAvatar, createUser, deleteUser, getUserOr404, personalNamespaceIds, refuseTaken, updateUser, usersListQuery, type User,
+} from './users.service.ts';
+import { personalNamespace } from '../projects/projects.service.ts';
 import { userBasic, userEntity, userPublic, userWithAdmin } from './users.presenter.ts';
-import { containsText } from '../../platform/db/dialect.ts';
 import { AnyUser, UserBasic, UserWithAdmin } from './users.schemas.ts';
 
 const UserFields = {
@@ -32,30 +32,12 @@ const UserFields = {
   avatar: Opt(File({ description: 'avatar image (multipart)' })),
 };
 
-/** The reference answers a clash with an existing user with 409 and this text, before any other validation message. */
-async function refuseTaken(deps: ServiceDeps, input: { email?: string; username?: string }, exceptUserId?: number): Promise<void> {
-  const other = (q: any) => (exceptUserId === undefined ? q : q.where('id', '!=', exceptUserId));
-  if (input.email) {
-    const hit = await other(deps.db.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['email']), '=', input.email!.toLowerCase()))).executeTakeFirst();
-    if (hit) throw new ConflictError('Email has already been taken');
-  }
-  if (input.username) {
-    const hit = await other(deps.db.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['username']), '=', input.username!.toLowerCase()))).executeTakeFirst();
-    if (hit) throw new ConflictError('Username has already been taken');
-  }
-}
-
 const { name: _name, username: _username, email: _email, password: _password, ...OptionalAttributes } = UserFields;
-
-async function namespaceIdOf(req: ApiRequest<any>, u: User): Promise<number | null> {
-  const ns = await req.server.db.selectFrom('namespaces').select('id').where('kind', '=', 'user').where('owner_id', '=', u.id).executeTakeFirst();
-  return ns?.id ?? null;
-}
 
 async function present(req: ApiRequest<any>, u: User, view: 'self' | 'other') {
   const base = req.server.config.externalUrl;
-  if (req.actor.admin) return userWithAdmin(u, base, await namespaceIdOf(req, u));
-  if (view === 'self') return userPublic(u, base, await namespaceIdOf(req, u));
+  if (req.actor.admin) return userWithAdmin(u, base, (await personalNamespace(req.server, u.id))?.id ?? null);
+  if (view === 'self') return userPublic(u, base, (await personalNamespace(req.server, u.id))?.id ?? null);
   return userEntity(u, base);
 }
 
@@ -77,41 +59,10 @@ export const userRoutes: RouteDef<any>[] = [
       ...PaginationParams,
     }),
     handler: async (req, reply) => {
-      const i = req.input;
-      // Anonymous callers may only look a single user up by username, never list everyone.
-      if (!req.actor.user && !i.username) throw new ForbiddenError('Not authorized to access /api/v4/users');
-      if (!req.actor.admin) {
-        // Ordering and creation-time filters are for administrators; others get the default order.
-        delete i.created_after;
-        delete i.created_before;
-        i.order_by = 'id';
-        i.sort = 'desc';
-      }
-      let q = req.server.db.selectFrom('users').selectAll();
-      if (i.username) q = q.where((eb) => eb(eb.fn('lower', ['username']), '=', i.username!.toLowerCase()));
-      if (i.search) {
-        const term = i.search;
-        q = q.where((eb) => eb.or([
-          containsText('username', term),
-          containsText('name', term),
-          ...(req.actor.admin ? [containsText('email', term)] : [eb(eb.fn('lower', ['email']), '=', term.toLowerCase())]),
-        ]));
-      }
-      if (i.active) q = q.where('state', '=', 'active');
-      if (i.blocked) q = q.where('state', '=', 'blocked');
-      if (i.humans || i.exclude_internal) q = q.where('user_type', '=', 'human');
-      if (i.external && req.actor.admin) q = q.where('external', '=', 1);
-      if (i.admins && req.actor.admin) q = q.where('admin', '=', 1);
-      if (i.created_after) q = q.where('created_at', '>=', parseDateTime(i.created_after)!);
-      if (i.created_before) q = q.where('created_at', '<=', parseDateTime(i.created_before)!);
-      const dir = i.sort === 'asc' ? 'asc' : 'desc';
-      q = q.orderBy(i.order_by ?? 'id', dir);
-      if ((i.order_by ?? 'id') !== 'id') q = q.orderBy('id', dir);
-      const rows = await paginateQuery(req, reply, q);
+      const rows = await paginateQuery(req, reply, usersListQuery(req.server, req.actor, req.input));
       const base = req.server.config.externalUrl;
       if (req.actor.admin) {
-        const ns = rows.length ? await req.server.db.selectFrom('namespaces').select(['id', 'owner_id']).where('kind', '=', 'user').where('owner_id', 'in', rows.map((r) => r.id)).execute() : [];
-        const byOwner = new Map(ns.map((n) => [n.owner_id, n.id]));
+        const byOwner = await personalNamespaceIds(req.server, rows.map((r) => r.id));
         return rows.map((u) => userWithAdmin(u, base, byOwner.get(u.id) ?? null));
       }
       return rows.map((u) => userBasic(u, base));

@@ -4,7 +4,10 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import type { UsersTable } from '../../platform/db/schema.ts';
 import { hashPassword } from '../../platform/crypto/passwords.ts';
 import { digest } from '../../platform/crypto/tokens.ts';
-import { ForbiddenError, NotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
+import { containsText } from '../../platform/db/dialect.ts';
+import { parseDateTime } from '../../http/params.ts';
+import type { Actor } from '../../http/auth.ts';
 import { Visibility } from '../../platform/membership.ts';
 
 export type User = Selectable<UsersTable>;
@@ -266,6 +269,12 @@ export async function deleteUser(deps: ServiceDeps, user: User): Promise<void> {
   });
 }
 
+/** The users with these ids, by id; missing ids are absent. */
+export async function usersByIds(deps: ServiceDeps, ids: number[]): Promise<Map<number, User>> {
+  const users = ids.length ? await deps.db.selectFrom('users').selectAll().where('id', 'in', ids).execute() : [];
+  return new Map<number, User>(users.map((u) => [u.id, u]));
+}
+
 export async function findUser(deps: ServiceDeps, idOrUsername: string | number): Promise<User | undefined> {
   const q = deps.db.selectFrom('users').selectAll();
   const raw = String(idOrUsername);
@@ -305,4 +314,62 @@ export async function ensureRoot(deps: ServiceDeps, opts: { password: string | n
     }
   }
   return { created: !existing, generatedPassword };
+}
+
+export interface UserListFilter {
+  username?: string; search?: string; active?: boolean; blocked?: boolean; external?: boolean; humans?: boolean; exclude_internal?: boolean;
+  admins?: boolean; created_after?: string; created_before?: string; order_by?: 'id' | 'name' | 'username' | 'created_at' | 'updated_at'; sort?: 'asc' | 'desc';
+}
+
+/** The users list as the caller may see it; the filter is the request's and is narrowed in place for non-administrators. */
+export function usersListQuery(deps: ServiceDeps, actor: Actor, i: UserListFilter) {
+  // Anonymous callers may only look a single user up by username, never list everyone.
+  if (!actor.user && !i.username) throw new ForbiddenError('Not authorized to access /api/v4/users');
+  if (!actor.admin) {
+    // Ordering and creation-time filters are for administrators; others get the default order.
+    delete i.created_after;
+    delete i.created_before;
+    i.order_by = 'id';
+    i.sort = 'desc';
+  }
+  let q = deps.db.selectFrom('users').selectAll();
+  if (i.username) q = q.where((eb) => eb(eb.fn('lower', ['username']), '=', i.username!.toLowerCase()));
+  if (i.search) {
+    const term = i.search;
+    q = q.where((eb) => eb.or([
+      containsText('username', term),
+      containsText('name', term),
+      ...(actor.admin ? [containsText('email', term)] : [eb(eb.fn('lower', ['email']), '=', term.toLowerCase())]),
+    ]));
+  }
+  if (i.active) q = q.where('state', '=', 'active');
+  if (i.blocked) q = q.where('state', '=', 'blocked');
+  if (i.humans || i.exclude_internal) q = q.where('user_type', '=', 'human');
+  if (i.external && actor.admin) q = q.where('external', '=', 1);
+  if (i.admins && actor.admin) q = q.where('admin', '=', 1);
+  if (i.created_after) q = q.where('created_at', '>=', parseDateTime(i.created_after)!);
+  if (i.created_before) q = q.where('created_at', '<=', parseDateTime(i.created_before)!);
+  const dir = i.sort === 'asc' ? 'asc' : 'desc';
+  q = q.orderBy(i.order_by ?? 'id', dir);
+  if ((i.order_by ?? 'id') !== 'id') q = q.orderBy('id', dir);
+  return q;
+}
+
+/** The personal namespace ids of these users, by owner id. */
+export async function personalNamespaceIds(deps: ServiceDeps, userIds: number[]): Promise<Map<number | null, number>> {
+  const ns = userIds.length ? await deps.db.selectFrom('namespaces').select(['id', 'owner_id']).where('kind', '=', 'user').where('owner_id', 'in', userIds).execute() : [];
+  return new Map(ns.map((n) => [n.owner_id, n.id]));
+}
+
+/** The reference answers a clash with an existing user with 409 and this text, before any other validation message. */
+export async function refuseTaken(deps: ServiceDeps, input: { email?: string; username?: string }, exceptUserId?: number): Promise<void> {
+  const other = (q: any) => (exceptUserId === undefined ? q : q.where('id', '!=', exceptUserId));
+  if (input.email) {
+    const hit = await other(deps.db.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['email']), '=', input.email!.toLowerCase()))).executeTakeFirst();
+    if (hit) throw new ConflictError('Email has already been taken');
+  }
+  if (input.username) {
+    const hit = await other(deps.db.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['username']), '=', input.username!.toLowerCase()))).executeTakeFirst();
+    if (hit) throw new ConflictError('Username has already been taken');
+  }
 }
