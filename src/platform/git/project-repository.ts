@@ -1,12 +1,8 @@
 // A project's bare repository: refs with their commits (cached per repository, invalidated explicitly on every
 // ref change), history, trees, blobs, and commits written through plumbing with a compare-and-swap ref update.
-import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { runGit, GitError, type GitRunOptions } from './command.ts';
 import { isFullSha, isSafeRevision, SHA1_ZERO } from './refs.ts';
-import { FileExistsError, FileNotFoundError, RefExistsError, RefMovedError, RepositoryExistsError, StaleFileError } from './errors.ts';
+import { RefExistsError, RefMovedError, RepositoryExistsError } from './errors.ts';
 import { Repository, invalidateRefCache, type Branch, type DiffFile, type Tag } from './repository.ts';
 import { LOG_FORMAT as COMMIT_LOG_FORMAT, parseLog as parsePlatformLog, type CommitInfo } from './commit.ts';
 
@@ -117,20 +113,6 @@ export function serialised<T>(path: string, fn: () => Promise<T>): Promise<T> {
 
 // ---- identities and actions --------------------------------------------------------------------
 
-export interface Identity {
-  name: string;
-  email: string;
-  /** Epoch milliseconds. */
-  time: number;
-}
-
-export type FileAction =
-  | { action: 'create'; file_path: string; content: Buffer; executable?: boolean }
-  | { action: 'update'; file_path: string; content: Buffer; executable?: boolean; last_commit_id?: string }
-  | { action: 'delete'; file_path: string; last_commit_id?: string }
-  | { action: 'move'; file_path: string; previous_path: string; content?: Buffer; last_commit_id?: string }
-  | { action: 'chmod'; file_path: string; executable: boolean };
-
 export interface TreeEntry {
   id: string;
   name: string;
@@ -141,15 +123,6 @@ export interface TreeEntry {
 
 /** A changed file as the compare API shows it (the platform's DiffFile without its size flag). */
 export type DiffEntry = Omit<DiffFile, 'too_large'>;
-
-function ident(i: Identity, role: 'AUTHOR' | 'COMMITTER'): Record<string, string> {
-  const clean = (s: string) => s.replace(/[<>\n\0]/g, '').trim();
-  return {
-    [`GIT_${role}_NAME`]: clean(i.name) || 'unknown',
-    [`GIT_${role}_EMAIL`]: clean(i.email),
-    [`GIT_${role}_DATE`]: `@${Math.floor(i.time / 1000)} +0000`,
-  };
-}
 
 /** A repository path inside the tree, as the API takes it: relative, normalised, no "." or ".." parts, no NUL. */
 export function normalisePath(p: string): string | null {
@@ -183,7 +156,7 @@ export class ProjectRepository {
 
   // ---- refs ----
 
-  private platform(): Repository {
+  platform(): Repository {
     return new Repository(this.path);
   }
 
@@ -337,125 +310,6 @@ export class ProjectRepository {
   async lastCommitFor(commit: string, path: string): Promise<string | null> {
     const { stdout } = await this.git(['log', '--format=%H', '--max-count=1', '--end-of-options', commit, '--', path]);
     return stdout.toString().trim() || null;
-  }
-
-  // ---- writing commits through plumbing ----
-
-  /**
-   * Applies `actions` on top of `startSha` (null: an empty tree) and moves `branch` from `expected` to the new
-   * commit with a compare-and-swap. Throws FileExistsError, FileNotFoundError or StaleFileError for actions that do
-   * not fit the tree, RefMovedError or RefExistsError when the branch moved meanwhile.
-   */
-  async commitActions(o: {
-    branch: string;
-    startSha: string | null;
-    expected: string | null;
-    message: string;
-    author: Identity;
-    committer: Identity;
-    actions: FileAction[];
-  }): Promise<string> {
-    await this.ensure(o.branch);
-    const index = join(tmpdir(), `bellows-index-${process.pid}-${randomBytes(6).toString('hex')}`);
-    const env = { GIT_INDEX_FILE: index };
-    try {
-      if (o.startSha) await this.git(['read-tree', `${o.startSha}^{tree}`], { env });
-      else await this.git(['read-tree', '--empty'], { env });
-
-      // Which paths exist now: one ls-files of the index.
-      const listing = (await this.git(['ls-files', '-z', '--stage'], { env })).stdout.toString('utf8');
-      const present = new Map<string, { mode: string; id: string }>();
-      for (const l of listing.split('\0')) {
-        if (!l) continue;
-        const tab = l.indexOf('\t');
-        const [mode, id] = l.slice(0, tab).split(' ');
-        present.set(l.slice(tab + 1), { mode, id });
-      }
-      const dirs = new Set<string>();
-      for (const p of present.keys()) {
-        const parts = p.split('/');
-        for (let i = 1; i < parts.length; i++) dirs.add(parts.slice(0, i).join('/'));
-      }
-
-      const lines: string[] = [];
-      const write = async (content: Buffer) => (await this.git(['hash-object', '-w', '--stdin'], { input: content })).stdout.toString().trim();
-      const stale = async (a: { last_commit_id?: string; file_path: string }, path: string) => {
-        if (!a.last_commit_id || !o.startSha) return;
-        const last = await this.lastCommitFor(o.startSha, path);
-        if (last && last !== a.last_commit_id && !last.startsWith(a.last_commit_id)) {
-          throw new StaleFileError(a.file_path);
-        }
-      };
-      for (const a of o.actions) {
-        const path = a.file_path;
-        const exists = present.has(path);
-        switch (a.action) {
-          case 'create': {
-            if (exists || dirs.has(path)) throw new FileExistsError(path);
-            const id = await write(a.content);
-            lines.push(`${a.executable ? '100755' : '100644'} ${id}\t${path}`);
-            present.set(path, { mode: '100644', id });
-            break;
-          }
-          case 'update': {
-            if (!exists) throw new FileNotFoundError(path);
-            await stale(a, path);
-            const id = await write(a.content);
-            const mode = a.executable === undefined ? present.get(path)!.mode : a.executable ? '100755' : '100644';
-            lines.push(`${mode} ${id}\t${path}`);
-            break;
-          }
-          case 'delete': {
-            if (!exists) throw new FileNotFoundError(path);
-            await stale(a, path);
-            lines.push(`0 ${SHA1_ZERO}\t${path}`);
-            present.delete(path);
-            break;
-          }
-          case 'move': {
-            const prev = present.get(a.previous_path);
-            if (!prev) throw new FileNotFoundError(a.previous_path);
-            if (exists) throw new FileExistsError(path);
-            await stale(a, a.previous_path);
-            const id = a.content ? await write(a.content) : prev.id;
-            lines.push(`0 ${SHA1_ZERO}\t${a.previous_path}`);
-            lines.push(`${prev.mode} ${id}\t${path}`);
-            present.delete(a.previous_path);
-            present.set(path, { mode: prev.mode, id });
-            break;
-          }
-          case 'chmod': {
-            const cur = present.get(path);
-            if (!cur) throw new FileNotFoundError(path);
-            lines.push(`${a.executable ? '100755' : '100644'} ${cur.id}\t${path}`);
-            break;
-          }
-        }
-      }
-      if (lines.length) await this.git(['update-index', '-z', '--index-info'], { env, input: lines.join('\0') + '\0' });
-      const tree = (await this.git(['write-tree'], { env })).stdout.toString().trim();
-      const parents = o.startSha ? ['-p', o.startSha] : [];
-      const commit = (await this.git(['commit-tree', tree, ...parents], {
-        input: o.message,
-        env: { ...ident(o.author, 'AUTHOR'), ...ident(o.committer, 'COMMITTER') },
-      })).stdout.toString().trim();
-      await this.updateRef(`refs/heads/${o.branch}`, commit, o.expected);
-      return commit;
-    } finally {
-      rmSync(index, { force: true });
-      rmSync(`${index}.lock`, { force: true });
-    }
-  }
-
-  async createTag(name: string, target: string, message: string | null, tagger: Identity): Promise<void> {
-    await this.ensure();
-    let object = target;
-    if (message) {
-      const t = ident(tagger, 'COMMITTER');
-      const body = `object ${target}\ntype commit\ntag ${name}\ntagger ${t.GIT_COMMITTER_NAME} <${t.GIT_COMMITTER_EMAIL}> ${Math.floor(tagger.time / 1000)} +0000\n\n${message.endsWith('\n') ? message : `${message}\n`}`;
-      object = (await this.git(['mktag'], { input: body })).stdout.toString().trim();
-    }
-    await this.updateRef(`refs/tags/${name}`, object, null);
   }
 
   // ---- diffs ----

@@ -30,6 +30,7 @@ import {
   RefNotFoundError,
   RepositoryExistsError,
   RepositoryNotFoundError,
+  StaleFileError,
   StartRefMissingError,
 } from './errors.ts';
 import { languageShares } from './languages.ts';
@@ -82,10 +83,11 @@ export interface BlobContent {
   mode: string;
 }
 
+/** `last_commit_id`: refuse (StaleFileError) when the file changed since that commit (a prefix of the sha will do). */
 export type CommitAction =
-  | { action: 'create' | 'update'; file_path: string; content?: Buffer | string; executable?: boolean }
-  | { action: 'delete'; file_path: string }
-  | { action: 'move'; file_path: string; previous_path: string; content?: Buffer | string; executable?: boolean }
+  | { action: 'create' | 'update'; file_path: string; content?: Buffer | string; executable?: boolean; last_commit_id?: string }
+  | { action: 'delete'; file_path: string; last_commit_id?: string }
+  | { action: 'move'; file_path: string; previous_path: string; content?: Buffer | string; executable?: boolean; last_commit_id?: string }
   | { action: 'chmod'; file_path: string; executable: boolean };
 
 export interface CreateCommitOptions {
@@ -258,12 +260,10 @@ function gitDate(date: Date | string | undefined): string {
 }
 
 function checkIdentity(who: Identity, field: string): Identity {
-  // "<", ">" and newlines would forge extra header fields in the commit object.
-  const bad = /[<>\0\n]/;
-  if (!who || !who.name?.trim() || bad.test(who.name) || !who.email?.trim() || bad.test(who.email)) {
-    throw new InvalidInputError(field);
-  }
-  return who;
+  if (!who || typeof who.name !== 'string' || typeof who.email !== 'string') throw new InvalidInputError(field);
+  // "<", ">" and newlines would forge extra header fields in the commit object, so they are dropped.
+  const clean = (s: string) => s.replace(/[<>\n\0]/g, '').trim();
+  return { ...who, name: clean(who.name) || 'unknown', email: clean(who.email) };
 }
 
 function isoDate(date: Date | string, field: string): string {
@@ -746,6 +746,10 @@ export class Repository {
       executable === undefined ? old : executable ? MODE_EXEC : MODE_FILE;
     const blob = (content: Buffer | string | undefined): Entry => ({ mode: MODE_FILE, type: 'blob', content: Buffer.from(content ?? '') });
 
+    const stale = async (a: CommitAction, path: string) => {
+      const last = 'last_commit_id' in a && a.last_commit_id && parent ? await this.lastCommitFor(parent, path) : null;
+      if (last && !last.startsWith((a as { last_commit_id: string }).last_commit_id)) throw new StaleFileError(a.file_path);
+    };
     for (const { a, path, prev } of steps) {
       const old = get(path);
       switch (a.action) {
@@ -755,10 +759,12 @@ export class Repository {
           break;
         case 'update':
           if (!isFile(path)) throw new FileNotFoundError(path);
+          await stale(a, path);
           put(path, { ...blob(a.content), mode: mode(a.executable, old!.mode) });
           break;
         case 'delete':
           if (!isFile(path)) throw new FileNotFoundError(path);
+          await stale(a, path);
           drop(path);
           break;
         case 'move': {
@@ -766,6 +772,7 @@ export class Repository {
           const from = get(prev!)!;
           drop(prev!);
           if (taken(path)) throw new FileExistsError(path);
+          await stale(a, prev!);
           const body = a.content === undefined ? from : blob(a.content);
           put(path, { ...body, mode: mode(a.executable, from.mode) });
           break;
@@ -783,6 +790,12 @@ export class Repository {
       const e = get(path);
       return e ? { kind: 'write', path, mode: e.mode, id: e.id, content: e.content } : { kind: 'remove', path };
     });
+  }
+
+  /** The last commit reachable from `commit` that touched `path`. */
+  async lastCommitFor(commit: string, path: string): Promise<string | null> {
+    const { stdout } = await this.git(['log', '--format=%H', '--max-count=1', '--end-of-options', commit, '--', path]);
+    return stdout.toString().trim() || null;
   }
 
   // ----- trees and blobs ---------------------------------------------------------------------------------------

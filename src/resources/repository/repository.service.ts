@@ -5,10 +5,11 @@ import type { ProjectRow } from '../../platform/membership.ts';
 import type { UserRow } from '../../http/auth.ts';
 import { NotFoundError, RuleError } from '../../platform/errors.ts';
 import {
-  FileExistsError, FileNotFoundError, RefExistsError, RefMovedError, StaleFileError,
+  FileExistsError, FileNotFoundError, RefExistsError, RefMovedError, StaleFileError, StartRefMissingError,
 } from '../../platform/git/errors.ts';
+import type { CommitAction, Identity } from '../../platform/git/repository.ts';
 import {
-  normalisePath, serialised, type Identity, type CommitInfo, type DiffEntry, type FileAction, type ProjectRepository, type RefEntry,
+  normalisePath, serialised, type CommitInfo, type DiffEntry, type ProjectRepository, type RefEntry,
 } from '../../platform/git/project-repository.ts';
 import { isValidBranchName, isValidTagName } from '../../platform/git/refs.ts';
 import type { Config } from '../../config/index.ts';
@@ -40,7 +41,7 @@ export interface CommitRequest {
   commit_message: string;
   author_email?: string;
   author_name?: string;
-  actions: FileAction[];
+  actions: CommitAction[];
 }
 
 /**
@@ -54,9 +55,9 @@ export async function commitFiles(deps: ServiceDeps, project: ProjectRow, repo: 
   const rules = await loadBranchRules(deps.db, project.id);
   if (!(await canPushBranch(deps.db, rules, req.branch, caller))) throw new RuleError('forbidden', '403 Forbidden - You are not allowed to push into this branch');
   if (req.start_branch && req.start_sha) throw new RuleError('bad_request', 'start_branch, start_sha are mutually exclusive');
-  const now = deps.clock.now();
-  const author = { name: req.author_name ?? user.name, email: req.author_email ?? user.email, time: now };
-  const committer = { name: user.name, email: user.email, time: now };
+  const date = new Date(deps.clock.now());
+  const author = { name: req.author_name ?? user.name, email: req.author_email ?? user.email, date };
+  const committer = { name: user.name, email: user.email, date };
   return serialised(repo.path, () => commitLoop(deps, project, repo, req, author, committer));
 }
 
@@ -77,14 +78,19 @@ async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: ProjectR
       }
     }
     try {
-      const sha = await repo.commitActions({ branch: req.branch, startSha: start, expected: current, message: req.commit_message, author, committer, actions: req.actions });
+      await repo.ensure(req.branch);
+      const { sha } = await repo.platform().createCommit({
+        branch: req.branch, ...(!current && start ? { startSha: start } : {}), expectedOldSha: current,
+        message: req.commit_message, author, committer, actions: req.actions,
+      });
       await afterRefsChanged(deps, project, repo, [`refs/heads/${req.branch}`]);
       return sha;
     } catch (e) {
       if (e instanceof StaleFileError) throw new RuleError('bad_request', 'You are attempting to update a file that has changed since you started editing it.');
       if (e instanceof FileExistsError) throw new RuleError('bad_request', 'A file with this name already exists');
       if (e instanceof FileNotFoundError) throw new RuleError('bad_request', "A file with this name doesn't exist");
-      const moved = e instanceof RefMovedError || e instanceof RefExistsError;
+      // A branch that appeared meanwhile in an empty repository (StartRefMissingError) is a move like any other.
+      const moved = e instanceof RefMovedError || e instanceof RefExistsError || e instanceof StartRefMissingError;
       if (moved && attempt < 4) continue;
       if (moved) throw new RuleError('bad_request', 'The branch changed while the commit was written; try again.');
       throw e;
@@ -206,7 +212,7 @@ export async function createTag(deps: ServiceDeps, project: ProjectRow, repo: Pr
   const target = await resolveRef(repo, project, ref);
   if (!target) throw new RuleError('bad_request', `Target ${ref} is invalid`);
   try {
-    await repo.createTag(name, target, message?.trim() ? message : null, { name: user.name, email: user.email, time: deps.clock.now() });
+    await repo.platform().createTag(name, target, message?.trim() ? message : undefined, { name: user.name, email: user.email, date: new Date(deps.clock.now()) });
   } catch (e) {
     if (e instanceof RefExistsError) throw new RuleError('bad_request', `Tag ${name} already exists`);
     throw e;
