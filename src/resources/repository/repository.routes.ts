@@ -214,7 +214,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
       const path = i.path ? filePath(i.path, 'path') : undefined;
       const since = i.since ? parseDateTime(i.since)! : undefined;
       const until = i.until ? parseDateTime(i.until)! : undefined;
-      const list = await repo.log({ ref: commit ?? 'HEAD', all: !!i.all, path, since, until, skip: (p.page - 1) * p.perPage, limit: p.perPage + 1, firstParent: !!i.first_parent });
+      const list = await repo.history({ ref: commit ?? 'HEAD', all: !!i.all, path, since, until, skip: (p.page - 1) * p.perPage, limit: p.perPage + 1, firstParent: !!i.first_parent });
       const hasNext = list.length > p.perPage;
       if (hasNext) list.pop();
       // The total needs one more walk; it is capped like every other count.

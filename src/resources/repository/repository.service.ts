@@ -7,10 +7,9 @@ import { NotFoundError, RuleError } from '../../platform/errors.ts';
 import {
   FileExistsError, FileNotFoundError, RefExistsError, RefMovedError, StaleFileError, StartRefMissingError,
 } from '../../platform/git/errors.ts';
-import type { CommitAction, Identity } from '../../platform/git/repository.ts';
 import {
-  normalisePath, serialised, type CommitInfo, type DiffEntry, type ProjectRepository, type RefEntry,
-} from '../../platform/git/project-repository.ts';
+  normalisePath, serialised, type CommitAction, type CommitInfo, type DiffEntry, type Identity, type Repository, type RefEntry,
+} from '../../platform/git/repository.ts';
 import { isValidBranchName, isValidTagName } from '../../platform/git/refs.ts';
 import type { Config } from '../../config/index.ts';
 import { canCreateTag, canPushBranch, loadBranchRules, loadTagRules, matching, type Caller } from './protection.ts';
@@ -25,7 +24,7 @@ export function filePath(p: string, param = 'file_path'): string {
   return n;
 }
 
-export async function resolveRef(repo: ProjectRepository, project: ProjectRow, ref: string | undefined): Promise<string | null> {
+export async function resolveRef(repo: Repository, project: ProjectRow, ref: string | undefined): Promise<string | null> {
   const name = ref ?? (await defaultBranchOf(project, repo));
   if (!name) return null;
   const snap = await repo.branches();
@@ -49,7 +48,7 @@ export interface CommitRequest {
  * repository) when it does not exist. A concurrent writer moving the branch meanwhile makes the commit rebuild on
  * the new head; the actions are checked again against it.
  */
-export async function commitFiles(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, caller: Caller, user: UserRow, req: CommitRequest): Promise<string> {
+export async function commitFiles(deps: ServiceDeps, project: ProjectRow, repo: Repository, caller: Caller, user: UserRow, req: CommitRequest): Promise<string> {
   if (project.repository_read_only) throw new RuleError('bad_request', READ_ONLY_TEXT);
   if (!isValidBranchName(req.branch)) throw new RuleError('bad_request', 'Branch name is invalid');
   const rules = await loadBranchRules(deps.db, project.id);
@@ -61,7 +60,7 @@ export async function commitFiles(deps: ServiceDeps, project: ProjectRow, repo: 
   return serialised(repo.path, () => commitLoop(deps, project, repo, req, author, committer));
 }
 
-async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, req: CommitRequest, author: Identity, committer: Identity): Promise<string> {
+async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: Repository, req: CommitRequest, author: Identity, committer: Identity): Promise<string> {
   for (let attempt = 0; ; attempt++) {
     const snap = await repo.branches();
     const current = snap.byName.get(req.branch)?.commit.id ?? null;
@@ -79,7 +78,7 @@ async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: ProjectR
     }
     try {
       await repo.ensure(req.branch);
-      const { sha } = await repo.platform().createCommit({
+      const { sha } = await repo.createCommit({
         branch: req.branch, ...(!current && start ? { startSha: start } : {}), expectedOldSha: current,
         message: req.commit_message, author, committer, actions: req.actions,
       });
@@ -104,13 +103,13 @@ export function presentTreeEntry(e: { id: string; name: string; type: string; pa
   return { id: e.id, name: e.name, type: e.type, path: e.path, mode: e.mode };
 }
 
-export async function fileAt(repo: ProjectRepository, commit: string, path: string) {
+export async function fileAt(repo: Repository, commit: string, path: string) {
   const blob = await repo.blob(commit, path);
   if (!blob) throw new NotFoundError('File');
   return blob;
 }
 
-export async function presentFile(repo: ProjectRepository, ref: string, commit: string, path: string) {
+export async function presentFile(repo: Repository, ref: string, commit: string, path: string) {
   const blob = await fileAt(repo, commit, path);
   const last = await repo.lastCommitFor(commit, path);
   return {
@@ -128,7 +127,7 @@ export async function presentFile(repo: ProjectRepository, ref: string, commit: 
   };
 }
 
-export async function commitStats(repo: ProjectRepository, c: CommitInfo) {
+export async function commitStats(repo: Repository, c: CommitInfo) {
   const from = c.parent_ids[0] ?? '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
   const { stdout } = await repo.git(['diff', '--numstat', '-z', '--no-renames', from, c.id]);
   let additions = 0;
@@ -142,7 +141,7 @@ export async function commitStats(repo: ProjectRepository, c: CommitInfo) {
   return { additions, deletions, total: additions + deletions };
 }
 
-export async function presentCommitDetail(config: Config, project: ProjectRow, repo: ProjectRepository, c: CommitInfo, withStats = true) {
+export async function presentCommitDetail(config: Config, project: ProjectRow, repo: Repository, c: CommitInfo, withStats = true) {
   return {
     ...presentCommit(config, project, c),
     ...(withStats ? { stats: await commitStats(repo, c) } : {}),
@@ -168,14 +167,14 @@ export function presentDiff(d: DiffEntry) {
   };
 }
 
-export async function compare(config: Config, project: ProjectRow, repo: ProjectRepository, from: string, to: string, straight: boolean) {
+export async function compare(config: Config, project: ProjectRow, repo: Repository, from: string, to: string, straight: boolean) {
   const [a, b] = await Promise.all([resolveRef(repo, project, from), resolveRef(repo, project, to)]);
   if (!a || !b) throw new NotFoundError('Ref');
   const base = straight ? a : (await repo.mergeBase(a, b)) ?? a;
   const { stdout } = await repo.git(['rev-list', '--reverse', '--max-count=1000', `${base}..${b}`]);
   const shas = stdout.toString().split('\n').filter(Boolean);
-  const commits: CommitInfo[] = shas.length ? (await repo.log({ ref: `${base}..${b}`, limit: 1000 })).reverse() : [];
-  const diffs = a === b ? [] : await repo.diff(base, b);
+  const commits: CommitInfo[] = shas.length ? (await repo.history({ ref: `${base}..${b}`, limit: 1000 })).reverse() : [];
+  const diffs = a === b ? [] : await repo.compareDiff(base, b);
   const head = commits.length ? commits[commits.length - 1] : null;
   return {
     commit: head ? presentCommit(config, project, head) : null,
@@ -201,7 +200,7 @@ export function presentTag(config: Config, project: ProjectRow, t: RefEntry, isP
   };
 }
 
-export async function createTag(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, caller: Caller, user: UserRow, name: string, ref: string, message: string | undefined): Promise<RefEntry> {
+export async function createTag(deps: ServiceDeps, project: ProjectRow, repo: Repository, caller: Caller, user: UserRow, name: string, ref: string, message: string | undefined): Promise<RefEntry> {
   if (project.repository_read_only) throw new RuleError('bad_request', READ_ONLY_TEXT);
   if (!isValidTagName(name)) throw new RuleError('bad_request', 'Tag name invalid');
   const tags = await repo.tags();
@@ -212,7 +211,7 @@ export async function createTag(deps: ServiceDeps, project: ProjectRow, repo: Pr
   const target = await resolveRef(repo, project, ref);
   if (!target) throw new RuleError('bad_request', `Target ${ref} is invalid`);
   try {
-    await repo.platform().createTag(name, target, message?.trim() ? message : undefined, { name: user.name, email: user.email, date: new Date(deps.clock.now()) });
+    await repo.createTag(name, target, message?.trim() ? message : undefined, { name: user.name, email: user.email, date: new Date(deps.clock.now()) });
   } catch (e) {
     if (e instanceof RefExistsError) throw new RuleError('bad_request', `Tag ${name} already exists`);
     throw e;
@@ -223,7 +222,7 @@ export async function createTag(deps: ServiceDeps, project: ProjectRow, repo: Pr
   return created;
 }
 
-export async function deleteTag(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, caller: Caller, name: string): Promise<void> {
+export async function deleteTag(deps: ServiceDeps, project: ProjectRow, repo: Repository, caller: Caller, name: string): Promise<void> {
   if (project.repository_read_only) throw new RuleError('bad_request', READ_ONLY_TEXT);
   const tags = await repo.tags();
   const tag = tags.byName.get(name);
