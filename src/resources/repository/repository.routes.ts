@@ -7,7 +7,7 @@ import { paginateArray, pageParams, setOffsetHeaders } from '../../http/paginati
 import { parseDateTime } from '../../http/params.ts';
 import { contentDisposition } from '../../http/content-disposition.ts';
 import { MissingParamError, NotFoundError } from '../../platform/errors.ts';
-import type { CommitAction } from '../../platform/git/repository.ts';
+import type { CommitAction } from '../../platform/git/commit-writer.ts';
 import { requireUser } from '../../http/auth.ts';
 import { matching, loadTagRules } from './protection.ts';
 import { callerOf, defaultBranchOf, repoFor } from './repository.common.ts';

@@ -8,8 +8,9 @@ import {
   FileExistsError, FileNotFoundError, RefExistsError, RefMovedError, StaleFileError, StartRefMissingError,
 } from '../../platform/git/errors.ts';
 import {
-  normalisePath, serialised, type CommitAction, type CommitInfo, type DiffEntry, type Identity, type Repository, type RefEntry,
+  normalisePath, type CommitInfo, type DiffEntry, type Identity, type Repository, type RefEntry,
 } from '../../platform/git/repository.ts';
+import { serialised, type CommitAction } from '../../platform/git/commit-writer.ts';
 import { isValidBranchName, isValidTagName } from '../../platform/git/refs.ts';
 import type { Config } from '../../config/index.ts';
 import { canCreateTag, canPushBranch, loadBranchRules, loadTagRules, matching, type Caller } from './protection.ts';
