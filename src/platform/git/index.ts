@@ -12,16 +12,14 @@ export {
 } from './refs.ts';
 export * from './errors.ts';
 export { parseTrailers, commitTitle, type CommitInfo } from './commit.ts';
-export { Repository, invalidateRefCache, normalizeRepoPath } from './repository.ts';
+export { Repository, invalidateRefCache } from './repository.ts';
+export { normalizeRepoPath, type CommitAction, type CreateCommitOptions, type CreateCommitResult } from './commit-writer.ts';
 export type {
   Branch,
   Tag,
   Identity,
   TreeEntry,
   BlobContent,
-  CommitAction,
-  CreateCommitOptions,
-  CreateCommitResult,
   LogOptions,
   DiffFile,
   GrepMatch,

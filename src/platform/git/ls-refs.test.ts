@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gitInvocationCount, runGit } from './command.ts';
 import { answerLsRefs, parseLsRefsRequest, readLsRefsRequest, refFiles, type LsRefsArgs } from './ls-refs.ts';
-import { invalidateRefCache } from './repository.ts';
+import { invalidateRefCache } from './ref-cache.ts';
 
 let root: string;
 const repos: Record<string, string> = {};

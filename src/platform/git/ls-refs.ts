@@ -15,7 +15,7 @@ import { inflateSync, constants as zlibConstants } from 'node:zlib';
 import { gitEnv, runGit } from './command.ts';
 import { readStreamHead } from './pktline.ts';
 import { isValidRefName } from './refs.ts';
-import { peekRefCache, storeRefCache } from './repository.ts';
+import { peekRefCache, storeRefCache } from './ref-cache.ts';
 
 export interface LsRefsArgs {
   peel: boolean;

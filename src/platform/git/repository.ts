@@ -1,12 +1,12 @@
-// A bare repository on disk and everything the API reads from or writes to it. Writes never use a working tree:
-// commits are built with plumbing in a private index, and refs move only by compare-and-swap.
+// A project's bare repository on disk and everything the API reads from or writes to it: refs (read through the ref
+// cache, invalidated on every ref change), history, trees, blobs and diffs. Writes never use a working tree: commits
+// are built with plumbing in a private index, and refs move only by compare-and-swap.
 import { existsSync } from 'node:fs';
-import { appendFile, lstat, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { announceCacheVoid, onCacheVoid } from '../cache-bus.ts';
+import { EMPTY_SNAPSHOT, branchEntry, cachedRefs, invalidateRefCache, peekRefCache, snapshotOf, tagEntry, withMillisDates, type RefSnapshot } from './ref-cache.ts';
 import { runGit, spawnGit, assertSafeArg, GitError, type GitRunOptions } from './command.ts';
 import {
   COMMIT_FIELDS,
@@ -18,10 +18,8 @@ import {
   toCommitInfo,
   type CommitInfo,
 } from './commit.ts';
-import { isSafeRevision, isValidBranchName, isValidRefName, isValidTagName, isFullSha, zeroShaLike, SHA1_ZERO } from './refs.ts';
+import { isSafeRevision, isValidBranchName, isValidRefName, isValidTagName, isFullSha, zeroShaLike } from './refs.ts';
 import {
-  FileExistsError,
-  FileNotFoundError,
   InvalidInputError,
   InvalidPathError,
   InvalidRefNameError,
@@ -30,11 +28,12 @@ import {
   RefNotFoundError,
   RepositoryExistsError,
   RepositoryNotFoundError,
-  StartRefMissingError,
 } from './errors.ts';
 import { languageShares } from './languages.ts';
+import { MODE_EXEC, MODE_FILE, checkIdentity, normalizeRepoPath, writeCommit, type CreateCommitOptions, type CreateCommitResult } from './commit-writer.ts';
 
 export type { CommitInfo } from './commit.ts';
+export { invalidateRefCache, refReadCount, type RefEntry, type RefSnapshot } from './ref-cache.ts';
 
 export interface Branch {
   name: string;
@@ -82,36 +81,6 @@ export interface BlobContent {
   mode: string;
 }
 
-export type CommitAction =
-  | { action: 'create' | 'update'; file_path: string; content?: Buffer | string; executable?: boolean }
-  | { action: 'delete'; file_path: string }
-  | { action: 'move'; file_path: string; previous_path: string; content?: Buffer | string; executable?: boolean }
-  | { action: 'chmod'; file_path: string; executable: boolean };
-
-export interface CreateCommitOptions {
-  branch: string;
-  /** Start the branch from this branch (when `branch` does not exist yet, or with `force`). */
-  startBranch?: string;
-  /** Start the branch from this commit; wins over startBranch. */
-  startSha?: string;
-  /** Fail with RefMovedError unless the branch is at this commit (null: the branch must not exist). */
-  expectedOldSha?: string | null;
-  /** Replace an existing branch with a commit on top of the start point. */
-  force?: boolean;
-  actions: CommitAction[];
-  message: string;
-  author: Identity;
-  /** Defaults to the author. */
-  committer?: Identity;
-}
-
-export interface CreateCommitResult {
-  sha: string;
-  treeSha: string;
-  parentSha: string | null;
-  branchCreated: boolean;
-}
-
 export interface LogOptions {
   /** A branch, tag, sha or `a..b` range; default HEAD. */
   ref?: string;
@@ -137,55 +106,13 @@ export interface DiffFile {
   too_large: boolean;
 }
 
+/** A changed file as the compare API shows it (DiffFile without its size flag). */
+export type DiffEntry = Omit<DiffFile, 'too_large'>;
+
 export interface GrepMatch {
   path: string;
   line: number;
   text: string;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Ref cache: branch and tag lists per repository path, dropped by invalidateRefCache() after any ref change.
-// Pushes arrive through receive-pack, so the smart HTTP route invalidates when receive-pack exits; the other workers of
-// the server hear of it through the cache bus.
-
-const REF_CACHE_LIMIT = 1000;
-/** branches and tags: the API's lists; files: the refs as ls-refs reads them (see ls-refs.ts). */
-type RefCacheKind = 'branches' | 'tags' | 'files';
-const refCache = new Map<string, Map<RefCacheKind, unknown>>();
-onCacheVoid('refs', (path) => refCache.delete(path));
-
-export function invalidateRefCache(repoPath: string): void {
-  announceCacheVoid('refs', resolve(repoPath));
-}
-
-/** A value kept beside the ref lists of a repository (dropped with them); `repoPath` must be resolved. */
-export function peekRefCache<T>(repoPath: string, kind: RefCacheKind): T | undefined {
-  return refCache.get(repoPath)?.get(kind) as T | undefined;
-}
-
-export function storeRefCache<T>(repoPath: string, kind: RefCacheKind, value: T): void {
-  let entry = refCache.get(repoPath);
-  if (!entry) {
-    entry = new Map();
-    refCache.set(repoPath, entry);
-    if (refCache.size > REF_CACHE_LIMIT) refCache.delete(refCache.keys().next().value!);
-  }
-  entry.set(kind, value);
-}
-
-function cachedRefs<T>(repoPath: string, kind: 'branches' | 'tags', load: () => Promise<T>): Promise<T> {
-  let entry = refCache.get(repoPath);
-  if (entry) refCache.delete(repoPath);
-  else entry = new Map();
-  refCache.set(repoPath, entry); // re-insert: Map order doubles as LRU order
-  if (refCache.size > REF_CACHE_LIMIT) refCache.delete(refCache.keys().next().value!);
-  const hit = entry.get(kind) as Promise<T> | undefined;
-  if (hit) return hit;
-  const p = load();
-  const slot = entry;
-  slot.set(kind, p);
-  p.catch(() => slot.get(kind) === p && slot.delete(kind));
-  return p;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -218,58 +145,24 @@ const SERVER_CONFIG = [
   '[uploadpack]', '\tallowFilter = true', '\tallowAnySHA1InWant = false', '',
 ].join('\n');
 
-const MODE_FILE = '100644';
-const MODE_EXEC = '100755';
-
-/** Cleans a repository-relative path; refuses `.`/`..` components and NUL. Returns "" for the root. */
-export function normalizeRepoPath(path: string): string {
-  if (typeof path !== 'string' || path.includes('\0')) throw new InvalidPathError(String(path));
-  const parts = path.split('/').filter((s) => s !== '');
-  if (parts.some((s) => s === '.' || s === '..')) throw new InvalidPathError(path);
-  return parts.join('/');
-}
-
-function filePath(path: string): string {
-  const p = normalizeRepoPath(path);
-  // git itself refuses .git components in an index; say so before building anything.
-  if (p === '' || p.split('/').some((s) => s.toLowerCase() === '.git')) throw new InvalidPathError(path);
-  return p;
-}
-
-function ancestors(path: string): string[] {
-  const out: string[] = [];
-  for (let i = path.indexOf('/'); i !== -1; i = path.indexOf('/', i + 1)) out.push(path.slice(0, i));
-  return out;
-}
-
 function assertRevision(rev: string, allowRange = false): string {
   if (!isSafeRevision(rev) || (!allowRange && rev.includes('..'))) throw new InvalidRefNameError(String(rev));
   return rev;
-}
-
-function gitDate(date: Date | string | undefined): string {
-  if (date === undefined) return `@${Math.floor(Date.now() / 1000)} +0000`;
-  if (date instanceof Date) {
-    if (Number.isNaN(date.getTime())) throw new InvalidInputError('date');
-    return `@${Math.floor(date.getTime() / 1000)} +0000`;
-  }
-  if (/[\0\n]/.test(date) || Number.isNaN(Date.parse(date))) throw new InvalidInputError('date', date);
-  return date;
-}
-
-function checkIdentity(who: Identity, field: string): Identity {
-  // "<", ">" and newlines would forge extra header fields in the commit object.
-  const bad = /[<>\0\n]/;
-  if (!who || !who.name?.trim() || bad.test(who.name) || !who.email?.trim() || bad.test(who.email)) {
-    throw new InvalidInputError(field);
-  }
-  return who;
 }
 
 function isoDate(date: Date | string, field: string): string {
   const d = date instanceof Date ? date : new Date(date);
   if (Number.isNaN(d.getTime())) throw new InvalidInputError(field);
   return d.toISOString();
+}
+
+/** A repository path inside the tree, as the API takes it: relative, normalised, no "." or ".." parts, no NUL. */
+export function normalisePath(p: string): string | null {
+  if (typeof p !== 'string') return null;
+  const parts = p.split('/').filter((x) => x !== '');
+  if (parts.length === 0) return null;
+  for (const x of parts) if (x === '.' || x === '..' || x === '.git' || x.includes('\0') || /[\n\r]/.test(x)) return null;
+  return parts.join('/');
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -282,7 +175,7 @@ export class Repository {
     this.path = resolve(assertSafeArg(path, 'repository path'));
   }
 
-  private async git(args: string[], opts: Omit<GitRunOptions, 'gitDir' | 'cwd'> = {}) {
+  async git(args: string[], opts: Omit<GitRunOptions, 'gitDir' | 'cwd'> = {}) {
     try {
       return await runGit(args, { timeoutMs: this.options.timeoutMs, ...opts, gitDir: this.path });
     } catch (e) {
@@ -316,8 +209,22 @@ export class Repository {
     return repo;
   }
 
+  /** A repository cut short while being made (HEAD but no object store) counts as missing: it reads as empty. */
   static exists(path: string): boolean {
     return existsSync(join(path, 'objects')) && existsSync(join(path, 'HEAD'));
+  }
+
+  exists(): boolean {
+    return Repository.exists(this.path);
+  }
+
+  /** Creates the bare repository if it is missing (a project whose repository is not on disk reads as empty). */
+  async ensure(defaultBranch = 'main'): Promise<void> {
+    if (this.exists()) return;
+    // Two requests may bring the same repository into being at once; the loser finds it made.
+    await Repository.init(this.path, { defaultBranch }).catch((e) => {
+      if (!(e instanceof RepositoryExistsError)) throw e;
+    });
   }
 
   /**
@@ -363,6 +270,7 @@ export class Repository {
   }
 
   async defaultBranch(): Promise<string | null> {
+    if (!this.exists()) return null;
     const r = await this.git(['symbolic-ref', '--quiet', 'HEAD'], { okExitCodes: [1] });
     const ref = r.stdout.toString().trim();
     return r.code === 0 && ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null;
@@ -423,31 +331,80 @@ export class Repository {
     return (await this.listTags()).find((t) => t.name === name) ?? null;
   }
 
+  /** The branches indexed by name, built once per cached list. */
+  async branches(): Promise<RefSnapshot> {
+    return this.exists() ? snapshotOf(await this.listBranches(), branchEntry) : EMPTY_SNAPSHOT;
+  }
+
+  async tags(): Promise<RefSnapshot> {
+    return this.exists() ? snapshotOf(await this.listTags(), tagEntry) : EMPTY_SNAPSHOT;
+  }
+
+  /** Names of branches merged into the branch `target` (one git call per snapshot and target). */
+  async mergedBranches(target: string): Promise<Set<string>> {
+    const snap = await this.branches();
+    const head = snap.byName.get(target);
+    if (!head) return new Set();
+    let p = snap.merged.get(target);
+    if (!p) {
+      p = this.git(['for-each-ref', '--format=%(refname)', `--merged=${head.commit.id}`, 'refs/heads/']).then(({ stdout }) =>
+        new Set(stdout.toString('utf8').split('\n').filter(Boolean).map((r) => r.slice('refs/heads/'.length))));
+      snap.merged.set(target, p);
+      p.catch(() => snap.merged.delete(target));
+    }
+    return p;
+  }
+
+  /** A revision the caller named (branch, tag or full/short sha) to a commit sha; null when it names nothing. */
+  async resolveCommit(rev: string): Promise<string | null> {
+    if (!this.exists() || !isSafeRevision(rev) || rev.includes('..')) return null;
+    const sha = await this.revParse(`${rev}^{commit}`, [1, 128]);
+    return sha && isFullSha(sha) ? sha : null;
+  }
+
   /** The commit a branch, tag, sha or `rev~n` names, or null. */
   async resolveRef(ref: string): Promise<string | null> {
     return this.revParse(`${assertRevision(ref)}^{commit}`);
   }
 
-  private async revParse(rev: string): Promise<string | null> {
-    const r = await this.git(['rev-parse', '--verify', '--quiet', '--end-of-options', rev], { okExitCodes: [1] });
+  async revParse(rev: string, okExitCodes = [1]): Promise<string | null> {
+    const r = await this.git(['rev-parse', '--verify', '--quiet', '--end-of-options', rev], { okExitCodes });
     return r.code === 0 ? r.stdout.toString().trim() : null;
   }
 
-  /** Moves `ref` from `old` (null: must not exist) to `next`, retrying briefly while another writer holds the lock. */
-  private async updateRef(ref: string, next: string, old: string | null): Promise<void> {
+  /**
+   * Compare-and-swap: `expected` null means the ref must not exist yet; retried briefly while another writer holds
+   * the lock. Throws RefExistsError or RefMovedError only when the ref is found where the caller did not expect it
+   * (or a ref in its way exists); any other failure (a timeout, a broken object store) stays a GitError.
+   */
+  async updateRef(ref: string, next: string, expected: string | null): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.git(['update-ref', '--end-of-options', ref, next, old ?? zeroShaLike(next)]);
-        invalidateRefCache(this.path);
+        await this.git(['update-ref', '--no-deref', '--end-of-options', ref, next, expected ?? zeroShaLike(next)]);
         return;
       } catch (e) {
-        if (!(e instanceof GitError)) throw e;
-        const actual = await this.revParse(ref);
-        if (actual !== old) throw new RefMovedError(ref, old, actual);
-        if (attempt >= 4 || !/lock/i.test(e.stderr)) throw e;
+        const err = await this.refConflict(e, ref, expected);
+        if (err !== e || attempt >= 4 || !(e instanceof GitError) || !/lock/i.test(e.stderr)) throw err;
         await sleep(10 * (attempt + 1));
+      } finally {
+        invalidateRefCache(this.path);
       }
     }
+  }
+
+  /** The domain error for a failed ref update when the ref's current state explains it, else the failure itself. */
+  private async refConflict(e: unknown, ref: string, expected: string | null): Promise<unknown> {
+    if (!(e instanceof GitError) || e.reason !== 'exit') return e;
+    // A ref in the way ("refs/heads/a/b" exists, so "refs/heads/a" cannot; or the reverse).
+    if (expected === null && /' exists; cannot create '/.test(e.stderr)) return new RefExistsError(ref);
+    let actual: string | null;
+    try {
+      actual = await this.revParse(ref);
+    } catch {
+      return e;
+    }
+    if (actual === expected) return e;
+    return expected === null ? new RefExistsError(ref) : new RefMovedError(ref, expected, actual);
   }
 
   async createBranch(name: string, ref: string): Promise<Branch> {
@@ -455,9 +412,7 @@ export class Repository {
     const sha = await this.resolveRef(ref);
     if (!sha) throw new RefNotFoundError(ref);
     const full = `refs/heads/${name}`;
-    await this.updateRef(full, sha, null).catch((e) => {
-      throw e instanceof RefMovedError ? new RefExistsError(full) : e;
-    });
+    await this.updateRef(full, sha, null);
     const commit = (await this.getCommit(sha))!;
     return { name, sha, commit };
   }
@@ -471,15 +426,12 @@ export class Repository {
     const old = expectedOld ?? (await this.revParse(fullRef));
     if (!old) throw new RefNotFoundError(fullRef);
     try {
-      await this.git(['update-ref', '-d', '--end-of-options', fullRef, old]);
+      await this.git(['update-ref', '--no-deref', '-d', '--end-of-options', fullRef, old]);
     } catch (e) {
-      if (!(e instanceof GitError)) throw e;
-      const actual = await this.revParse(fullRef);
-      if (actual === null) throw new RefNotFoundError(fullRef);
-      if (actual !== old) throw new RefMovedError(fullRef, old, actual);
-      throw e;
+      throw await this.refConflict(e, fullRef, old);
+    } finally {
+      invalidateRefCache(this.path);
     }
-    invalidateRefCache(this.path);
     return old;
   }
 
@@ -506,9 +458,7 @@ export class Repository {
       target = (await this.git(['mktag'], { input: body })).stdout.toString().trim();
     }
     const full = `refs/tags/${name}`;
-    await this.updateRef(full, target, null).catch((e) => {
-      throw e instanceof RefMovedError ? new RefExistsError(full) : e;
-    });
+    await this.updateRef(full, target, null);
     return (await this.getTag(name))!;
   }
 
@@ -630,6 +580,33 @@ export class Repository {
     return r.code === 0 ? r.stdout.toString().trim() : null;
   }
 
+  async commit(sha: string): Promise<CommitInfo | null> {
+    const list = await this.history({ ref: sha, limit: 1, noWalk: true });
+    return list[0] ?? null;
+  }
+
+  /** History in the API's shape (datetimes with milliseconds); `since`/`until` in epoch milliseconds. */
+  async history(o: { ref: string; path?: string; since?: number; until?: number; skip?: number; limit: number; noWalk?: boolean; firstParent?: boolean; all?: boolean }): Promise<CommitInfo[]> {
+    if (!this.exists()) return [];
+    const args = ['log', `--format=${LOG_FORMAT}`, `--max-count=${o.limit}`];
+    if (o.noWalk) args.push('--no-walk');
+    if (o.skip) args.push(`--skip=${o.skip}`);
+    if (o.since !== undefined) args.push(`--since=@${Math.floor(o.since / 1000)}`);
+    if (o.until !== undefined) args.push(`--until=@${Math.floor(o.until / 1000)}`);
+    if (o.firstParent) args.push('--first-parent');
+    if (o.all) args.push('--all');
+    else args.push('--end-of-options', o.ref);
+    args.push('--');
+    if (o.path) args.push(o.path);
+    const { stdout } = await this.git(args);
+    return parseLog(stdout).map(withMillisDates);
+  }
+
+  async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    const r = await this.git(['merge-base', '--is-ancestor', ancestor, descendant], { okExitCodes: [1] });
+    return r.code === 0;
+  }
+
   /** Trailers of a message (key → last value), parsed by git as for stored commits. */
   trailers(message: string): Promise<Record<string, string>> {
     return parseTrailers(message);
@@ -640,152 +617,48 @@ export class Repository {
    * written as a tree, and the branch moves by compare-and-swap from the parent it was built on, so a concurrent
    * writer makes this fail with RefMovedError instead of losing a commit.
    */
-  async createCommit(o: CreateCommitOptions): Promise<CreateCommitResult> {
-    if (!isValidBranchName(o.branch)) throw new InvalidRefNameError(o.branch);
-    if (o.startBranch !== undefined && !isValidBranchName(o.startBranch)) throw new InvalidRefNameError(o.startBranch);
-    if (o.startSha !== undefined) assertRevision(o.startSha);
-    if (!Array.isArray(o.actions) || o.actions.length === 0) throw new InvalidInputError('actions', 'none given');
-    if (typeof o.message !== 'string' || o.message.includes('\0')) throw new InvalidInputError('message');
-    const author = checkIdentity(o.author, 'author');
-    const committer = checkIdentity(o.committer ?? o.author, 'committer');
-    const env = {
-      GIT_AUTHOR_NAME: author.name,
-      GIT_AUTHOR_EMAIL: author.email,
-      GIT_AUTHOR_DATE: gitDate(author.date),
-      GIT_COMMITTER_NAME: committer.name,
-      GIT_COMMITTER_EMAIL: committer.email,
-      GIT_COMMITTER_DATE: gitDate(committer.date ?? (o.committer ? undefined : author.date)),
-    };
-
-    const ref = `refs/heads/${o.branch}`;
-    const current = await this.revParse(ref);
-    if (o.expectedOldSha !== undefined && o.expectedOldSha !== current) {
-      throw new RefMovedError(ref, o.expectedOldSha, current);
-    }
-    const start = o.startSha ?? (o.startBranch !== undefined && o.startBranch !== o.branch ? `refs/heads/${o.startBranch}` : undefined);
-    let parent: string | null;
-    if (start !== undefined) {
-      if (current && !o.force) throw new RefExistsError(ref);
-      parent = await this.revParse(`${start}^{commit}`);
-      if (!parent) throw new StartRefMissingError(o.startSha ?? o.startBranch!);
-    } else {
-      parent = current;
-      // Only the first commit of an empty repository may start from nothing.
-      if (!parent && !(await this.isEmpty())) throw new StartRefMissingError(o.branch);
-    }
-
-    const dir = await mkdtemp(join(tmpdir(), 'bellows-commit-'));
-    try {
-      const indexEnv = { GIT_INDEX_FILE: join(dir, 'index') };
-      const changes = await this.planChanges(parent, o.actions);
-      const blobs = changes.filter((c): c is PlannedWrite => c.kind === 'write' && c.content !== undefined);
-      if (parent) await this.git(['read-tree', parent], { env: indexEnv });
-      if (blobs.length > 0) {
-        const files = await Promise.all(
-          blobs.map(async (b, i) => {
-            const file = join(dir, `blob-${i}`);
-            await writeFile(file, b.content!);
-            return file;
-          }),
-        );
-        // --no-filters: store the bytes given, whatever attributes say.
-        const out = await this.git(['hash-object', '-w', '--no-filters', '--stdin-paths'], { input: files.join('\n') + '\n' });
-        out.stdout.toString().trim().split('\n').forEach((id, i) => (blobs[i].id = id));
-      }
-      const zero = zeroShaLike(parent ?? SHA1_ZERO); // removals only happen when there is a parent
-      // Removals first so a file may take the place of a directory emptied in the same commit.
-      const records = [
-        ...changes.filter((c) => c.kind === 'remove').map((c) => `0 ${zero}\t${c.path}\0`),
-        ...changes.filter((c): c is PlannedWrite => c.kind === 'write').map((c) => `${c.mode} ${c.id}\t${c.path}\0`),
-      ];
-      await this.git(['update-index', '-z', '--index-info'], { env: indexEnv, input: records.join('') });
-      const tree = (await this.git(['write-tree'], { env: indexEnv })).stdout.toString().trim();
-      const commitArgs = ['commit-tree', tree, ...(parent ? ['-p', parent] : [])];
-      const sha = (await this.git(commitArgs, { env, input: o.message })).stdout.toString().trim();
-      await this.updateRef(ref, sha, current);
-      return { sha, treeSha: tree, parentSha: parent, branchCreated: current === null };
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+  createCommit(o: CreateCommitOptions): Promise<CreateCommitResult> {
+    return writeCommit(this, o);
   }
 
-  /**
-   * Checks the actions in order against the parent tree (one ls-tree of just the touched paths and their
-   * directories) and returns the final index edits. `update-index --index-info` silently replaces a file by a
-   * directory and the reverse, so every such conflict must be caught here.
-   */
-  private async planChanges(parent: string | null, actions: CommitAction[]): Promise<PlannedChange[]> {
-    const steps = actions.map((a) => ({ a, path: filePath(a.file_path), prev: a.action === 'move' ? filePath(a.previous_path) : undefined }));
-    // Path -> entry as the actions go; null once removed. Starts from the parent's entries for the touched paths.
-    const state = new Map<string, Entry | null>();
-    if (parent) {
-      const lookups = new Set(steps.flatMap(({ path, prev }) => [path, ...ancestors(path), ...(prev ? [prev, ...ancestors(prev)] : [])]));
-      // -t also lists the directories ls-tree walks through; the environment makes the paths literal.
-      const { stdout } = await this.git(['ls-tree', '-z', '-t', '--full-tree', parent, '--', ...lookups]);
-      for (const rec of stdout.toString('utf8').split('\0')) {
-        const m = /^(\d+) (\w+) ([0-9a-f]+)\t(.*)$/s.exec(rec);
-        if (m) state.set(m[4], { mode: m[1], type: m[2], id: m[3] });
-      }
-    }
-    const touched = new Set<string>();
-    const newDirs = new Set<string>();
-    const get = (p: string) => state.get(p) ?? null;
-    const isFile = (p: string) => get(p)?.type === 'blob';
-    const taken = (p: string) =>
-      get(p) !== null || newDirs.has(p) || ancestors(p).some((d) => (get(d)?.type ?? 'tree') !== 'tree');
-    const put = (p: string, e: Entry) => {
-      state.set(p, e);
-      touched.add(p);
-      for (const d of ancestors(p)) newDirs.add(d);
-    };
-    const drop = (p: string) => {
-      state.set(p, null);
-      touched.add(p);
-    };
-    const mode = (executable: boolean | undefined, old = MODE_FILE) =>
-      executable === undefined ? old : executable ? MODE_EXEC : MODE_FILE;
-    const blob = (content: Buffer | string | undefined): Entry => ({ mode: MODE_FILE, type: 'blob', content: Buffer.from(content ?? '') });
-
-    for (const { a, path, prev } of steps) {
-      const old = get(path);
-      switch (a.action) {
-        case 'create':
-          if (taken(path)) throw new FileExistsError(path);
-          put(path, { ...blob(a.content), mode: mode(a.executable) });
-          break;
-        case 'update':
-          if (!isFile(path)) throw new FileNotFoundError(path);
-          put(path, { ...blob(a.content), mode: mode(a.executable, old!.mode) });
-          break;
-        case 'delete':
-          if (!isFile(path)) throw new FileNotFoundError(path);
-          drop(path);
-          break;
-        case 'move': {
-          if (!isFile(prev!)) throw new FileNotFoundError(prev!);
-          const from = get(prev!)!;
-          drop(prev!);
-          if (taken(path)) throw new FileExistsError(path);
-          const body = a.content === undefined ? from : blob(a.content);
-          put(path, { ...body, mode: mode(a.executable, from.mode) });
-          break;
-        }
-        case 'chmod':
-          if (!isFile(path)) throw new FileNotFoundError(path);
-          if (typeof a.executable !== 'boolean') throw new InvalidInputError('executable', path);
-          put(path, { ...old!, mode: mode(a.executable) });
-          break;
-        default:
-          throw new InvalidInputError('action', String((a as { action: unknown }).action));
-      }
-    }
-    return [...touched].map((path): PlannedChange => {
-      const e = get(path);
-      return e ? { kind: 'write', path, mode: e.mode, id: e.id, content: e.content } : { kind: 'remove', path };
-    });
+  /** The last commit reachable from `commit` that touched `path`. */
+  async lastCommitFor(commit: string, path: string): Promise<string | null> {
+    const { stdout } = await this.git(['log', '--format=%H', '--max-count=1', '--end-of-options', commit, '--', path]);
+    return stdout.toString().trim() || null;
   }
 
   // ----- trees and blobs ---------------------------------------------------------------------------------------
+
+  async tree(commit: string, path: string | null, recursive: boolean): Promise<Omit<TreeEntry, 'size'>[] | null> {
+    const spec = path ? `${commit}:${path}` : `${commit}^{tree}`;
+    const t = await this.git(['cat-file', '-t', spec], { okExitCodes: [128] });
+    if (t.code !== 0 || t.stdout.toString().trim() !== 'tree') return null;
+    const args = ['ls-tree', '-z', ...(recursive ? ['-r', '-t'] : []), '--end-of-options', spec];
+    const { stdout } = await this.git(args);
+    const out: Omit<TreeEntry, 'size'>[] = [];
+    for (const line of stdout.toString('utf8').split('\0')) {
+      if (!line) continue;
+      const tab = line.indexOf('\t');
+      const [mode, type, id] = line.slice(0, tab).split(' ');
+      const rel = line.slice(tab + 1);
+      const full = path ? `${path}/${rel}` : rel;
+      out.push({ id, name: rel.split('/').pop()!, type: type as TreeEntry['type'], path: full, mode });
+    }
+    return out;
+  }
+
+  /** The blob at `path` in `commit`: its sha, mode and content, or null. */
+  async blob(commit: string, path: string): Promise<{ id: string; mode: string; size: number; content: Buffer } | null> {
+    const r = await this.git(['ls-tree', '-z', '--end-of-options', commit, '--', path], { okExitCodes: [128] });
+    if (r.code !== 0) return null;
+    const line = r.stdout.toString('utf8').split('\0').find((l) => l && l.slice(l.indexOf('\t') + 1) === path);
+    if (!line) return null;
+    const [mode, type, id] = line.slice(0, line.indexOf('\t')).split(' ');
+    if (type !== 'blob') return null;
+    const content = (await this.git(['cat-file', 'blob', id])).stdout;
+    return { id, mode, size: content.length, content };
+  }
+
 
   /** Entries of the directory at `path` (recursive: everything below it, directories included), or null. */
   async readTree(ref: string, path = '', opts: { recursive?: boolean } = {}): Promise<TreeEntry[] | null> {
@@ -916,10 +789,16 @@ export class Repository {
     return matches;
   }
 
+  /** Changed files with their patches in one git call, as the compare API shows them. */
+  async compareDiff(from: string, to: string): Promise<DiffEntry[]> {
+    const { stdout } = await this.git(['diff', '--no-color', '--no-ext-diff', '-M', '--full-index', '--raw', '-p', '-z', '--end-of-options', from, to, '--'], { maxBuffer: 32 * 1024 * 1024 });
+    return parseRawPatch(stdout.toString('utf8'));
+  }
+
   // ----- statistics ------------------------------------------------------------------------------------------
 
   async isEmpty(): Promise<boolean> {
-    const cached = refCache.get(this.path)?.get('branches') as Promise<readonly Branch[]> | undefined;
+    const cached = peekRefCache<Promise<readonly Branch[]>>(this.path, 'branches');
     if (cached) return (await cached).length === 0;
     const { stdout } = await this.git(['for-each-ref', '--count=1', '--format=x', 'refs/heads/']);
     return stdout.length === 0;
@@ -958,20 +837,37 @@ export class Repository {
   }
 }
 
-/** A tree entry while planning a commit: from the parent (id known) or new (content to hash). */
-interface Entry {
-  mode: string;
-  type: string;
-  id?: string;
-  content?: Buffer;
+/**
+ * Parses `git diff --raw -p -z`: first the raw records (":a_mode b_mode a b status\0path\0[path\0]"), then the
+ * patch text, split on "diff --git" headers in the same order.
+ */
+function parseRawPatch(text: string): DiffEntry[] {
+  const entries: DiffEntry[] = [];
+  let i = 0;
+  while (text[i] === ':') {
+    const end = text.indexOf('\0', i);
+    const [aMode, bMode, , , status] = text.slice(i + 1, end).split(' ');
+    i = end + 1;
+    const p1End = text.indexOf('\0', i);
+    const p1 = text.slice(i, p1End);
+    i = p1End + 1;
+    let p2 = p1;
+    if (status.startsWith('R') || status.startsWith('C')) {
+      const p2End = text.indexOf('\0', i);
+      p2 = text.slice(i, p2End);
+      i = p2End + 1;
+    }
+    entries.push({
+      old_path: p1, new_path: p2, a_mode: aMode, b_mode: bMode,
+      new_file: status === 'A', renamed_file: status.startsWith('R'), deleted_file: status === 'D', diff: '',
+    });
+  }
+  const patch = text.slice(i).replace(/^\0/, '').replace(/^\n/, '');
+  const chunks = patch.split(/^diff --git .*\n/m).slice(1);
+  chunks.forEach((c, k) => {
+    if (!entries[k]) return;
+    const at = c.search(/^(@@|Binary files)/m);
+    entries[k].diff = at >= 0 ? c.slice(at) : '';
+  });
+  return entries;
 }
-
-interface PlannedWrite {
-  kind: 'write';
-  path: string;
-  mode: string;
-  /** Set once known: an existing blob, or after hashing `content`. */
-  id?: string;
-  content?: Buffer;
-}
-type PlannedChange = PlannedWrite | { kind: 'remove'; path: string };

@@ -13,7 +13,7 @@ import { anonymous, type Actor } from '../../http/auth.ts';
 import { checkSignIn } from '../../platform/sign-in.ts';
 import { ForbiddenError, InvalidTokenError, UnauthorizedError } from '../../platform/errors.ts';
 import { AccessLevel, type ProjectRow } from '../../platform/membership.ts';
-import type { ProjectRepository } from '../../platform/git/project-repository.ts';
+import type { Repository } from '../../platform/git/repository.ts';
 import { loadBranchRules, loadTagRules, type Caller } from '../repository/protection.ts';
 import { afterRefsChanged, defaultBranchOf, repoFor } from '../repository/repository.common.ts';
 import { decidePush, MESSAGES } from './push-policy.ts';
@@ -30,7 +30,7 @@ const RPC_TIMEOUT_MS = 30 * 60 * 1000;
 
 interface Target {
   project: ProjectRow;
-  repo: ProjectRepository;
+  repo: Repository;
   actor: Actor;
   caller: Caller;
 }

@@ -4,7 +4,7 @@ import RE2 from 're2';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { AccessLevel } from '../../platform/membership.ts';
-import type { ProjectRepository, RefEntry, RefSnapshot } from '../../platform/git/project-repository.ts';
+import type { Repository, RefEntry, RefSnapshot } from '../../platform/git/repository.ts';
 import { isValidBranchName } from '../../platform/git/refs.ts';
 import { RefExistsError, RefMovedError } from '../../platform/git/errors.ts';
 import { NotFoundError, ParamError, RuleError } from '../../platform/errors.ts';
@@ -84,11 +84,11 @@ export interface BranchView {
 
 /** Everything the presenter needs for a page of branches: one merged-set lookup and the rules, whatever the page size. */
 export async function describeBranches(
-  deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, entries: RefEntry[], caller: Caller, rules?: BranchRule[],
+  deps: ServiceDeps, project: ProjectRow, repo: Repository, entries: RefEntry[], caller: Caller, rules?: BranchRule[],
 ): Promise<BranchView[]> {
   if (entries.length === 0) return [];
   const [allRules, def] = await Promise.all([rules ?? cachedBranchRules(deps, project.id), defaultBranchOf(project, repo)]);
-  const merged = def ? await repo.mergedInto(def) : new Set<string>();
+  const merged = def ? await repo.mergedBranches(def) : new Set<string>();
   return Promise.all(entries.map(async (entry) => {
     const m = matching(allRules, entry.name);
     return {
@@ -107,7 +107,7 @@ export function assertBranchName(name: string): void {
   if (!isValidBranchName(name)) throw new RuleError('bad_request', 'The branch refname is invalid');
 }
 
-export async function findBranch(repo: ProjectRepository, name: string): Promise<RefEntry> {
+export async function findBranch(repo: Repository, name: string): Promise<RefEntry> {
   assertBranchName(name);
   const snap = await repo.branches();
   const b = snap.byName.get(name);
@@ -116,7 +116,7 @@ export async function findBranch(repo: ProjectRepository, name: string): Promise
 }
 
 /** POST /repository/branches: `ref` is a branch name or a commit sha (tags and other revisions resolve too). */
-export async function createBranch(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, caller: Caller, name: string, ref: string): Promise<RefEntry> {
+export async function createBranch(deps: ServiceDeps, project: ProjectRow, repo: Repository, caller: Caller, name: string, ref: string): Promise<RefEntry> {
   if (!ref || ref.trim() === '') throw new RuleError('bad_request', 'Ref is missing');
   assertRefLength(ref);
   if (!isValidBranchName(name)) throw new RuleError('bad_request', 'Branch name is invalid');
@@ -142,7 +142,7 @@ export async function createBranch(deps: ServiceDeps, project: ProjectRow, repo:
 }
 
 /** The refusals of the reference's DeleteService and pre-receive checks, in its words. */
-export async function deleteBranch(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, caller: Caller, entry: RefEntry): Promise<void> {
+export async function deleteBranch(deps: ServiceDeps, project: ProjectRow, repo: Repository, caller: Caller, entry: RefEntry): Promise<void> {
   if (caller.level < AccessLevel.DEVELOPER) throw new RuleError('not_allowed', 'You dont have push access to repo');
   const def = await defaultBranchOf(project, repo);
   if (entry.name === def) throw new RuleError('bad_request', 'The default branch of a project cannot be deleted.');
@@ -163,10 +163,10 @@ export async function deleteBranch(deps: ServiceDeps, project: ProjectRow, repo:
  * Deletes every branch merged into the default branch except the default branch itself and protected ones.
  * Each deletion is a compare-and-swap on the sha that was found merged, so a branch moved meanwhile stays.
  */
-export async function deleteMergedBranches(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository): Promise<string[]> {
+export async function deleteMergedBranches(deps: ServiceDeps, project: ProjectRow, repo: Repository): Promise<string[]> {
   const def = await defaultBranchOf(project, repo);
   if (!def) return [];
-  const [snap, merged, rules] = await Promise.all([repo.branches(), repo.mergedInto(def), loadBranchRules(deps.db, project.id)]);
+  const [snap, merged, rules] = await Promise.all([repo.branches(), repo.mergedBranches(def), loadBranchRules(deps.db, project.id)]);
   const doomed = snap.list.filter((b) => b.name !== def && merged.has(b.name) && matching(rules, b.name).length === 0);
   if (doomed.length === 0) return [];
   // One atomic transaction for all; if any branch moved meanwhile, fall back to one compare-and-swap each.

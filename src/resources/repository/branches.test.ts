@@ -6,7 +6,7 @@ import { makeProject, reloadProject, roleUsers, type RoleUsers } from './testing
 import type { ProjectRow } from '../../platform/membership.ts';
 import { settleBackgroundJobs } from './branches.routes.ts';
 import { repoFor } from './repository.common.ts';
-import { refReadCount } from '../../platform/git/project-repository.ts';
+import { refReadCount } from '../../platform/git/repository.ts';
 import { configureGit } from '../../platform/git/command.ts';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -4,7 +4,7 @@ import { announceCacheVoid } from '../../platform/cache-bus.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Config } from '../../config/index.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
-import { ProjectRepository, invalidateRefs } from '../../platform/git/project-repository.ts';
+import { Repository, invalidateRefCache } from '../../platform/git/repository.ts';
 import { MAX_REF_LENGTH } from '../../platform/git/refs.ts';
 import { NotFoundError, RuleError } from '../../platform/errors.ts';
 import type { ProjectContext } from '../../http/access.ts';
@@ -13,8 +13,8 @@ import type { Caller } from './protection.ts';
 import { refreshRepositoryFacts } from '../projects/projects.service.ts';
 import { repositoryPath } from '../projects/repository.ts';
 
-export function repoFor(config: Config, project: Pick<ProjectRow, 'id' | 'repository_storage'>): ProjectRepository {
-  return new ProjectRepository(repositoryPath(config, project.repository_storage, project.id));
+export function repoFor(config: Config, project: Pick<ProjectRow, 'id' | 'repository_storage'>): Repository {
+  return new Repository(repositoryPath(config, project.repository_storage, project.id));
 }
 
 export function callerOf(ctx: ProjectContext, actor: Actor): Caller {
@@ -22,9 +22,9 @@ export function callerOf(ctx: ProjectContext, actor: Actor): Caller {
 }
 
 /** The branch the API treats as default: the project's setting, else the repository's HEAD. */
-export async function defaultBranchOf(project: ProjectRow, repo: ProjectRepository): Promise<string | null> {
+export async function defaultBranchOf(project: ProjectRow, repo: Repository): Promise<string | null> {
   if (project.default_branch) return project.default_branch;
-  return repo.headBranch();
+  return repo.defaultBranch();
 }
 
 /**
@@ -35,8 +35,8 @@ export async function defaultBranchOf(project: ProjectRow, repo: ProjectReposito
  * `changedRefs` names the full refs that moved when the caller knows them; the repository facts the project
  * keeps (statistics, languages, README) are read again only when the default branch may have moved.
  */
-export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, changedRefs?: string[]): Promise<void> {
-  invalidateRefs(repo.path);
+export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, repo: Repository, changedRefs?: string[]): Promise<void> {
+  invalidateRefCache(repo.path);
   const patch: Partial<Record<'last_activity_at' | 'empty_repo' | 'default_branch', number | string | null>> = { last_activity_at: deps.clock.now() };
   // A project with branches and a default branch needs no git call here: pushes stay cheap on large repositories.
   if (project.empty_repo || !project.default_branch) {
@@ -46,10 +46,10 @@ export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, r
     if (empty !== project.empty_repo) patch.empty_repo = empty;
     // The first push picks the default branch when the configured one was not pushed.
     if (names.size > 0 && (!project.default_branch || (project.empty_repo && !names.has(project.default_branch)))) {
-      const head = await repo.headBranch();
+      const head = await repo.defaultBranch();
       const pick = head && names.has(head) ? head : names.has('main') ? 'main' : names.has('master') ? 'master' : [...names].sort()[0];
       patch.default_branch = pick;
-      if (head !== pick) await repo.setHead(pick);
+      if (head !== pick) await repo.setDefaultBranch(pick);
     }
   }
   await deps.db.updateTable('projects').set(patch as any).where('id', '=', project.id).execute();

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../../config/index.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
-import type { CommitInfo, DiffEntry, RefEntry } from '../../platform/git/project-repository.ts';
+import type { CommitInfo, DiffEntry, RefEntry } from '../../platform/git/repository.ts';
 import { ACCESS_DESCRIPTIONS, type AccessEntry, type BranchRule, type TagRule } from './protection.ts';
 import type { BranchView } from './branches.service.ts';
 import type { Comparison } from './repository.service.ts';

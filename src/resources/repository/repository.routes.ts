@@ -7,7 +7,7 @@ import { paginateArray, pageParams, setOffsetHeaders } from '../../http/paginati
 import { parseDateTime } from '../../http/params.ts';
 import { contentDisposition } from '../../http/content-disposition.ts';
 import { MissingParamError, NotFoundError } from '../../platform/errors.ts';
-import type { FileAction } from '../../platform/git/project-repository.ts';
+import type { CommitAction } from '../../platform/git/commit-writer.ts';
 import { requireUser } from '../../http/auth.ts';
 import { matching, loadTagRules } from './protection.ts';
 import { callerOf, defaultBranchOf, repoFor } from './repository.common.ts';
@@ -53,7 +53,7 @@ const ActionSchema = Type.Object({
   execute_filemode: Opt(Bool()),
 }, { additionalProperties: true });
 
-function toActions(list: Array<Record<string, any>>): FileAction[] {
+function toActions(list: Array<Record<string, any>>): CommitAction[] {
   return list.map((a, i) => {
     const path = filePath(a.file_path, `actions[${i}][file_path]`);
     const body = () => {
@@ -81,7 +81,7 @@ async function writeFile(req: ApiRequest<any>, action: 'create' | 'update') {
   const user = requireUser(req.actor);
   const path = filePath(req.input.file_path);
   const i = req.input;
-  const fileAction: FileAction = action === 'create'
+  const fileAction: CommitAction = action === 'create'
     ? { action, file_path: path, content: content(i.content, i.encoding), executable: i.execute_filemode }
     : { action, file_path: path, content: content(i.content, i.encoding), executable: i.execute_filemode, last_commit_id: i.last_commit_id };
   await commitFiles(req.server, ctx.project, repo, callerOf(ctx, req.actor), user, {
@@ -214,7 +214,7 @@ export const repositoryRoutes: RouteDef<any>[] = [
       const path = i.path ? filePath(i.path, 'path') : undefined;
       const since = i.since ? parseDateTime(i.since)! : undefined;
       const until = i.until ? parseDateTime(i.until)! : undefined;
-      const list = await repo.log({ ref: commit ?? 'HEAD', all: !!i.all, path, since, until, skip: (p.page - 1) * p.perPage, limit: p.perPage + 1, firstParent: !!i.first_parent });
+      const list = await repo.history({ ref: commit ?? 'HEAD', all: !!i.all, path, since, until, skip: (p.page - 1) * p.perPage, limit: p.perPage + 1, firstParent: !!i.first_parent });
       const hasNext = list.length > p.perPage;
       if (hasNext) list.pop();
       // The total needs one more walk; it is capped like every other count.

@@ -4,11 +4,12 @@ import type { ProjectRow } from '../../platform/membership.ts';
 import type { UserRow } from '../../http/auth.ts';
 import { NotFoundError, RuleError } from '../../platform/errors.ts';
 import {
-  FileExistsError, FileNotFoundError, RefExistsError, RefMovedError, StaleFileError,
+  FileExistsError, FileNotFoundError, RefExistsError, RefMovedError, StaleFileError, StartRefMissingError,
 } from '../../platform/git/errors.ts';
 import {
-  normalisePath, serialised, type Identity, type CommitInfo, type DiffEntry, type FileAction, type ProjectRepository, type RefEntry,
-} from '../../platform/git/project-repository.ts';
+  normalisePath, type CommitInfo, type DiffEntry, type Identity, type Repository, type RefEntry,
+} from '../../platform/git/repository.ts';
+import { serialised, type CommitAction } from '../../platform/git/commit-writer.ts';
 import { isValidBranchName, isValidTagName } from '../../platform/git/refs.ts';
 import { canCreateTag, canPushBranch, loadBranchRules, loadTagRules, matching, type Caller } from './protection.ts';
 import { afterRefsChanged, assertRefLength, defaultBranchOf } from './repository.common.ts';
@@ -22,7 +23,7 @@ export function filePath(p: string, param = 'file_path'): string {
   return n;
 }
 
-export async function resolveRef(repo: ProjectRepository, project: ProjectRow, ref: string | undefined): Promise<string | null> {
+export async function resolveRef(repo: Repository, project: ProjectRow, ref: string | undefined): Promise<string | null> {
   const name = ref ?? (await defaultBranchOf(project, repo));
   if (!name) return null;
   const snap = await repo.branches();
@@ -38,7 +39,7 @@ export interface CommitRequest {
   commit_message: string;
   author_email?: string;
   author_name?: string;
-  actions: FileAction[];
+  actions: CommitAction[];
 }
 
 /**
@@ -46,19 +47,19 @@ export interface CommitRequest {
  * repository) when it does not exist. A concurrent writer moving the branch meanwhile makes the commit rebuild on
  * the new head; the actions are checked again against it.
  */
-export async function commitFiles(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, caller: Caller, user: UserRow, req: CommitRequest): Promise<string> {
+export async function commitFiles(deps: ServiceDeps, project: ProjectRow, repo: Repository, caller: Caller, user: UserRow, req: CommitRequest): Promise<string> {
   if (project.repository_read_only) throw new RuleError('bad_request', READ_ONLY_TEXT);
   if (!isValidBranchName(req.branch)) throw new RuleError('bad_request', 'Branch name is invalid');
   const rules = await loadBranchRules(deps.db, project.id);
   if (!(await canPushBranch(deps.db, rules, req.branch, caller))) throw new RuleError('forbidden', '403 Forbidden - You are not allowed to push into this branch');
   if (req.start_branch && req.start_sha) throw new RuleError('bad_request', 'start_branch, start_sha are mutually exclusive');
-  const now = deps.clock.now();
-  const author = { name: req.author_name ?? user.name, email: req.author_email ?? user.email, time: now };
-  const committer = { name: user.name, email: user.email, time: now };
+  const date = new Date(deps.clock.now());
+  const author = { name: req.author_name ?? user.name, email: req.author_email ?? user.email, date };
+  const committer = { name: user.name, email: user.email, date };
   return serialised(repo.path, () => commitLoop(deps, project, repo, req, author, committer));
 }
 
-async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, req: CommitRequest, author: Identity, committer: Identity): Promise<string> {
+async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: Repository, req: CommitRequest, author: Identity, committer: Identity): Promise<string> {
   for (let attempt = 0; ; attempt++) {
     const snap = await repo.branches();
     const current = snap.byName.get(req.branch)?.commit.id ?? null;
@@ -75,14 +76,19 @@ async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: ProjectR
       }
     }
     try {
-      const sha = await repo.commitActions({ branch: req.branch, startSha: start, expected: current, message: req.commit_message, author, committer, actions: req.actions });
+      await repo.ensure(req.branch);
+      const { sha } = await repo.createCommit({
+        branch: req.branch, ...(!current && start ? { startSha: start } : {}), expectedOldSha: current,
+        message: req.commit_message, author, committer, actions: req.actions,
+      });
       await afterRefsChanged(deps, project, repo, [`refs/heads/${req.branch}`]);
       return sha;
     } catch (e) {
       if (e instanceof StaleFileError) throw new RuleError('bad_request', 'You are attempting to update a file that has changed since you started editing it.');
       if (e instanceof FileExistsError) throw new RuleError('bad_request', 'A file with this name already exists');
       if (e instanceof FileNotFoundError) throw new RuleError('bad_request', "A file with this name doesn't exist");
-      const moved = e instanceof RefMovedError || e instanceof RefExistsError;
+      // A branch that appeared meanwhile in an empty repository (StartRefMissingError) is a move like any other.
+      const moved = e instanceof RefMovedError || e instanceof RefExistsError || e instanceof StartRefMissingError;
       if (moved && attempt < 4) continue;
       if (moved) throw new RuleError('bad_request', 'The branch changed while the commit was written; try again.');
       throw e;
@@ -92,20 +98,20 @@ async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: ProjectR
 
 // ---- reads ----
 
-export async function fileAt(repo: ProjectRepository, commit: string, path: string) {
+export async function fileAt(repo: Repository, commit: string, path: string) {
   const blob = await repo.blob(commit, path);
   if (!blob) throw new NotFoundError('File');
   return blob;
 }
 
 /** A file at a commit, with the last commit that changed it. */
-export async function fileWithLastCommit(repo: ProjectRepository, commit: string, path: string) {
+export async function fileWithLastCommit(repo: Repository, commit: string, path: string) {
   const blob = await fileAt(repo, commit, path);
   const last = await repo.lastCommitFor(commit, path);
   return { blob, last };
 }
 
-export async function commitStats(repo: ProjectRepository, c: CommitInfo) {
+export async function commitStats(repo: Repository, c: CommitInfo) {
   const from = c.parent_ids[0] ?? '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
   const { stdout } = await repo.git(['diff', '--numstat', '-z', '--no-renames', from, c.id]);
   let additions = 0;
@@ -126,20 +132,20 @@ export interface Comparison {
   sameRef: boolean;
 }
 
-export async function compare(project: ProjectRow, repo: ProjectRepository, from: string, to: string, straight: boolean): Promise<Comparison> {
+export async function compare(project: ProjectRow, repo: Repository, from: string, to: string, straight: boolean): Promise<Comparison> {
   const [a, b] = await Promise.all([resolveRef(repo, project, from), resolveRef(repo, project, to)]);
   if (!a || !b) throw new NotFoundError('Ref');
   const base = straight ? a : (await repo.mergeBase(a, b)) ?? a;
   const { stdout } = await repo.git(['rev-list', '--reverse', '--max-count=1000', `${base}..${b}`]);
   const shas = stdout.toString().split('\n').filter(Boolean);
-  const commits: CommitInfo[] = shas.length ? (await repo.log({ ref: `${base}..${b}`, limit: 1000 })).reverse() : [];
-  const diffs = a === b ? [] : await repo.diff(base, b);
+  const commits: CommitInfo[] = shas.length ? (await repo.history({ ref: `${base}..${b}`, limit: 1000 })).reverse() : [];
+  const diffs = a === b ? [] : await repo.compareDiff(base, b);
   return { commits, diffs, sameRef: a === b };
 }
 
 // ---- tags ----
 
-export async function createTag(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, caller: Caller, user: UserRow, name: string, ref: string, message: string | undefined): Promise<RefEntry> {
+export async function createTag(deps: ServiceDeps, project: ProjectRow, repo: Repository, caller: Caller, user: UserRow, name: string, ref: string, message: string | undefined): Promise<RefEntry> {
   if (project.repository_read_only) throw new RuleError('bad_request', READ_ONLY_TEXT);
   if (!isValidTagName(name)) throw new RuleError('bad_request', 'Tag name invalid');
   const tags = await repo.tags();
@@ -150,7 +156,7 @@ export async function createTag(deps: ServiceDeps, project: ProjectRow, repo: Pr
   const target = await resolveRef(repo, project, ref);
   if (!target) throw new RuleError('bad_request', `Target ${ref} is invalid`);
   try {
-    await repo.createTag(name, target, message?.trim() ? message : null, { name: user.name, email: user.email, time: deps.clock.now() });
+    await repo.createTag(name, target, message?.trim() ? message : undefined, { name: user.name, email: user.email, date: new Date(deps.clock.now()) });
   } catch (e) {
     if (e instanceof RefExistsError) throw new RuleError('bad_request', `Tag ${name} already exists`);
     throw e;
@@ -161,7 +167,7 @@ export async function createTag(deps: ServiceDeps, project: ProjectRow, repo: Pr
   return created;
 }
 
-export async function deleteTag(deps: ServiceDeps, project: ProjectRow, repo: ProjectRepository, caller: Caller, name: string): Promise<void> {
+export async function deleteTag(deps: ServiceDeps, project: ProjectRow, repo: Repository, caller: Caller, name: string): Promise<void> {
   if (project.repository_read_only) throw new RuleError('bad_request', READ_ONLY_TEXT);
   const tags = await repo.tags();
   const tag = tags.byName.get(name);
