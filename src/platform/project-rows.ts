@@ -41,3 +41,21 @@ export async function liveProjectById(deps: ServiceDeps, id: number): Promise<Ro
   });
   return row && { ...row };
 }
+
+// The JSON `settings` column of a row, parsed once per row object. Not a read cache: rows are frozen and a changed
+// row is a new object, so the parse can never be stale; it lives exactly as long as the row it belongs to.
+const parsedSettings = new WeakMap<object, Readonly<Record<string, unknown>>>();
+
+/** The settings stored on a project row (an unreadable value counts as none). */
+export function storedSettings(p: { settings: string }): Readonly<Record<string, unknown>> {
+  let s = parsedSettings.get(p);
+  if (!s) {
+    try {
+      s = p.settings ? JSON.parse(p.settings) : {};
+    } catch {
+      s = {};
+    }
+    parsedSettings.set(p, s!);
+  }
+  return s!;
+}

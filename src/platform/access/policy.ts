@@ -1,3 +1,4 @@
+import { storedSettings } from '../project-rows.ts';
 import { AccessLevel, type NamespaceRow, type ProjectRow } from '../membership.ts';
 import type { Actor } from './actor.ts';
 
@@ -24,21 +25,10 @@ function featureMinimum(feature: ProjectFeature, project: Pick<ProjectRow, 'visi
 export type PolicyProject = Pick<ProjectRow, 'visibility_level' | 'archived' | 'repository_read_only' | 'settings'
   | 'repository_access_level' | 'issues_access_level' | 'merge_requests_access_level' | 'forking_access_level'>;
 
-const parsedSettings = new WeakMap<object, Record<string, unknown>>();
-function parseSettings(text: string): Record<string, unknown> {
-  try {
-    return text ? JSON.parse(text) : {};
-  } catch {
-    return {};
-  }
-}
-
 /** The stored level of a feature: a column for the filtered ones, a name in `settings` for the others (default enabled). */
 export function featureLevel(p: PolicyProject, feature: ProjectFeature): number {
   if (COLUMN_FEATURES.has(feature)) return p[`${feature}_access_level` as 'repository_access_level'];
-  let s = parsedSettings.get(p);
-  if (!s) parsedSettings.set(p, s = parseSettings(p.settings));
-  const name = s[`${feature}_access_level`];
+  const name = storedSettings(p)[`${feature}_access_level`];
   const stored = typeof name === 'string' ? FEATURE_LEVEL[name as FeatureLevelName] : undefined;
   return stored ?? (feature === 'pages' ? FEATURE_LEVEL.private : FEATURE_LEVEL.enabled);
 }

@@ -1,3 +1,4 @@
+import { storedSettings } from '../../platform/project-rows.ts';
 import type { Selectable, Transaction } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB, NamespacesTable, ProjectsTable } from '../../platform/db/schema.ts';
@@ -92,21 +93,9 @@ export const SETTING_DEFAULTS = {
 };
 export type ProjectSettings = typeof SETTING_DEFAULTS;
 
-const settingsCache = new WeakMap<object, ProjectSettings>();
-/** The project's settings with defaults for anything not stored (parsed once per row object). */
+/** The project's settings with defaults for anything not stored. */
 export function settingsOf(p: Pick<Project, 'settings'>): ProjectSettings {
-  let s = settingsCache.get(p);
-  if (!s) {
-    let stored: Record<string, unknown> = {};
-    try {
-      stored = p.settings ? JSON.parse(p.settings) : {};
-    } catch {
-      stored = {};
-    }
-    s = { ...SETTING_DEFAULTS, ...stored } as ProjectSettings;
-    settingsCache.set(p, s);
-  }
-  return s;
+  return { ...SETTING_DEFAULTS, ...storedSettings(p) } as ProjectSettings;
 }
 
 // ---------------------------------------------------------------------------------------------
