@@ -286,9 +286,11 @@ export interface FeatureFlagUserListsTable {
   updated_at: number;
 }
 
-export interface FeatureFlagUserListIidsTable {
-  project_id: number;
-  last_iid: number;
+/** The last iid handed out per (usage, owner): never reused, even after the newest record is deleted. */
+export interface InternalIdsTable {
+  usage: string; // issues | milestones | feature_flag_user_lists | ...
+  owner_id: number; // the project or group the iids are counted in
+  last_value: number;
 }
 
 export interface ResourceBotsTable {
@@ -458,6 +460,190 @@ export interface ProtectedTagCreateAccessLevelsTable {
   created_at: number;
 }
 
+// Planning (0011_planning). Polymorphic targets are (`*_type`, `*_id`) with the reference's class names as types.
+// Dates without a time are epoch ms of 00:00 UTC of the day.
+
+export interface LabelsTable {
+  id: Generated<number>;
+  title: string;
+  color: string;
+  description: string | null;
+  project_id: number | null;
+  group_id: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface LabelPrioritiesTable {
+  project_id: number;
+  label_id: number;
+  priority: number;
+}
+
+export interface MilestonesTable {
+  id: Generated<number>;
+  iid: number;
+  project_id: number | null;
+  group_id: number | null;
+  title: string;
+  description: string | null;
+  state: Generated<string>; // active | closed
+  start_date: number | null;
+  due_date: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface IterationCadencesTable {
+  id: Generated<number>;
+  group_id: number;
+  title: string;
+  description: string | null;
+  automatic: Generated<number>;
+  start_date: number | null;
+  duration_in_weeks: number | null;
+  iterations_in_advance: number | null;
+  roll_over: Generated<number>;
+  last_run_date: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface IterationsTable {
+  id: Generated<number>;
+  iid: number;
+  group_id: number;
+  cadence_id: number;
+  sequence: number;
+  title: string | null;
+  description: string | null;
+  start_date: number;
+  due_date: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface IssuesTable {
+  id: Generated<number>;
+  project_id: number;
+  iid: number;
+  title: string;
+  description: string | null;
+  state: Generated<string>; // opened | closed
+  issue_type: Generated<string>;
+  author_id: number | null;
+  closed_by_id: number | null;
+  closed_at: number | null;
+  milestone_id: number | null;
+  iteration_id: number | null;
+  confidential: Generated<number>;
+  discussion_locked: number | null;
+  due_date: number | null;
+  weight: number | null;
+  time_estimate: Generated<number>;
+  relative_position: number | null;
+  moved_to_id: number | null;
+  duplicated_to_id: number | null;
+  last_edited_at: number | null;
+  last_edited_by_id: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface IssueAssigneesTable {
+  issue_id: number;
+  user_id: number;
+}
+
+export interface LabelLinksTable {
+  label_id: number;
+  target_type: string;
+  target_id: number;
+  created_at: number;
+}
+
+export interface NotesTable {
+  id: Generated<number>;
+  noteable_type: string;
+  noteable_id: number;
+  project_id: number | null;
+  author_id: number | null;
+  body: string;
+  type: string | null; // null | DiscussionNote | DiffNote
+  system: Generated<number>;
+  internal: Generated<number>;
+  discussion_id: string;
+  position: string | null;
+  commit_id: string | null;
+  resolvable: Generated<number>;
+  resolved_at: number | null;
+  resolved_by_id: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AwardEmojiTable {
+  id: Generated<number>;
+  name: string;
+  user_id: number;
+  awardable_type: string;
+  awardable_id: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SubscriptionsTable {
+  id: Generated<number>;
+  user_id: number;
+  subscribable_type: string;
+  subscribable_id: number;
+  project_id: number | null;
+  subscribed: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TimelogsTable {
+  id: Generated<number>;
+  target_type: string;
+  target_id: number;
+  project_id: number | null;
+  user_id: number | null;
+  time_spent: number;
+  spent_at: number;
+  summary: string | null;
+  created_at: number;
+}
+
+export interface ResourceLabelEventsTable {
+  id: Generated<number>;
+  target_type: string;
+  target_id: number;
+  label_id: number | null;
+  user_id: number | null;
+  action: string; // add | remove
+  created_at: number;
+}
+
+export interface ResourceStateEventsTable {
+  id: Generated<number>;
+  target_type: string;
+  target_id: number;
+  user_id: number | null;
+  state: string;
+  created_at: number;
+}
+
+export interface ResourceMilestoneEventsTable {
+  id: Generated<number>;
+  target_type: string;
+  target_id: number;
+  milestone_id: number | null;
+  user_id: number | null;
+  action: string; // add | remove
+  created_at: number;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -473,7 +659,7 @@ export interface DB {
   error_tracking_settings: ErrorTrackingSettingsTable;
   error_tracking_client_keys: ErrorTrackingClientKeysTable;
   feature_flag_user_lists: FeatureFlagUserListsTable;
-  feature_flag_user_list_iids: FeatureFlagUserListIidsTable;
+  internal_ids: InternalIdsTable;
   resource_bots: ResourceBotsTable;
   oauth_applications: OAuthApplicationsTable;
   oauth_grants: OAuthGrantsTable;
@@ -496,4 +682,19 @@ export interface DB {
   protected_branch_access_levels: ProtectedBranchAccessLevelsTable;
   protected_tags: ProtectedTagsTable;
   protected_tag_create_access_levels: ProtectedTagCreateAccessLevelsTable;
+  labels: LabelsTable;
+  label_priorities: LabelPrioritiesTable;
+  milestones: MilestonesTable;
+  iteration_cadences: IterationCadencesTable;
+  iterations: IterationsTable;
+  issues: IssuesTable;
+  issue_assignees: IssueAssigneesTable;
+  label_links: LabelLinksTable;
+  notes: NotesTable;
+  award_emoji: AwardEmojiTable;
+  subscriptions: SubscriptionsTable;
+  timelogs: TimelogsTable;
+  resource_label_events: ResourceLabelEventsTable;
+  resource_state_events: ResourceStateEventsTable;
+  resource_milestone_events: ResourceMilestoneEventsTable;
 }

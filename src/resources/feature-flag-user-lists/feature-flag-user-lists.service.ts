@@ -1,8 +1,9 @@
-import { sql, type Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { FeatureFlagUserListsTable } from '../../platform/db/schema.ts';
 import { fitsIntColumn, isUniqueViolation } from '../../platform/db/dialect.ts';
+import { nextIid } from '../../platform/db/internal-ids.ts';
 import { RecordNotFoundError, RuleError } from '../../platform/errors.ts';
 import { containsText } from '../../platform/db/dialect.ts';
 
@@ -69,21 +70,16 @@ export async function getByIid(db: Db, projectId: number, iid: string | number):
   return row;
 }
 
-/**
- * Creates a list with the project's next iid. The per-project counter row is claimed first: its
- * upsert locks it, so concurrent creates in one project run one after the other and iids never repeat.
- */
+/** Creates a list with the project's next iid (claimed first, so concurrent creates never share one). */
 export async function createUserList(deps: ServiceDeps, projectId: number, input: { name: string; userXids: string }): Promise<UserListRow> {
   try {
     return await deps.db.transaction().execute(async (trx) => {
-      const counter = await trx.insertInto('feature_flag_user_list_iids').values({ project_id: projectId, last_iid: 1 })
-        .onConflict((oc) => oc.column('project_id').doUpdateSet({ last_iid: sql<number>`feature_flag_user_list_iids.last_iid + 1` }))
-        .returning('last_iid').executeTakeFirstOrThrow();
+      const iid = await nextIid(trx, 'feature_flag_user_lists', projectId);
       const errors = attributeErrors(input, !!input.name && (await nameTaken(trx, projectId, input.name)));
       if (errors.length) refuse(errors);
       const now = deps.clock.now();
       return trx.insertInto('feature_flag_user_lists')
-        .values({ project_id: projectId, iid: counter.last_iid, name: input.name, user_xids: input.userXids, created_at: now, updated_at: now })
+        .values({ project_id: projectId, iid, name: input.name, user_xids: input.userXids, created_at: now, updated_at: now })
         .returningAll().executeTakeFirstOrThrow();
     });
   } catch (err) {

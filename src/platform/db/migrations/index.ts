@@ -10,6 +10,7 @@ import * as m0004 from './0004_repository.ts';
 import * as m0008 from './0008_project_row_version.ts';
 import * as m0009 from './0009_runners_token_digest.ts';
 import * as m0010 from './0010_user_profile.ts';
+import * as m0011 from './0011_planning.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -28,4 +29,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0008_project_row_version', up: m0008.up },
   { name: '0009_runners_token_digest', up: m0009.up },
   { name: '0010_user_profile', up: m0010.up },
+  { name: '0011_planning', up: m0011.up },
 ];

@@ -1,0 +1,18 @@
+import { sql } from 'kysely';
+import type { Db } from './index.ts';
+
+/** What an iid is counted for; each usage counts within its owner (a project, or a group). */
+export type IidUsage = 'issues' | 'merge_requests' | 'project_milestones' | 'group_milestones' | 'iterations' | 'feature_flag_user_lists';
+
+/**
+ * The owner's next iid for `usage`. Call it inside the transaction that inserts the record: the counter row's upsert
+ * locks it until that transaction ends, so concurrent creates in one owner run one after the other and get distinct
+ * iids on both databases, and a rolled-back create hands its number out again. An iid is never reused once its
+ * record was committed, even after that record is deleted.
+ */
+export async function nextIid(trx: Db, usage: IidUsage, ownerId: number): Promise<number> {
+  const row = await trx.insertInto('internal_ids').values({ usage, owner_id: ownerId, last_value: 1 })
+    .onConflict((oc) => oc.columns(['usage', 'owner_id']).doUpdateSet({ last_value: sql<number>`internal_ids.last_value + 1` }))
+    .returning('last_value').executeTakeFirstOrThrow();
+  return row.last_value;
+}
