@@ -63,6 +63,12 @@ export const PROJECT_ABILITIES = {
   read_protected_branch: { code: true, min: G.REPORTER },
   read_issue: { feature: 'issues' },
   create_issue: { feature: 'issues', user: true, write: true },
+  admin_issue: { feature: 'issues', min: G.REPORTER, write: true },
+  destroy_issue: { feature: 'issues', min: G.OWNER },
+  read_label: {},
+  admin_label: { min: G.REPORTER, write: true },
+  read_milestone: {},
+  admin_milestone: { min: G.REPORTER, write: true },
   read_merge_request: { feature: 'merge_requests', code: true },
   create_merge_request: { feature: 'merge_requests', code: true, min: G.DEVELOPER, write: true },
   read_wiki: { feature: 'wiki' },
@@ -111,6 +117,12 @@ export const GROUP_ABILITIES = {
   admin_group: () => G.OWNER,
   create_projects: (g: PolicyGroup) => CREATION_MIN[g.project_creation_level] ?? G.DEVELOPER,
   create_subgroup: (g: PolicyGroup) => (g.subgroup_creation_level === 'owner' ? G.OWNER : G.MAINTAINER),
+  read_label: () => 0,
+  admin_label: () => G.REPORTER,
+  read_milestone: () => 0,
+  admin_milestone: () => G.REPORTER,
+  read_iteration: () => 0,
+  admin_iteration: () => G.DEVELOPER,
 } satisfies Record<string, (g: PolicyGroup) => number>;
 
 export type GroupAbility = keyof typeof GROUP_ABILITIES;
