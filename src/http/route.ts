@@ -35,6 +35,8 @@ export interface RouteDef<I extends TObject = TObject> {
    * body. Documentation and test checking only: bodies are serialized as the handler returns them.
    */
   response?: TSchema | null;
+  /** The success status when it is not the method's own (a revocation answers 202 without a body). */
+  status?: 202;
   /** Feature-flag user lists report parameter errors under `message`. */
   errorStyle?: 'grape' | 'message';
   handler: (req: ApiRequest<Static<I>>, reply: FastifyReply) => Promise<unknown> | unknown;
@@ -69,7 +71,7 @@ export function declaredRoutes(app: FastifyInstance): readonly DeclaredRoute[] {
 /** The OpenAPI `responses` entry of a declared success body. */
 function responseDoc(def: RouteDef<any>): Record<string, unknown> | undefined {
   if (def.response === undefined) return undefined;
-  if (def.response === null) return { 204: { type: 'null', description: 'No content' } };
+  if (def.response === null) return { [def.status ?? 204]: { type: 'null', description: def.status ? 'Accepted, no content' : 'No content' } };
   return { '2xx': { description: 'Success', ...def.response } };
 }
 
@@ -133,6 +135,7 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
         req.input = validate(params);
         if (def.project) req.project = await findProject(req.server, actor, req.input[def.project.param ?? 'id'], def.project.ability);
         if (def.group) req.group = await findGroup(req.server.db, actor, req.input[def.group.param ?? 'id'], def.group.ability);
+        if (def.status) reply.code(def.status);
         const result = await def.handler(req, reply);
         if (reply.sent) return reply;
         if (result === undefined) {

@@ -42,6 +42,20 @@ export async function liveProjectById(deps: ServiceDeps, id: number): Promise<Ro
   return row && { ...row };
 }
 
+/**
+ * The live project at this full path (lower-cased), read afresh (`reuse` false) or through the read cache: git
+ * fetches and clones make two to four requests each, and visibility, archiving, deletion, renames and membership
+ * changes are all writes, which void it.
+ */
+export async function liveProjectByPath(deps: ServiceDeps, pathLower: string, reuse = true): Promise<Row | undefined> {
+  const load = () => deps.db.selectFrom('projects').selectAll()
+    .where('full_path_lower', '=', pathLower).where('pending_delete', '=', 0).executeTakeFirst();
+  if (!reuse) return load();
+  const row = await deps.caches.define<string, Row | undefined>('projects-by-path', { max: 10_000 })
+    .get(pathLower, async () => { const r = await load(); return r && Object.freeze(r); });
+  return row && { ...row };
+}
+
 // The JSON `settings` column of a row, parsed once per row object. Not a read cache: rows are frozen and a changed
 // row is a new object, so the parse can never be stale; it lives exactly as long as the row it belongs to.
 const parsedSettings = new WeakMap<object, Readonly<Record<string, unknown>>>();

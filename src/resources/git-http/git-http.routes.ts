@@ -13,6 +13,7 @@ import { anonymous, type Actor } from '../../http/auth.ts';
 import { checkSignIn } from '../../platform/sign-in.ts';
 import { ForbiddenError, InvalidTokenError, UnauthorizedError } from '../../platform/errors.ts';
 import { AccessLevel, type ProjectRow } from '../../platform/membership.ts';
+import { liveProjectByPath } from '../../platform/project-rows.ts';
 import type { Repository } from '../../platform/git/repository.ts';
 import { loadBranchRules, loadTagRules, type Caller } from '../repository/protection.ts';
 import { afterRefsChanged, defaultBranchOf, repoFor } from '../repository/repository.common.ts';
@@ -81,17 +82,6 @@ async function gitActor(app: FastifyInstance, req: FastifyRequest): Promise<Acto
   return { user, admin: !!user.admin, token: null, via: 'session', sudo: false };
 }
 
-// Project rows by path for fetches and clones, which make two to four requests each: a read cache (see
-// platform/read-cache.ts; visibility, archiving, deletion, renames and membership changes are all writes).
-async function projectByPath(app: FastifyInstance, pathLower: string, reuse: boolean): Promise<ProjectRow | undefined> {
-  const load = () => app.db.selectFrom('projects').selectAll()
-    .where('full_path_lower', '=', pathLower).where('pending_delete', '=', 0).executeTakeFirst();
-  if (!reuse) return load();
-  const row = await app.caches.define<string, ProjectRow | undefined>('projects-by-path', { max: 10_000 })
-    .get(pathLower, async () => { const r = await load(); return r && Object.freeze(r); });
-  return row && { ...row };
-}
-
 const hasScope = (actor: Actor, scopes: string[]) => !actor.token || scopes.some((s) => actor.token!.scopes.includes(s));
 
 async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service: Service): Promise<Target> {
@@ -103,7 +93,7 @@ async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service:
   if (parts.length < 2 || !last.endsWith('.git') || last === '.git') throw challengeOrMissing();
   const fullPath = [...parts.slice(0, -1), last.slice(0, -4)].join('/');
   // A push reads the row afresh: its policy and the bookkeeping after it work on the current settings.
-  const project = await projectByPath(app, fullPath.toLowerCase(), service === 'git-upload-pack');
+  const project = await liveProjectByPath(app, fullPath.toLowerCase(), service === 'git-upload-pack');
   if (!project) throw challengeOrMissing();
   const access = await projectAccessFor(app, actor, project);
   if (projectDenial(actor, 'read_project', project, access.effective)) throw challengeOrMissing();
@@ -121,7 +111,7 @@ async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service:
   const repo = repoFor(app.config, project);
   if (!repo.exists()) {
     // Only a current row may bring a repository into being (a remembered one may belong to a deleted project).
-    const current = await projectByPath(app, project.full_path_lower, false);
+    const current = await liveProjectByPath(app, project.full_path_lower, false);
     if (current?.id !== project.id) throw challengeOrMissing();
     await repo.ensure(current.default_branch ?? 'main');
   }

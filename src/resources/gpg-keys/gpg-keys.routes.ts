@@ -31,7 +31,7 @@ export const gpgKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/user/gpg_keys/:key_id', summary: 'Remove a GPG key of the signed-in user', tags, access: 'authenticated',
-    response: null,
+    response: null, status: 202,
     input: Input({ key_id: Int() }),
     handler: async (req) => {
       await removeGpgKey(req.server, await getGpgKeyOr404(req.server.db, me(req).id, req.input.key_id));
@@ -40,11 +40,10 @@ export const gpgKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/user/gpg_keys/:key_id/revoke', summary: 'Revoke a GPG key of the signed-in user', tags, access: 'authenticated',
-    response: null,
+    response: null, status: 202,
     input: Input({ key_id: Int() }),
-    handler: async (req, reply) => {
+    handler: async (req) => {
       await removeGpgKey(req.server, await getGpgKeyOr404(req.server.db, me(req).id, req.input.key_id));
-      reply.code(202);
       return undefined;
     },
   },
@@ -87,12 +86,11 @@ export const gpgKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/users/:id/gpg_keys/:key_id/revoke', summary: "Revoke a user's GPG key", tags, access: 'admin',
-    response: null,
+    response: null, status: 202,
     input: Input({ id: Int(), key_id: Int() }),
-    handler: async (req, reply) => {
+    handler: async (req) => {
       const u = await getUserOr404(req.server, req.input.id);
       await removeGpgKey(req.server, await getGpgKeyOr404(req.server.db, u.id, req.input.key_id));
-      reply.code(202);
       return undefined;
     },
   },
