@@ -109,3 +109,36 @@ export function createReadCaches(o: { window: number; now?: () => number }): Rea
     close: stop,
   };
 }
+
+// ---- memos ---------------------------------------------------------------------------------------------------
+
+// Values that cannot go stale: derived from their key alone (a protected-branch pattern's matcher, an object's
+// peeled id, a URL's host), or carrying the stamps (inode, size, mtime, ctime) of the files they were read from and
+// used by their caller only while those hold (a repository's refs, its packed-refs, its configuration; a ref move
+// through the server also drops its repository's entries on every worker, through the cache bus 'refs' channel).
+// They are not under the window and generation rule above, and they belong to the process rather than to an
+// application: every application in the process reads the same files and derives the same values. Declared here,
+// like every other cache, so that bounds and eviction are written once.
+
+export interface Memo<K, V> {
+  get(key: K): V | undefined;
+  set(key: K, value: V): void;
+  delete(key: K): void;
+}
+
+const memos = new Map<string, Memo<unknown, unknown>>();
+
+/** The memo called `name` (a bounded LRU of `max` entries), made on first use. */
+export function defineMemo<K, V extends {}>(name: string, opts: { max: number }): Memo<K, V> {
+  let c = memos.get(name);
+  if (!c) {
+    const entries = new LRUCache<K & {}, V>({ max: opts.max });
+    c = {
+      get: (key) => entries.get(key as K & {}),
+      set: (key, value) => void entries.set(key as K & {}, value),
+      delete: (key) => void entries.delete(key as K & {}),
+    } satisfies Memo<K, V> as Memo<unknown, unknown>;
+    memos.set(name, c);
+  }
+  return c as Memo<K, V>;
+}

@@ -16,6 +16,7 @@ import { gitEnv, runGit } from './command.ts';
 import { readStreamHead } from './pktline.ts';
 import { isValidRefName } from './refs.ts';
 import { peekRefCache, storeRefCache } from './ref-cache.ts';
+import { defineMemo } from '../read-cache.ts';
 
 export interface LsRefsArgs {
   peel: boolean;
@@ -99,7 +100,7 @@ interface ConfigFacts {
   unborn: boolean;
 }
 
-const configFacts = new Map<string, ConfigFacts>();
+const configFacts = defineMemo<string, ConfigFacts>('git-config-facts', { max: 1000 });
 // Keys that change what ls-refs shows or how the configuration is read.
 const CONFIG_KEYS = '^(uploadpack\\.hiderefs|transfer\\.hiderefs|lsrefs\\.unborn|extensions\\..*|include\\..*|includeif\\..*)$';
 
@@ -146,7 +147,6 @@ async function loadConfigFacts(repoPath: string): Promise<ConfigFacts> {
   }
   const facts: ConfigFacts = { stamp, plain, unborn };
   if (!racy.value) {
-    if (configFacts.size >= 1000) configFacts.delete(configFacts.keys().next().value!);
     configFacts.set(repoPath, facts);
   }
   return facts;
@@ -190,7 +190,7 @@ interface PackedRefs {
 const EMPTY_PACKED: PackedRefs = { list: [], byName: new Map() };
 // Parsed packed-refs files by repository, with the stamp they were read under: a repository whose loose refs keep
 // moving re-reads only those.
-const packedCache = new Map<string, { sig: string; packed: PackedRefs }>();
+const packedCache = defineMemo<string, { sig: string; packed: PackedRefs }>('git-packed-refs', { max: 1000 });
 const MAX_PACKED_BYTES = 8 * 1024 * 1024;
 
 function readPackedRefs(repoPath: string, sig: string, reusable: boolean): PackedRefs {
@@ -233,7 +233,6 @@ function readPackedRefs(repoPath: string, sig: string, reusable: boolean): Packe
   const list = [...byName.values()].sort(byRefName);
   const packed = { list, byName };
   if (reusable) {
-    if (packedCache.size >= 1000) packedCache.delete(packedCache.keys().next().value!);
     packedCache.set(repoPath, { sig, packed });
   }
   return packed;
@@ -311,13 +310,9 @@ function stillCurrent(files: RefFiles): boolean {
 // ---- peeling -------------------------------------------------------------------------------------------------
 
 // Object ids to their fully peeled object (null: not a tag). Objects never change, so this holds for good.
-const peelCache = new Map<string, string | null>();
-const PEEL_CACHE_LIMIT = 100_000;
-
-function remember(oid: string, peeled: string | null): void {
-  if (peelCache.size >= PEEL_CACHE_LIMIT) peelCache.clear();
-  peelCache.set(oid, peeled);
-}
+// '' stands for "not a tag" (a cache holds no nulls).
+const peelCache = defineMemo<string, string>('git-peeled', { max: 100_000 });
+const remember = (oid: string, peeled: string | null) => peelCache.set(oid, peeled ?? '');
 
 /** The type of a loose object from its header, or null when the object is not loose (or unreadable). */
 function looseObjectType(repoPath: string, oid: string): string | null {
@@ -347,7 +342,7 @@ async function peelAll(repoPath: string, refs: AdvertisedRef[]): Promise<void> {
     if (r.peeled !== undefined) continue;
     const known = peelCache.get(r.oid);
     if (known !== undefined) {
-      r.peeled = known;
+      r.peeled = known || null;
       continue;
     }
     const type = looseObjectType(repoPath, r.oid);

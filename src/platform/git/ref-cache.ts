@@ -1,19 +1,25 @@
-// Ref cache: branch and tag lists per repository path, dropped by invalidateRefCache() after any ref change, and
-// the indexed snapshots the API reads built from them. Pushes arrive through receive-pack, so the smart HTTP route
+// Ref cache (a memo, see read-cache.ts): branch and tag lists per repository path, dropped by
+// invalidateRefCache() after any ref change, and the indexed snapshots the API reads built from them. Pushes arrive through receive-pack, so the smart HTTP route
 // invalidates when receive-pack exits; the other workers of the server hear of it through the cache bus.
 import { resolve } from 'node:path';
 import { announceCacheVoid, onCacheVoid } from '../cache-bus.ts';
+import { defineMemo } from '../read-cache.ts';
 import type { CommitInfo } from './commit.ts';
 import type { Branch, Tag } from './repository.ts';
 
-const REF_CACHE_LIMIT = 1000;
 /** branches and tags: the API's lists; files: the refs as ls-refs reads them (see ls-refs.ts). */
 type RefCacheKind = 'branches' | 'tags' | 'files';
-const refCache = new Map<string, Map<RefCacheKind, unknown>>();
+const refCache = defineMemo<string, Map<RefCacheKind, unknown>>('git-refs', { max: 1000 });
 onCacheVoid('refs', (path) => refCache.delete(path));
 
 export function invalidateRefCache(repoPath: string): void {
   announceCacheVoid('refs', resolve(repoPath));
+}
+
+function entryOf(repoPath: string): Map<RefCacheKind, unknown> {
+  let entry = refCache.get(repoPath);
+  if (!entry) refCache.set(repoPath, (entry = new Map()));
+  return entry;
 }
 
 /** A value kept beside the ref lists of a repository (dropped with them); `repoPath` must be resolved. */
@@ -22,27 +28,16 @@ export function peekRefCache<T>(repoPath: string, kind: RefCacheKind): T | undef
 }
 
 export function storeRefCache<T>(repoPath: string, kind: RefCacheKind, value: T): void {
-  let entry = refCache.get(repoPath);
-  if (!entry) {
-    entry = new Map();
-    refCache.set(repoPath, entry);
-    if (refCache.size > REF_CACHE_LIMIT) refCache.delete(refCache.keys().next().value!);
-  }
-  entry.set(kind, value);
+  entryOf(repoPath).set(kind, value);
 }
 
 export function cachedRefs<T>(repoPath: string, kind: 'branches' | 'tags', load: () => Promise<T>): Promise<T> {
-  let entry = refCache.get(repoPath);
-  if (entry) refCache.delete(repoPath);
-  else entry = new Map();
-  refCache.set(repoPath, entry); // re-insert: Map order doubles as LRU order
-  if (refCache.size > REF_CACHE_LIMIT) refCache.delete(refCache.keys().next().value!);
+  const entry = entryOf(repoPath);
   const hit = entry.get(kind) as Promise<T> | undefined;
   if (hit) return hit;
   const p = load();
-  const slot = entry;
-  slot.set(kind, p);
-  p.catch(() => slot.get(kind) === p && slot.delete(kind));
+  entry.set(kind, p);
+  p.catch(() => entry.get(kind) === p && entry.delete(kind));
   return p;
 }
 

@@ -7,6 +7,7 @@ import { AccessLevel, projectAccessLevels, visibilityName, type ProjectAccess } 
 import { userBasic } from '../users/users.presenter.ts';
 import { FEATURE_LEVEL, featureLevelName, settingsOf, type CreatedProject, type Namespace, type Project } from './projects.service.ts';
 import { canProject, canReadVisibility, featureAvailable } from '../../platform/access/policy.ts';
+import { defineMemo } from '../../platform/read-cache.ts';
 
 // Project entities in the reference's field order. Everything a page needs is loaded in one batch
 // (a constant number of queries whatever the page size), then each row is rendered from memory.
@@ -137,7 +138,7 @@ function namespaceEntity(ns: NsRow | undefined, base: string) {
   };
 }
 
-const hosts = new Map<string, { hostname: string; host: string }>();
+const hosts = defineMemo<string, { hostname: string; host: string }>('url-hosts', { max: 100 });
 function hostOf(base: string) {
   let h = hosts.get(base);
   if (!h) {

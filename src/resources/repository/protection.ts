@@ -3,6 +3,7 @@
 import type { Db } from '../../platform/db/index.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import { AccessLevel, groupAccessLevels } from '../../platform/membership.ts';
+import { defineMemo } from '../../platform/read-cache.ts';
 
 export interface AccessEntry {
   id: number;
@@ -37,16 +38,15 @@ export interface Caller {
   groupIds?: Set<number>;
 }
 
-const matcherCache = new Map<string, RegExp>();
+const matchers = defineMemo<string, RegExp>('ref-pattern-matchers', { max: 10_000 });
 
 /** A protected-ref name: "*" stands for any run of characters, "/" included; anchored at both ends. */
 export function refMatches(pattern: string, name: string): boolean {
   if (!pattern.includes('*')) return pattern === name;
-  let re = matcherCache.get(pattern);
+  let re = matchers.get(pattern);
   if (!re) {
     re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's');
-    if (matcherCache.size > 10_000) matcherCache.clear();
-    matcherCache.set(pattern, re);
+    matchers.set(pattern, re);
   }
   return re.test(name);
 }
