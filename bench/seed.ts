@@ -2,6 +2,7 @@
 // whose repository is not on disk reads as empty and gets one on first write), topics, stars, statistics.
 //
 //   npm run bench:seed -- --projects 1000000 --users 10000 [--groups 1000] [--data-dir /work/bench-data]
+//   npm run bench:seed -- --projects 100000 --issues 1000000 --notes 5000000   (planning data, see seedPlanning)
 //
 // Uses BELLOWS_DATA_DIR / DATABASE_URL like the server. Writes <data dir>/bench-token (a personal access
 // token of the user `bench`, who belongs to some groups and owns some projects) and a root token.
@@ -18,6 +19,8 @@ const { values: args } = parseArgs({
     projects: { type: 'string', default: '100000' },
     users: { type: 'string', default: '1000' },
     groups: { type: 'string', default: '' },
+    issues: { type: 'string', default: '0' },
+    notes: { type: 'string', default: '0' },
     'data-dir': { type: 'string' },
   },
 });
@@ -26,6 +29,11 @@ const PROJECTS = Number(args.projects);
 const USERS = Number(args.users);
 const GROUPS = Number(args.groups || Math.max(10, Math.round(USERS / 10)));
 const TOPICS = 200;
+const ISSUES = Number(args.issues);
+const NOTES = Number(args.notes);
+/** Planning data lives in the first ISSUE_PROJECTS projects; BIG_PROJECT (owned by bench) holds a tenth of it. */
+const ISSUE_PROJECTS = Math.min(PROJECTS, 10_000);
+const BIG_PROJECT = Math.min(PROJECTS, 1000);
 
 const config = loadConfig();
 const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -143,7 +151,7 @@ async function main(): Promise<void> {
       last_activity_at: created + pick(30 * day), star_count: pick(10) === 0 ? pick(100) : 0, forks_count: 0, forked_from_project_id: null,
       issues_access_level: 20, merge_requests_access_level: 20, repository_access_level: 20, forking_access_level: 20,
       import_url: null, import_type: null, import_status: 'none', import_error: null, readme_path: null, marked_for_deletion_at: null,
-      runners_token: null, settings: '{}',
+      runners_token_digest: null, settings: '{}',
     };
   }, 500);
 
@@ -173,7 +181,7 @@ async function main(): Promise<void> {
   // Direct project memberships for bench (a few hundred), the usual size for an active user.
   const projectMembers: Record<string, unknown>[] = [];
   for (let k = 0; k < 300; k++) {
-    const pid = 1 + pick(PROJECTS);
+    const pid = 1 + pick(ISSUES ? ISSUE_PROJECTS : PROJECTS);
     if (nsOf[pid] === 2) continue;
     projectMembers.push({ source_type: 'Project', source_id: pid, user_id: 2, access_level: 30, expires_at: null, created_by_id: null, created_at: now, updated_at: now });
   }
@@ -184,6 +192,8 @@ async function main(): Promise<void> {
     if (id > 20000) break;
   }
 
+  if (ISSUES) await seedPlanning(now, day, USERS);
+
   const benchToken = 'bench-token-0123456789abcdef';
   const rootToken = 'root-token-0123456789abcdef';
   for (const [userId, token, scopes] of [[2, benchToken, 'api read_api'], [1, rootToken, 'api read_api sudo admin_mode']] as const) {
@@ -193,7 +203,7 @@ async function main(): Promise<void> {
     }).execute();
   }
   if (database.dialect === 'postgres') {
-    for (const table of ['users', 'namespaces', 'projects', 'topics', 'members', 'personal_access_tokens']) {
+    for (const table of ['users', 'namespaces', 'projects', 'topics', 'members', 'personal_access_tokens', 'labels', 'milestones', 'issues', 'notes']) {
       await sql`select setval(pg_get_serial_sequence(${table}, 'id'), (select max(id) from ${sql.table(table)}))`.execute(db);
     }
     await sql`analyze`.execute(db);
@@ -205,6 +215,78 @@ async function main(): Promise<void> {
   console.log(`seeded ${USERS} users, ${GROUPS} groups, ${PROJECTS} projects, ${topicRows.length} topic links in ${Math.round((Date.now() - t0) / 1000)} s (${database.dialect}); tokens in ${config.dataDir}`);
   console.log(`sample paths: ${fullPaths.slice(0, 3).join(', ')}`);
   await database.close();
+}
+
+/**
+ * Planning data: ISSUES issues over the first ISSUE_PROJECTS projects (a tenth of them in BIG_PROJECT), 20 labels and
+ * 5 milestones per project, 0-3 labels, an assignee for half, a milestone for a third, 5 % confidential, 30 % closed;
+ * NOTES notes spread over the issues, one in five a system note. Ids are assigned here so links need no lookups.
+ */
+async function seedPlanning(now: number, day: number, users: number): Promise<void> {
+  const LABELS_PER = 20;
+  const MILESTONES_PER = 5;
+  const words = ['crash', 'login', 'slow', 'page', 'button', 'export', 'search', 'cache', 'timeout', 'layout', 'api', 'token', 'import', 'merge', 'branch'];
+  const colors = ['#FF0000', '#428BCA', '#44AD8E', '#A8D695', '#5CB85C', '#69D100', '#004E00', '#34495E', '#7F8C8D', '#A295D6'];
+  await stream('labels', ISSUE_PROJECTS * LABELS_PER, (k) => ({
+    id: k + 1, title: `label-${k % LABELS_PER}`, color: colors[k % colors.length], description: null,
+    project_id: Math.floor(k / LABELS_PER) + 1, group_id: null, created_at: now - 200 * day, updated_at: now - 200 * day,
+  }), 1000);
+  await stream('milestones', ISSUE_PROJECTS * MILESTONES_PER, (k) => {
+    const m = k % MILESTONES_PER;
+    return {
+      id: k + 1, iid: m + 1, project_id: Math.floor(k / MILESTONES_PER) + 1, group_id: null, title: `v${m + 1}.0`, description: null,
+      state: m < 2 ? 'closed' : 'active', start_date: now - (100 - m * 30) * day - ((now - (100 - m * 30) * day) % day),
+      due_date: now - (70 - m * 30) * day - ((now - (70 - m * 30) * day) % day), created_at: now - 200 * day, updated_at: now - 200 * day,
+    };
+  }, 1000);
+  const projectOf = (k: number) => (k % 10 === 0 ? BIG_PROJECT : 1 + (k % ISSUE_PROJECTS));
+  const iids = new Int32Array(ISSUE_PROJECTS + 1);
+  const issueIid = new Int32Array(ISSUES + 1);
+  for (let k = 0; k < ISSUES; k++) issueIid[k + 1] = ++iids[projectOf(k)];
+  await stream('issues', ISSUES, (k) => {
+    const id = k + 1;
+    const pid = projectOf(k);
+    const created = now - 365 * day + Math.floor((k / ISSUES) * 360 * day);
+    const closed = rand() < 0.3;
+    return {
+      id, project_id: pid, iid: issueIid[id], title: `Issue ${id}: ${words[pick(words.length)]} ${words[pick(words.length)]} fails`,
+      description: `Steps to reproduce issue ${id}.\n\n- [x] open the ${words[pick(words.length)]}\n- [ ] see the ${words[pick(words.length)]}`,
+      state: closed ? 'closed' : 'opened', issue_type: 'issue', author_id: 2 + pick(users - 1), closed_by_id: closed ? 2 : null,
+      closed_at: closed ? created + day : null, milestone_id: rand() < 0.33 ? (pid - 1) * MILESTONES_PER + 1 + pick(MILESTONES_PER) : null,
+      iteration_id: null, confidential: rand() < 0.05 ? 1 : 0, discussion_locked: null, due_date: null, weight: null, time_estimate: 0,
+      relative_position: id * 512, moved_to_id: null, duplicated_to_id: null, last_edited_at: null, last_edited_by_id: null,
+      created_at: created, updated_at: created + pick(10 * day),
+    };
+  }, 500);
+  const counters: Record<string, unknown>[] = [];
+  for (let p = 1; p <= ISSUE_PROJECTS; p++) {
+    if (iids[p]) counters.push({ usage: 'issues', owner_id: p, last_value: iids[p] });
+    counters.push({ usage: 'project_milestones', owner_id: p, last_value: MILESTONES_PER });
+  }
+  await insertAll('internal_ids', counters, 1000);
+  // Labels: 0-3 distinct per issue, from its project's own.
+  const linkOf = (k: number) => {
+    const n = k % 4;
+    const pid = projectOf(k);
+    const first = pick(LABELS_PER);
+    return Array.from({ length: n }, (_, j) => ({ label_id: (pid - 1) * LABELS_PER + 1 + ((first + j * 7) % LABELS_PER), target_type: 'Issue', target_id: k + 1, created_at: now }));
+  };
+  const links: Record<string, unknown>[] = [];
+  for (let k = 0; k < ISSUES; k++) links.push(...linkOf(k));
+  await stream('label_links', links.length, (k) => links[k], 1000, 'label_links');
+  links.length = 0;
+  await stream('issue_assignees', Math.floor(ISSUES / 2), (k) => ({ issue_id: 2 * k + 1, user_id: 2 + ((k * 7919) % (users - 1)) }), 1000, 'issue_assignees');
+  await stream('notes', NOTES, (k) => {
+    const issue = 1 + (k % ISSUES);
+    const system = k % 5 === 4;
+    const at = now - 300 * day + Math.floor((k / NOTES) * 300 * day);
+    return {
+      id: k + 1, noteable_type: 'Issue', noteable_id: issue, project_id: projectOf(issue - 1), author_id: 2 + pick(users - 1),
+      body: system ? 'changed the description' : `Comment ${k + 1} on the ${words[pick(words.length)]} problem, with some detail.`,
+      type: null, system: system ? 1 : 0, internal: 0, discussion_id: (k + 1).toString(16).padStart(40, '0'), position: null, commit_id: null,
+      resolvable: 0, resolved_at: null, resolved_by_id: null, created_at: at, updated_at: at,
+    };
+  }, 500);
 }
 
 main().catch((e) => {
