@@ -29,6 +29,7 @@ const { values: args } = parseArgs({
     'report-only': { type: 'boolean', default: false },
     workers: { type: 'string', default: '1' },
     loadgen: { type: 'string' },
+    set: { type: 'string', default: 'projects' },
   },
 });
 const workers = Number(args.workers);
@@ -56,17 +57,17 @@ function startServer(): Promise<ReturnType<typeof spawn>> {
 interface Row { name: string; rps: number; p50: number; p99: number; non2xx: number; errors: number; rate?: number }
 
 /** wrk with a script that cycles through the paths; latency percentiles from its --latency table. */
-function runWrk(base: string, o: { paths: string[]; auth?: boolean }): Omit<Row, 'name'> {
+function runWrk(base: string, o: { paths: string[]; auth?: boolean; post?: string }): Omit<Row, 'name'> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-wrk-'));
   const script = join(dir, 'paths.lua');
-  const headers = o.auth ? `{ ["PRIVATE-TOKEN"] = ${JSON.stringify(token)} }` : '{}';
+  const headers = `{ ${[o.auth ? `["PRIVATE-TOKEN"] = ${JSON.stringify(token)}` : '', o.post ? '["Content-Type"] = "application/json"' : ''].filter(Boolean).join(', ')} }`;
   writeFileSync(script, [
     `local paths = { ${o.paths.map((p) => JSON.stringify(p)).join(', ')} }`,
     `local headers = ${headers}`,
     'local i = 0',
     'request = function()',
     '  i = i + 1',
-    '  return wrk.format("GET", paths[(i % #paths) + 1], headers)',
+    o.post ? `  return wrk.format("POST", paths[(i % #paths) + 1], headers, ${JSON.stringify(o.post)})` : '  return wrk.format("GET", paths[(i % #paths) + 1], headers)',
     'end',
   ].join('\n'));
   const argv = ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-s', script, base];
@@ -136,7 +137,7 @@ async function runFixedRate(o: { url?: string; paths: string[]; auth?: boolean; 
   return { rps: Math.round(latencies.length / elapsed), p50: at(0.5), p99: at(0.99), non2xx, errors, rate: o.rate };
 }
 
-async function run(name: string, o: { url?: string; paths: string[]; auth?: boolean; rate?: number }): Promise<Row> {
+async function run(name: string, o: { url?: string; paths: string[]; auth?: boolean; rate?: number; post?: string }): Promise<Row> {
   if (o.rate) {
     const row = { name, ...(await runFixedRate({ ...o, rate: o.rate })) };
     console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}`);
@@ -149,14 +150,14 @@ async function run(name: string, o: { url?: string; paths: string[]; auth?: bool
   }
   let i = 0;
   const base = o.url ?? `http://127.0.0.1:${port}`;
-  const headers: Record<string, string> = o.auth ? { 'private-token': token } : {};
+  const headers: Record<string, string> = { ...(o.auth ? { 'private-token': token } : {}), ...(o.post ? { 'content-type': 'application/json' } : {}) };
   const result = await autocannon({
     url: base,
     connections: o.rate ? 16 : connections,
     duration,
     headers,
     overallRate: o.rate,
-    requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: o.paths[i++ % o.paths.length] }) }],
+    requests: [{ method: o.post ? 'POST' : 'GET', body: o.post, setupRequest: (req: any) => ({ ...req, path: o.paths[i++ % o.paths.length] }) }],
   } as any);
   const row: Row = { name, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors, rate: o.rate };
   console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}`);
@@ -167,6 +168,14 @@ async function main() {
   if (pin) spawnSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' });
   const loadBefore = loadavg()[0];
   const server = await startServer();
+  if (args.set === 'planning') {
+    try {
+      await planning();
+    } finally {
+      server.kill('SIGTERM');
+    }
+    return;
+  }
   try {
     const api = `/api/v4`;
     const probe = await fetch(`http://127.0.0.1:${port}${api}/projects?simple=true&per_page=100`);
@@ -216,6 +225,42 @@ async function main() {
   }
 }
 
+/**
+ * The planning rows (data from `bench:seed --issues`): a project's issue list in its default order and filtered, one
+ * issue, the cross-project list of a member of about 300 projects, issue creation, and single issues over more
+ * projects than the caches hold.
+ */
+async function planning() {
+  const api = '/api/v4';
+  const get = async (path: string) => (await fetch(`http://127.0.0.1:${port}${api}${path}`, { headers: { 'private-token': token } })).json();
+  const big = Number(readFileSync(join(dataDir, 'bench-big-project'), 'utf8'));
+  const only = args.only ? new Set(args.only.split(',')) : null;
+  const want = (k: string) => !only || only.has(k);
+  const loadBefore = loadavg()[0];
+  const total = Number((await fetch(`http://127.0.0.1:${port}${api}/projects/${big}/issues?per_page=1`, { headers: { 'private-token': token } })).headers.get('x-total') ?? 0);
+  console.log(`${dialect} planning: project ${big} has ${total} issues; ${cores} cores; ${workers} worker(s); ${loadgen}`);
+  const sample = (await get(`/issues?scope=all&per_page=100`)) as Array<{ project_id: number; iid: number }>;
+  const singles = sample.map((i) => `${api}/projects/${i.project_id}/issues/${i.iid}`);
+  const rows: Row[] = [];
+  if (want('ceiling')) rows.push(await run('ceiling: bare Fastify route, fixed JSON', { url: `http://127.0.0.1:${port + 1}`, paths: ['/'] }));
+  if (want('list')) rows.push(await run(`GET /projects/:id/issues (20, default order, ${total.toLocaleString('en')} issues)`, { paths: [`${api}/projects/${big}/issues`], auth: true }));
+  if (want('filtered')) rows.push(await run('GET /projects/:id/issues?labels=&state=opened&search= (20)', { paths: ['label-1', 'label-5', 'label-9'].map((l, k) => `${api}/projects/${big}/issues?labels=${l}&state=opened&search=${['crash', 'login', 'slow'][k]}`), auth: true }));
+  if (want('one')) rows.push(await run('GET /projects/:id/issues/:iid', { paths: singles, auth: true }));
+  if (want('mine')) rows.push(await run('GET /issues (member of ~300 projects, 20)', { paths: [`${api}/issues?scope=all`], auth: true }));
+  if (want('cold')) {
+    const spread = Array.from({ length: 20_000 }, (_, k) => `${api}/projects/${big}/issues/${1 + ((k * 7919) % Math.max(1, total))}`);
+    rows.push(await run('GET /projects/:id/issues/:iid, 20,000 different issues (cold caches)', { paths: spread, auth: true }));
+  }
+  if (want('create')) rows.push(await run('POST /projects/:id/issues', { paths: [`${api}/projects/${big}/issues`], auth: true, post: JSON.stringify({ title: 'Created by the benchmark', labels: 'label-1,label-2', description: 'Body' }) }));
+  const out = {
+    set: 'planning', dialect, date: new Date().toISOString(), cores, cpu: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30),
+    node: process.version, issues: total, duration, connections, pinned: pin, workers, loadgen, rows,
+    loadAverage: { before: Math.round(loadBefore * 10) / 10, after: Math.round(loadavg()[0] * 10) / 10 },
+  };
+  if (!only) writeFileSync(join('bench', `results-planning-${dialect}${workers > 1 ? `-w${workers}` : ''}.json`), `${JSON.stringify(out, null, 2)}\n`);
+  writeResults();
+}
+
 function writeResults() {
   const files = readdirSync('bench').filter((f) => /^results-.*\.json$/.test(f)).sort();
   const parts = ['# Benchmark results', '',
@@ -227,11 +272,15 @@ function writeResults() {
     'latency from the moment its request was due, after two seconds of the same load to warm up. The ceiling row is a',
     'bare Fastify route returning a fixed JSON body, served the same way in the same run.', '',
     'Targets (2 cores, 1,000,000 projects): `GET /projects/:id` ≥ 8,000 req/s; a 20-item page ≥ 2,500 req/s; a 100-item',
-    'full page ≥ 600 req/s; p99 under 10 ms at a fixed 1,000 req/s.', ''];
+    'full page ≥ 600 req/s; p99 under 10 ms at a fixed 1,000 req/s.',
+    'Planning targets (2 workers, 1,000,000 issues over 10,000 projects, 100,000 in one, 5,000,000 notes): a 20-issue page',
+    '≥ 2,500 req/s, filtered by labels + state + search ≥ 800 req/s; one issue ≥ 8,000 req/s; `GET /issues` for a member of',
+    '300 projects ≥ 1,000 req/s; issue creation ≥ 500/s.', ''];
   for (const f of files) {
     const r = JSON.parse(readFileSync(join('bench', f), 'utf8'));
     const setup = (r.workers ?? 1) > 1 ? `${r.workers} workers on ${r.cores} cores` : 'one core';
-    parts.push(`## ${r.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'} — ${r.projects.toLocaleString('en')} projects — ${setup}`, '',
+    const size = r.set === 'planning' ? `planning, ${r.issues.toLocaleString('en')} issues in the largest project` : `${r.projects.toLocaleString('en')} projects`;
+    parts.push(`## ${r.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'} — ${size} — ${setup}`, '',
       `${r.date} · ${r.cores} cores (${r.cpu}) · ${r.memoryGb} GB · Node ${r.node} · ${r.duration} s per row · ${r.connections} connections · ${r.loadgen ?? 'autocannon'} · pinned: ${r.pinned}` +
         (r.loadAverage ? ` · 1-minute load average ${r.loadAverage.before} before, ${r.loadAverage.after} after` : ''), '',
       '| Scenario | req/s | p50 ms | p99 ms | non-2xx |', '|---|---:|---:|---:|---:|',

@@ -212,6 +212,7 @@ async function main(): Promise<void> {
   }
   writeFileSync(join(config.dataDir, 'bench-token'), `${benchToken}\n`);
   writeFileSync(join(config.dataDir, 'root-token'), `${rootToken}\n`);
+  if (ISSUES) writeFileSync(join(config.dataDir, 'bench-big-project'), `${BIG_PROJECT}\n`);
   console.log(`seeded ${USERS} users, ${GROUPS} groups, ${PROJECTS} projects, ${topicRows.length} topic links in ${Math.round((Date.now() - t0) / 1000)} s (${database.dialect}); tokens in ${config.dataDir}`);
   console.log(`sample paths: ${fullPaths.slice(0, 3).join(', ')}`);
   await database.close();
