@@ -62,7 +62,8 @@ async function seed(dataDir: string) {
   const database = openDatabase({ databaseUrl: null, dataDir });
   await database.migrate();
   const { createReadCaches } = await import('../src/platform/read-cache.ts');
-  const deps = { db: database.db, config, clock: systemClock, caches: createReadCaches({ window: 0 }) };
+  const { JobQueue } = await import('../src/platform/jobs/queue.ts');
+  const deps = { db: database.db, config, clock: systemClock, caches: createReadCaches({ window: 0 }), jobs: new JobQueue({ db: database.db, clock: systemClock }) };
   const user = await createUser(deps, { username: 'bench', name: 'Bench', email: 'bench@example.com', password: 'bench-password' });
   const { token } = await createPersonalAccessToken(deps, user, { name: 'bench', scopes: ['api'], expiresAt: null });
   deps.caches.close();

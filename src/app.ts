@@ -6,13 +6,14 @@ import type { Database } from './platform/db/index.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import { configurePasswordHashing } from './platform/crypto/passwords.ts';
 import { createReadCaches, type ReadCaches } from './platform/read-cache.ts';
+import { JobQueue } from './platform/jobs/queue.ts';
 import { createAuthenticator, type Authenticator } from './http/auth.ts';
 import { clientErrorHandler, installErrorHandler, renderFrameworkError, sendRendered } from './http/errors.ts';
 import { genReqId, installBodyParsers, installConventions, parseQuery } from './http/plumbing.ts';
 import { installMultipart } from './http/multipart.ts';
 import { createRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { registerHealth } from './http/health.ts';
-import { registerResources } from './resources/index.ts';
+import { registerJobs, registerResources } from './resources/index.ts';
 import { activeBroadcastMessages } from './resources/broadcast-messages/broadcast-messages.service.ts';
 import { broadcastBannersHtml } from './resources/broadcast-messages/broadcast-messages.presenter.ts';
 import { registerOAuth } from './oauth/index.ts';
@@ -32,6 +33,7 @@ declare module 'fastify' {
     db: Database['db'];
     clock: Clock;
     caches: ReadCaches;
+    jobs: JobQueue;
     auth: Authenticator;
     rateLimiter: RateLimiter;
   }
@@ -70,7 +72,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('clock', clock);
   app.decorate('caches', createReadCaches({ window: deps.config.authCacheMs }));
   app.addHook('onClose', async () => app.caches.close());
-  app.decorate('auth', createAuthenticator({ db: deps.database.db, config: deps.config, clock, caches: app.caches }));
+  // Started by `bellows serve` once it listens (tests run due jobs with `drain()`); stopped before the database closes.
+  app.decorate('jobs', new JobQueue({ db: deps.database.db, clock, log: app.log }));
+  app.addHook('onClose', async () => app.jobs.stop());
+  app.decorate('auth', createAuthenticator({ db: deps.database.db, config: deps.config, clock, caches: app.caches, jobs: app.jobs }));
   app.decorate('rateLimiter', createRateLimiter(deps.config, clock));
 
   await app.register(cookie);
@@ -95,6 +100,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installConventions(app);
   registerHealth(app);
   await registerResources(app);
+  registerJobs(app);
   registerOAuth(app);
   registerWeb(app, {
     banners: async (path) => broadcastBannersHtml(await activeBroadcastMessages(app, { path, userAccessLevel: null, broadcastType: 'banner' })),

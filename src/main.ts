@@ -9,6 +9,7 @@ import { ensureRoot } from './resources/users/users.service.ts';
 import { systemClock } from './platform/clock.ts';
 import { relayCacheVoids } from './platform/cache-bus.ts';
 import { createReadCaches } from './platform/read-cache.ts';
+import { JobQueue } from './platform/jobs/queue.ts';
 import { Storage } from './platform/git/storage.ts';
 
 const STOP_DELAY_MS = 10_000;
@@ -31,7 +32,7 @@ export async function serve(): Promise<void> {
   if (swept.length) log.info({ removed: swept.length }, 'removed leftovers of stopped pushes and repository moves');
   const passwordFile = join(config.dataDir, 'initial_root_password');
   const caches = createReadCaches({ window: 0 });
-  const root = await ensureRoot({ db: database.db, config, clock: systemClock, caches }, {
+  const root = await ensureRoot({ db: database.db, config, clock: systemClock, caches, jobs: new JobQueue({ db: database.db, clock: systemClock }) }, {
     password: config.rootPassword, token: config.rootToken, passwordFile,
     writeFile: (p, c) => writeFileSync(p, c, { mode: 0o600 }),
   });
@@ -88,6 +89,7 @@ async function listen(config: Config, database: ReturnType<typeof openDatabase>,
     await database.close();
   });
   await app.listen({ port: config.port, host: config.host });
+  app.jobs.start();
   return (signal) => {
     stopSignal = signal;
     void grace.close();

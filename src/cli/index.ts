@@ -4,6 +4,8 @@ import { openDatabase } from '../platform/db/index.ts';
 import { systemClock } from '../platform/clock.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { createReadCaches } from '../platform/read-cache.ts';
+import { JobQueue } from '../platform/jobs/queue.ts';
+import { registerJobs } from '../resources/index.ts';
 import { createUser, getUserOr404 } from '../resources/users/users.service.ts';
 import { createPersonalAccessToken } from '../resources/access-tokens/access-tokens.service.ts';
 
@@ -14,7 +16,10 @@ async function withDeps<T>(fn: (deps: ServiceDeps) => Promise<T>): Promise<T> {
   const caches = createReadCaches({ window: 0 });
   try {
     await database.migrate();
-    return await fn({ db: database.db, config, clock: systemClock, caches });
+    // Jobs are only queued here; a running server claims them.
+    const deps: ServiceDeps = { db: database.db, config, clock: systemClock, caches, jobs: new JobQueue({ db: database.db, clock: systemClock }) };
+    registerJobs(deps);
+    return await fn(deps);
   } finally {
     caches.close();
     await database.close();

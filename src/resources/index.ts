@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { registerRoutes } from '../http/route.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
 import { userRoutes } from './users/users.routes.ts';
 import { accessTokenRoutes } from './access-tokens/access-tokens.routes.ts';
 import { broadcastMessageRoutes } from './broadcast-messages/broadcast-messages.routes.ts';
@@ -18,7 +19,7 @@ import { memberRoutes } from './members/members.routes.ts';
 import { resourceAccessTokenRoutes } from './members/resource-access-tokens.routes.ts';
 import { applicationRoutes } from './applications/applications.routes.ts';
 import { projectRoutes } from './projects/projects.routes.ts';
-import { branchRoutes } from './repository/branches.routes.ts';
+import { branchJobs, branchRoutes } from './repository/branches.routes.ts';
 import { protectedBranchRoutes, protectedTagRoutes } from './repository/protected.routes.ts';
 import { repositoryRoutes } from './repository/repository.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
@@ -50,4 +51,11 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...repositoryRoutes,
   ]);
   registerGitHttp(app);
+}
+
+/** Every kind of background job the areas run (platform/jobs), defined once per application. */
+export function registerJobs(deps: ServiceDeps): void {
+  for (const jobs of [branchJobs(deps)]) {
+    for (const [name, kind] of Object.entries(jobs)) deps.jobs.define(name, kind);
+  }
 }

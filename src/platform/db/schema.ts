@@ -644,6 +644,24 @@ export interface ResourceMilestoneEventsTable {
   created_at: number;
 }
 
+/** A unit of background work (platform/jobs). */
+export interface JobsTable {
+  id: Generated<number>;
+  kind: string;
+  args: string; // JSON
+  state: string; // queued | running | succeeded | dead | discarded
+  attempts: Generated<number>;
+  max_attempts: number;
+  run_at: number;
+  locked_by: string | null;
+  locked_until: number | null;
+  unique_key: string | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -697,4 +715,5 @@ export interface DB {
   resource_label_events: ResourceLabelEventsTable;
   resource_state_events: ResourceStateEventsTable;
   resource_milestone_events: ResourceMilestoneEventsTable;
+  jobs: JobsTable;
 }

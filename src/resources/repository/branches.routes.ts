@@ -12,6 +12,9 @@ import {
 import { presentBranch } from './repository.presenter.ts';
 import { Branch } from './repository.schemas.ts';
 import { Accepted } from '../../http/response-schemas.ts';
+import type { ServiceDeps } from '../../platform/deps.ts';
+import type { JobKind } from '../../platform/jobs/queue.ts';
+import { liveProjectById } from '../../platform/project-rows.ts';
 
 const tags = ['branches'];
 
@@ -114,26 +117,27 @@ export const branchRoutes: RouteDef<any>[] = [
     access: 'authenticated', project: { ability: 'push_code' },
     input: Input({ id: IdOrPath() }),
     async handler(req, reply) {
-      const ctx = req.project;
-      const repo = repoFor(req.server.config, ctx.project);
-      const server = req.server;
-      const log = req.log;
-      // The sweep runs once the answer is on its way; every deletion is a compare-and-swap, so it is safe
-      // against pushes that happen meanwhile.
-      reply.raw.once('finish', () => {
-        const job = deleteMergedBranches(server, ctx.project, repo).catch((err) => log.error({ err }, 'merged branch cleanup failed'));
-        backgroundJobs.add(job);
-        void job.finally(() => backgroundJobs.delete(job));
-      });
+      const id = req.project.project.id;
+      await req.server.jobs.enqueue(req.server.db, DELETE_MERGED, { project_id: id }, { uniqueKey: `${DELETE_MERGED}:${id}` });
       return sendRendered(reply, accepted);
     },
   },
 ];
 
-/** Sweeps still running (tests wait for them). */
-export const backgroundJobs = new Set<Promise<unknown>>();
+const DELETE_MERGED = 'delete_merged_branches';
 
-export async function settleBackgroundJobs(): Promise<void> {
-  while (backgroundJobs.size) await Promise.all([...backgroundJobs]);
+/**
+ * The area's background jobs. Deleting merged branches runs after the answer, on the project as it is then (gone:
+ * nothing to do); every deletion is a compare-and-swap, so it is safe against pushes that happen meanwhile.
+ */
+export function branchJobs(deps: ServiceDeps): Record<string, JobKind<{ project_id: number }>> {
+  return {
+    [DELETE_MERGED]: {
+      concurrency: 1,
+      async run(args) {
+        const project = await liveProjectById(deps, args.project_id);
+        if (project) await deleteMergedBranches(deps, project, repoFor(deps.config, project));
+      },
+    },
+  };
 }
-

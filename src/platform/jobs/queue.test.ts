@@ -1,0 +1,191 @@
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildTestApp, type TestApp } from '../../../test/support/app.ts';
+import { ManualClock } from '../clock.ts';
+import { JobQueue, backoffMs } from './queue.ts';
+
+let t: TestApp;
+let clock: ManualClock;
+before(async () => {
+  clock = new ManualClock(Date.parse('2026-06-01T12:00:00Z'));
+  t = await buildTestApp({ clock });
+});
+after(() => t.close());
+
+/** A queue of its own on the test database, with kinds that record what ran. */
+function queue(o: { pollMs?: number } = {}) {
+  const q = new JobQueue({ db: t.app.db, clock, pollMs: o.pollMs ?? 10 });
+  const ran: Array<{ kind: string; args: unknown; attempt: number }> = [];
+  return { q, ran };
+}
+
+const jobsOf = (kind: string) => t.app.db.selectFrom('jobs').selectAll().where('kind', '=', kind).orderBy('id').execute();
+
+test('a queued job runs once with its arguments and ends succeeded', async () => {
+  const { q, ran } = queue();
+  q.define('greet', { async run(args, ctx) { ran.push({ kind: 'greet', args, attempt: ctx.job.attempts }); } });
+  const id = await q.enqueue(t.app.db, 'greet', { name: 'ada' });
+  assert.ok(id);
+  const [queued] = await jobsOf('greet');
+  assert.deepEqual([queued.state, queued.attempts, queued.run_at], ['queued', 0, clock.now()]);
+  await q.drain();
+  await q.drain();
+  assert.deepEqual(ran, [{ kind: 'greet', args: { name: 'ada' }, attempt: 1 }]);
+  const [done] = await jobsOf('greet');
+  assert.deepEqual([done.state, done.attempts, done.locked_by, done.finished_at], ['succeeded', 1, null, clock.now()]);
+});
+
+test('a job due later waits for its time', async () => {
+  const { q, ran } = queue();
+  q.define('later', { async run(args) { ran.push({ kind: 'later', args, attempt: 0 }); } });
+  await q.enqueue(t.app.db, 'later', 1, { runAt: clock.now() + 60_000 });
+  await q.drain();
+  assert.equal(ran.length, 0);
+  clock.advance(60_000);
+  await q.drain();
+  assert.equal(ran.length, 1);
+});
+
+test('a unique key is queued once while it waits or runs, and again once it finished', async () => {
+  const { q } = queue();
+  q.define('uniq', { async run() {} });
+  const first = await q.enqueue(t.app.db, 'uniq', {}, { uniqueKey: 'uniq:1' });
+  assert.ok(first);
+  assert.equal(await q.enqueue(t.app.db, 'uniq', {}, { uniqueKey: 'uniq:1' }), null);
+  assert.ok(await q.enqueue(t.app.db, 'uniq', {}, { uniqueKey: 'uniq:2' }));
+  await q.drain();
+  assert.ok(await q.enqueue(t.app.db, 'uniq', {}, { uniqueKey: 'uniq:1' }));
+  assert.deepEqual((await jobsOf('uniq')).map((j) => [j.unique_key, j.state]), [['uniq:1', 'succeeded'], ['uniq:2', 'succeeded'], ['uniq:1', 'queued']]);
+});
+
+test('a job queued in a transaction that rolls back does not exist', async () => {
+  const { q } = queue();
+  q.define('rolled', { async run() {} });
+  await assert.rejects(t.app.db.transaction().execute(async (trx) => {
+    await q.enqueue(trx, 'rolled', {});
+    throw new Error('changed my mind');
+  }), /changed my mind/);
+  assert.equal((await jobsOf('rolled')).length, 0);
+});
+
+test('a failing job is retried after a growing backoff, then dead with its last error', async () => {
+  const { q } = queue();
+  let runs = 0;
+  q.define('flaky', { maxAttempts: 3, async run() { runs++; throw new Error(`broken ${runs}`); } });
+  await q.enqueue(t.app.db, 'flaky', {});
+  await q.drain();
+  let [j] = await jobsOf('flaky');
+  assert.equal(j.state, 'queued');
+  assert.equal(j.attempts, 1);
+  assert.match(j.last_error!, /^Error: broken 1/);
+  const wait1 = j.run_at - clock.now();
+  assert.ok(wait1 >= 2000 && wait1 <= 2400, `first backoff ${wait1}`);
+  await q.drain();
+  assert.equal(runs, 1, 'not before its time');
+  clock.advance(wait1);
+  await q.drain();
+  [j] = await jobsOf('flaky');
+  const wait2 = j.run_at - clock.now();
+  assert.ok(wait2 >= 4000 && wait2 <= 4800, `second backoff ${wait2}`);
+  clock.advance(wait2);
+  await q.drain();
+  [j] = await jobsOf('flaky');
+  assert.deepEqual([j.state, j.attempts, runs, j.finished_at], ['dead', 3, 3, clock.now()]);
+  assert.match(j.last_error!, /^Error: broken 3/);
+  clock.advance(3_600_000);
+  await q.drain();
+  assert.equal(runs, 3, 'a dead job never runs again');
+});
+
+test('backoff doubles per attempt and stops growing at an hour', () => {
+  for (let a = 1; a < 30; a++) {
+    const b = backoffMs(a);
+    const base = Math.min(3_600_000, 1000 * 2 ** a);
+    assert.ok(b >= base && b <= base * 1.2, `${a}: ${b}`);
+  }
+});
+
+test('a job whose runner died (lease ran out) is claimed again; on its last attempt it is dead instead', async () => {
+  const { q } = queue();
+  let runs = 0;
+  q.define('orphan', { maxAttempts: 2, async run() { runs++; } });
+  await q.enqueue(t.app.db, 'orphan', { n: 1 });
+  await q.enqueue(t.app.db, 'orphan', { n: 2 });
+  // Claimed by a process that died: running, its lease in the past (job 1 on its first attempt, job 2 on its last).
+  const [a, b] = await jobsOf('orphan');
+  await t.app.db.updateTable('jobs').set({ state: 'running', locked_by: 'gone:1', locked_until: clock.now() + 60_000, attempts: 1 }).where('id', '=', a.id).execute();
+  await t.app.db.updateTable('jobs').set({ state: 'running', locked_by: 'gone:1', locked_until: clock.now() + 60_000, attempts: 2, last_error: null }).where('id', '=', b.id).execute();
+  await q.drain();
+  assert.equal(runs, 0, 'a lease that holds is respected');
+  clock.advance(60_001);
+  await q.drain();
+  assert.equal(runs, 1);
+  const [ra, rb] = await jobsOf('orphan');
+  assert.deepEqual([ra.state, ra.attempts], ['succeeded', 2]);
+  assert.deepEqual([rb.state, rb.attempts, rb.last_error], ['dead', 3, 'lease expired']);
+});
+
+test('a runner that lost its lease cannot overwrite the new holder', async () => {
+  const { q } = queue();
+  let release!: () => void;
+  q.define('slow', { async run() { await new Promise<void>((r) => { release = r; }); } });
+  await q.enqueue(t.app.db, 'slow', {});
+  const draining = q.drain();
+  while (!release) await new Promise((r) => setTimeout(r, 5));
+  // Another runner took the job over meanwhile (this one's lease had run out).
+  await t.app.db.updateTable('jobs').set({ locked_by: 'other:2' }).where('kind', '=', 'slow').execute();
+  release();
+  await draining;
+  const [j] = await jobsOf('slow');
+  assert.deepEqual([j.state, j.locked_by], ['running', 'other:2']);
+});
+
+test('at most `concurrency` jobs of a kind run at once in a process', async () => {
+  const { q } = queue();
+  let now = 0;
+  let peak = 0;
+  q.define('narrow', { concurrency: 2, async run() { now++; peak = Math.max(peak, now); await new Promise((r) => setTimeout(r, 15)); now--; } });
+  for (let i = 0; i < 7; i++) await q.enqueue(t.app.db, 'narrow', { i });
+  await q.drain();
+  assert.equal(peak, 2);
+  assert.deepEqual((await jobsOf('narrow')).map((j) => j.state), Array(7).fill('succeeded'));
+});
+
+test('stopping lets running jobs finish within the grace time, then gives the rest back with their attempt', async () => {
+  const { q } = queue({ pollMs: 5 });
+  const seen: string[] = [];
+  q.define('quick', { async run() { await new Promise((r) => setTimeout(r, 20)); seen.push('quick done'); } });
+  q.define('endless', {
+    async run(_args, ctx) {
+      await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+      seen.push('endless aborted');
+      throw new Error('aborted');
+    },
+  });
+  await q.enqueue(t.app.db, 'quick', {});
+  await q.enqueue(t.app.db, 'endless', {});
+  q.start();
+  while ((await t.app.db.selectFrom('jobs').select('id').where('kind', 'in', ['quick', 'endless']).where('state', '=', 'running').execute()).length < 2) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await q.stop(100);
+  assert.deepEqual(seen.sort(), ['endless aborted', 'quick done']);
+  const [quick] = await jobsOf('quick');
+  const [endless] = await jobsOf('endless');
+  assert.equal(quick.state, 'succeeded');
+  assert.deepEqual([endless.state, endless.attempts, endless.locked_by, endless.last_error], ['queued', 0, null, null]);
+});
+
+test('a started queue runs what is queued without being asked', async () => {
+  const { q } = queue({ pollMs: 1000 });
+  const done = new Promise<unknown>((resolve) => q.define('woken', { async run(args) { resolve(args); } }));
+  q.start();
+  await q.enqueue(t.app.db, 'woken', { soon: true });
+  assert.deepEqual(await done, { soon: true });
+  await q.stop();
+});
+
+test('an unknown kind is refused when queued', async () => {
+  const { q } = queue();
+  await assert.rejects(q.enqueue(t.app.db, 'nothing-runs-this', {}), /unknown job kind/);
+});

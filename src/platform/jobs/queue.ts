@@ -1,0 +1,256 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { sql, type Selectable } from 'kysely';
+import type { Db } from '../db/index.ts';
+import type { JobsTable } from '../db/schema.ts';
+import { dialectOf } from '../db/dialect.ts';
+import type { Clock } from '../clock.ts';
+
+// The durable job queue: background work as rows of `jobs`, so that it survives restarts and runs once.
+//
+// - Claiming takes due jobs (queued and due, or running with a lease that ran out: their process died) and leases
+//   them to this runner, in one transaction: `FOR UPDATE SKIP LOCKED` on PostgreSQL, so several processes or
+//   machines share one queue without waiting on each other; on SQLite the transaction is immediate (it holds the
+//   write lock from its start), which serialises claims between processes.
+// - A running job's lease is extended by heartbeats; every state change after the claim is conditional on this
+//   runner still holding it, so a runner that lost its lease can never overwrite what the new holder did.
+// - A failure is retried after an exponential backoff until the kind's attempt limit, then the job is `dead`.
+// - Stopping stops claiming, lets running jobs finish for a while, then gives the others back (with their attempt).
+
+export type JobRow = Selectable<JobsTable>;
+
+export interface JobContext {
+  job: JobRow;
+  /** Aborted when the runner stops before the job finished; a long job should give up at the next safe point. */
+  signal: AbortSignal;
+}
+
+export interface JobKind<A = any> {
+  /** At most this many attempts (a lease that ran out counts as one), then `dead`. */
+  maxAttempts?: number;
+  /** At most this many jobs of the kind at once in one process. */
+  concurrency?: number;
+  /** How long a claim holds without a heartbeat (ms). */
+  leaseMs?: number;
+  run(args: A, ctx: JobContext): Promise<void>;
+}
+
+export interface EnqueueOptions {
+  /** While a job with this key waits or runs, queueing another with it does nothing. */
+  uniqueKey?: string;
+  /** Not before this time (epoch ms). */
+  runAt?: number;
+}
+
+export interface RunnerOptions {
+  db: Db;
+  clock: Clock;
+  /** How often due jobs are looked for when nothing woke the runner (ms). */
+  pollMs?: number;
+  log?: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+}
+
+const DEFAULT_ATTEMPTS = 5;
+const DEFAULT_LEASE_MS = 60_000;
+const MAX_BACKOFF_MS = 3_600_000;
+const KEEP_FINISHED_MS = 7 * 86_400_000;
+const MAX_ERROR_CHARS = 4000;
+
+/** 2^attempts seconds, capped at an hour, with up to a fifth more at random so that retries do not arrive together. */
+export function backoffMs(attempts: number): number {
+  const base = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(attempts, 22));
+  return Math.round(base * (1 + Math.random() * 0.2));
+}
+
+export class JobQueue {
+  readonly #kinds = new Map<string, Required<Omit<JobKind, 'run'>> & Pick<JobKind, 'run'>>();
+  readonly #running = new Map<number, { promise: Promise<void>; abort: AbortController }>();
+  readonly #kindOf = new Map<number, string>();
+  readonly #db: Db;
+  readonly #clock: Clock;
+  readonly #pollMs: number;
+  readonly #log: RunnerOptions['log'];
+  /** Who holds a claim: unique per runner, readable in `bellows jobs`. */
+  readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  #timer: NodeJS.Timeout | null = null;
+  #started = false;
+  #polling: Promise<void> | null = null;
+  #lastPrune = 0;
+
+  constructor(o: RunnerOptions) {
+    this.#db = o.db;
+    this.#clock = o.clock;
+    this.#pollMs = o.pollMs ?? 1000;
+    this.#log = o.log;
+  }
+
+  /** Declares a kind of job and what runs it. */
+  define<A>(name: string, kind: JobKind<A>): void {
+    if (this.#kinds.has(name)) throw new Error(`job kind ${name} is defined twice`);
+    this.#kinds.set(name, { maxAttempts: DEFAULT_ATTEMPTS, concurrency: 2, leaseMs: DEFAULT_LEASE_MS, ...kind });
+  }
+
+  /**
+   * Queues a job; inside the caller's transaction when given one (`db`), so the job exists exactly when the change
+   * that asks for it was committed. Answers the new job's id, or null when `uniqueKey` is already waiting or running.
+   */
+  async enqueue(db: Db, kind: string, args: unknown, o: EnqueueOptions = {}): Promise<number | null> {
+    const def = this.#kinds.get(kind);
+    if (!def) throw new Error(`unknown job kind ${kind}`);
+    const now = this.#clock.now();
+    const row = await db.insertInto('jobs').values({
+      kind, args: JSON.stringify(args ?? null), state: 'queued', attempts: 0, max_attempts: def.maxAttempts,
+      run_at: o.runAt ?? now, locked_by: null, locked_until: null, unique_key: o.uniqueKey ?? null, last_error: null,
+      created_at: now, updated_at: now, finished_at: null,
+      // The conflict target names the partial index by its predicate, spelled as the index spells it (no parameters:
+      // PostgreSQL must prove the two the same when planning).
+    }).onConflict((oc) => oc.column('unique_key').where(sql<boolean>`unique_key is not null and state in ('queued', 'running')`).doNothing())
+      .returning('id').executeTakeFirst();
+    if (row && this.#started) this.#wake(20);
+    return row?.id ?? null;
+  }
+
+  /** Starts claiming and running jobs in the background. */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#wake(0);
+  }
+
+  /**
+   * Stops claiming; jobs still running after `graceMs` are aborted and given back to the queue (their attempt
+   * returned) for another process or the next start.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.#started = false;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#polling;
+    const running = [...this.#running.entries()];
+    if (!running.length) return;
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => { timer = setTimeout(resolve, graceMs); });
+    await Promise.race([Promise.allSettled(running.map(([, r]) => r.promise)), grace]);
+    clearTimeout(timer);
+    for (const [id, r] of this.#running) {
+      r.abort.abort();
+      await this.#db.updateTable('jobs').set({ state: 'queued', locked_by: null, locked_until: null, attempts: (eb) => eb('attempts', '-', 1), updated_at: this.#clock.now() })
+        .where('id', '=', id).where('locked_by', '=', this.owner).where('state', '=', 'running').execute();
+    }
+  }
+
+  /** Runs whatever is due now until nothing is (tests and `bellows jobs run`); jobs due later are left. */
+  async drain(): Promise<void> {
+    for (;;) {
+      const claimed = await this.#claimAll();
+      if (!claimed && !this.#running.size) return;
+      await Promise.allSettled([...this.#running.values()].map((r) => r.promise));
+    }
+  }
+
+  #wake(delayMs: number): void {
+    if (!this.#started) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#polling = this.#poll().finally(() => {
+        this.#polling = null;
+        this.#wake(this.#pollMs);
+      });
+    }, delayMs);
+  }
+
+  async #poll(): Promise<void> {
+    try {
+      await this.#claimAll();
+      const now = this.#clock.now();
+      if (now - this.#lastPrune > 600_000) {
+        this.#lastPrune = now;
+        await this.#db.deleteFrom('jobs').where('state', 'in', ['succeeded', 'discarded']).where('finished_at', '<', now - KEEP_FINISHED_MS).execute();
+      }
+    } catch (err) {
+      this.#log?.error({ err }, 'job queue poll failed');
+    }
+  }
+
+  /** Claims due jobs of every kind with free slots and starts them; answers how many. */
+  async #claimAll(): Promise<number> {
+    let claimed = 0;
+    for (const [name, def] of this.#kinds) {
+      const free = def.concurrency - this.#runningOf(name);
+      if (free <= 0) continue;
+      for (const job of await this.#claim(name, free, def.leaseMs)) {
+        claimed++;
+        this.#start(job, def);
+      }
+    }
+    return claimed;
+  }
+
+  #runningOf(kind: string): number {
+    let n = 0;
+    for (const id of this.#running.keys()) if (this.#kindOf.get(id) === kind) n++;
+    return n;
+  }
+
+  async #claim(kind: string, limit: number, leaseMs: number): Promise<JobRow[]> {
+    const pg = dialectOf(this.#db) === 'postgres';
+    return this.#db.transaction().execute(async (trx) => {
+      const now = this.#clock.now();
+      let due = trx.selectFrom('jobs').select('id').where('kind', '=', kind)
+        .where((eb) => eb.or([
+          eb.and([eb('state', '=', 'queued'), eb('run_at', '<=', now)]),
+          eb.and([eb('state', '=', 'running'), eb('locked_until', '<', now)]),
+        ]))
+        .orderBy('run_at').orderBy('id').limit(limit);
+      if (pg) due = due.forUpdate().skipLocked();
+      const ids = (await due.execute()).map((r) => r.id);
+      if (!ids.length) return [];
+      return trx.updateTable('jobs')
+        .set({ state: 'running', locked_by: this.owner, locked_until: now + leaseMs, attempts: (eb) => eb('attempts', '+', 1), updated_at: now })
+        .where('id', 'in', ids).returningAll().execute();
+    });
+  }
+
+  #start(job: JobRow, def: Required<Omit<JobKind, 'run'>> & Pick<JobKind, 'run'>): void {
+    const abort = new AbortController();
+    this.#kindOf.set(job.id, job.kind);
+    const promise = this.#execute(job, def, abort.signal).finally(() => {
+      this.#running.delete(job.id);
+      this.#kindOf.delete(job.id);
+      if (this.#started) this.#wake(0);
+    });
+    this.#running.set(job.id, { promise, abort });
+  }
+
+  async #execute(job: JobRow, def: Required<Omit<JobKind, 'run'>> & Pick<JobKind, 'run'>, signal: AbortSignal): Promise<void> {
+    const mine = () => this.#db.updateTable('jobs').where('id', '=', job.id).where('locked_by', '=', this.owner).where('state', '=', 'running');
+    // Claimed again after its process died on its last allowed attempt: it is not run once more.
+    if (job.attempts > job.max_attempts) {
+      await mine().set({ state: 'dead', locked_by: null, locked_until: null, finished_at: this.#clock.now(), updated_at: this.#clock.now(), last_error: job.last_error ?? 'lease expired' }).execute();
+      return;
+    }
+    const heartbeat = setInterval(() => {
+      const now = this.#clock.now();
+      mine().set({ locked_until: now + def.leaseMs, updated_at: now }).execute()
+        .catch((err) => this.#log?.warn({ err, job: job.id }, 'job heartbeat failed'));
+    }, Math.max(50, Math.floor(def.leaseMs / 3)));
+    heartbeat.unref();
+    try {
+      await def.run(JSON.parse(job.args), { job, signal });
+      const now = this.#clock.now();
+      await mine().set({ state: 'succeeded', locked_by: null, locked_until: null, finished_at: now, updated_at: now, last_error: null }).execute();
+    } catch (err) {
+      if (signal.aborted) return; // stopping: stop() gives the job back
+      const now = this.#clock.now();
+      const text = (err instanceof Error ? err.stack ?? err.message : String(err)).slice(0, MAX_ERROR_CHARS);
+      const dead = job.attempts >= job.max_attempts;
+      this.#log?.warn({ err, job: job.id, kind: job.kind, attempt: job.attempts, dead }, 'job failed');
+      await mine().set(dead
+        ? { state: 'dead', locked_by: null, locked_until: null, finished_at: now, updated_at: now, last_error: text }
+        : { state: 'queued', locked_by: null, locked_until: null, run_at: now + backoffMs(job.attempts), updated_at: now, last_error: text }).execute();
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+}
