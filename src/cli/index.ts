@@ -6,6 +6,7 @@ import type { ServiceDeps } from '../platform/deps.ts';
 import { createReadCaches } from '../platform/read-cache.ts';
 import { JobQueue } from '../platform/jobs/queue.ts';
 import { registerJobs } from '../resources/index.ts';
+import { JOB_STATES, discardJob, listJobs, retryJob } from '../platform/jobs/admin.ts';
 import { createUser, getUserOr404 } from '../resources/users/users.service.ts';
 import { createPersonalAccessToken } from '../resources/access-tokens/access-tokens.service.ts';
 
@@ -85,6 +86,36 @@ export function buildCli(): Command {
         console.log(secret);
       });
     });
+
+  const jobs = program.command('jobs').description('inspect and steer the background job queue');
+  const positiveInt = (v: string) => {
+    if (!/^[1-9]\d{0,9}$/.test(v)) throw new InvalidArgumentError('expected a positive integer');
+    return Number(v);
+  };
+  jobs.command('list').description('the newest jobs, one JSON object per line')
+    .option('--state <state>', JOB_STATES.join(' | '))
+    .option('--kind <kind>')
+    .option('--limit <n>', 'at most this many', positiveInt, 50)
+    .action(async (o) => {
+      if (o.state && !(JOB_STATES as readonly string[]).includes(o.state)) throw new InvalidArgumentError(`--state must be one of ${JOB_STATES.join(', ')}`);
+      await withDeps(async (deps) => {
+        for (const j of await listJobs(deps.db, { state: o.state, kind: o.kind, limit: o.limit })) {
+          console.log(JSON.stringify({ id: j.id, kind: j.kind, state: j.state, attempts: j.attempts, max_attempts: j.max_attempts, run_at: new Date(j.run_at).toISOString(), locked_by: j.locked_by, last_error: j.last_error?.split('\n')[0] ?? null, args: JSON.parse(j.args) }));
+        }
+      });
+    });
+  jobs.command('retry <id>').description('run a dead or discarded job again').action(async (id: string) => {
+    await withDeps(async (deps) => {
+      if (!(await retryJob(deps.db, deps.clock, positiveInt(id)))) throw new Error(`job ${id} is not dead or discarded`);
+      console.log(`job ${id} queued`);
+    });
+  });
+  jobs.command('discard <id>').description('never run a queued or dead job').action(async (id: string) => {
+    await withDeps(async (deps) => {
+      if (!(await discardJob(deps.db, deps.clock, positiveInt(id)))) throw new Error(`job ${id} is not queued or dead`);
+      console.log(`job ${id} discarded`);
+    });
+  });
 
   return program;
 }

@@ -137,3 +137,34 @@ test('serve: first start creates root with a generated password, registers BELLO
     await sc.cleanup();
   }
 });
+
+test('jobs: list by state, retry a dead job, discard a queued one, refuse what does not apply', async () => {
+  assert.equal(runCli(['migrate'], s.env).status, 0);
+  const ids = await withDb(s, async (db) => {
+    const row = (state: string, attempts: number, error: string | null) => ({
+      kind: 'delete_merged_branches', args: '{"project_id":7}', state, attempts, max_attempts: 5, run_at: Date.parse('2026-01-01T00:00:00Z'),
+      locked_by: null, locked_until: null, unique_key: null, last_error: error, created_at: 1, updated_at: 1, finished_at: state === 'dead' ? 2 : null,
+    });
+    const dead = await db.insertInto('jobs').values(row('dead', 5, 'Error: disk full\n    at somewhere')).returning('id').executeTakeFirstOrThrow();
+    const queued = await db.insertInto('jobs').values(row('queued', 0, null)).returning('id').executeTakeFirstOrThrow();
+    return { dead: dead.id, queued: queued.id };
+  });
+  let r = runCli(['jobs', 'list', '--state', 'dead'], s.env);
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(r.stdout.trim().split('\n').map((l) => JSON.parse(l)), [{
+    id: ids.dead, kind: 'delete_merged_branches', state: 'dead', attempts: 5, max_attempts: 5, run_at: '2026-01-01T00:00:00.000Z',
+    locked_by: null, last_error: 'Error: disk full', args: { project_id: 7 },
+  }]);
+  r = runCli(['jobs', 'list', '--state', 'sleeping'], s.env);
+  assert.deepEqual([r.status, r.stderr], [1, 'bellows: --state must be one of queued, running, succeeded, dead, discarded\n']);
+  r = runCli(['jobs', 'retry', String(ids.queued)], s.env);
+  assert.deepEqual([r.status, r.stderr], [1, `bellows: job ${ids.queued} is not dead or discarded\n`]);
+  r = runCli(['jobs', 'retry', String(ids.dead)], s.env);
+  assert.deepEqual([r.status, r.stdout], [0, `job ${ids.dead} queued\n`]);
+  r = runCli(['jobs', 'discard', String(ids.queued)], s.env);
+  assert.deepEqual([r.status, r.stdout], [0, `job ${ids.queued} discarded\n`]);
+  r = runCli(['jobs', 'discard', 'x1'], s.env);
+  assert.equal(r.status, 1);
+  const states = await withDb(s, (db) => db.selectFrom('jobs').select(['id', 'state', 'attempts']).orderBy('id').execute());
+  assert.deepEqual(states, [{ id: ids.dead, state: 'queued', attempts: 0 }, { id: ids.queued, state: 'discarded', attempts: 0 }]);
+});
