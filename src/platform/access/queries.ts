@@ -84,3 +84,21 @@ export async function authorizedProjectIds(deps: ServiceDeps, userId: number, mi
     .where((eb) => authorizedExpr(eb, a, min, now, true)).execute();
   return new Set(rows.map((r) => r.id));
 }
+
+/**
+ * SQL condition on `issues`: the issue is not confidential, or the caller may see confidential ones (its author, an
+ * assignee, Reporter or more in its project, an administrator). Null when nothing is hidden (administrators).
+ * The same rule as an issue's single read; lists and counts use this form.
+ */
+export function confidentialIssueVisibleExpr(eb: any, actor: Actor, a: Authorization | null, now: number): Expression<SqlBool> | null {
+  if (actor.admin) return null;
+  if (!actor.user || !a) return eb('issues.confidential', '=', 0);
+  return eb.or([
+    eb('issues.confidential', '=', 0),
+    eb('issues.author_id', '=', actor.user.id),
+    eb.exists(eb.selectFrom('issue_assignees').select(sql`1`.as('one'))
+      .whereRef('issue_assignees.issue_id', '=', 'issues.id').where('issue_assignees.user_id', '=', actor.user.id)),
+    eb('issues.project_id', 'in', eb.selectFrom('projects').select('projects.id')
+      .where((e: any) => authorizedExpr(e, a, AccessLevel.REPORTER, now, true))),
+  ]);
+}
