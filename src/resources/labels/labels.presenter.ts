@@ -13,6 +13,8 @@ export function labelBasic(l: LabelRow) {
     description: l.description,
     description_html: singleLineHtml(l.description),
     text_color: textColor(l.color),
+    // Bellows does not remove labels when an issue closes.
+    remove_on_close: false,
   };
 }
 

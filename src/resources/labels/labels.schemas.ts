@@ -5,7 +5,7 @@ import { Entity, Nullable } from '../../http/response-schemas.ts';
 
 const basic = {
   id: Type.Integer(), name: Type.String(), color: Type.String(), description: Nullable(Type.String()),
-  description_html: Nullable(Type.String()), text_color: Type.String(),
+  description_html: Nullable(Type.String()), text_color: Type.String(), remove_on_close: Type.Boolean(),
 };
 export const LabelBasic = Entity(basic, { description: 'LabelBasic' });
 

@@ -1,16 +1,47 @@
-import { sql } from 'kysely';
+import { sql, type Expression, type Selectable, type SqlBool } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { Actor } from '../../platform/access/actor.ts';
 import { canGroup } from '../../platform/access/policy.ts';
-import { confidentialIssueVisibleExpr, visibleExpr } from '../../platform/access/queries.ts';
+import { readableIssuesExpr } from '../../platform/access/queries.ts';
 import { containsText, fitsIntColumn, isUniqueViolation, startsWithText } from '../../platform/db/dialect.ts';
-import { groupAccessLevels, userAuthorization, type NamespaceRow } from '../../platform/membership.ts';
+import { ancestorIds, groupAccessLevels, userAuthorization, type NamespaceRow } from '../../platform/membership.ts';
+import type { LabelsTable } from '../../platform/db/schema.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../platform/errors.ts';
-import { byNearness, inLabelScope, projectLabelScope, type LabelRow, type LabelScope } from './labels.lookup.ts';
 import { isValidColor, normalizeColor } from './colors.ts';
 
-export { projectLabelScope, type LabelRow, type LabelScope };
+// Which labels a project or a group may use: a project its own and those of its group and the group's ancestors;
+// a group its own and its ancestors' (and, when asked, its descendants').
+
+export type LabelRow = Selectable<LabelsTable>;
+
+/** The owners whose labels are available: a project (or none) and groups, the nearest group last. */
+export interface LabelScope {
+  projectId: number | null;
+  groupIds: number[];
+}
+
+/** A project's labels: its own, and its group's (with the group's ancestors unless `includeAncestors` is false). */
+export async function projectLabelScope(db: Db, project: { id: number; namespace_id: number }, includeAncestors = true): Promise<LabelScope> {
+  const ns = await db.selectFrom('namespaces').select(['id', 'kind', 'traversal']).where('id', '=', project.namespace_id).executeTakeFirst();
+  const groupIds = ns && ns.kind === 'group' ? (includeAncestors ? ancestorIds(ns) : [ns.id]) : [];
+  return { projectId: project.id, groupIds };
+}
+
+/** SQL condition: the `labels` row belongs to the scope. */
+export function inLabelScope(eb: any, scope: LabelScope): Expression<SqlBool> {
+  const parts: Expression<SqlBool>[] = [];
+  if (scope.projectId !== null) parts.push(eb('labels.project_id', '=', scope.projectId));
+  if (scope.groupIds.length) parts.push(eb('labels.group_id', 'in', scope.groupIds));
+  return parts.length ? eb.or(parts) : sql<SqlBool>`1 = 0`;
+}
+
+/** Orders labels of one title: the project's own first, then the nearest group's. */
+export function byNearness(scope: LabelScope) {
+  const rank = (l: LabelRow) => (l.project_id !== null ? -1 : scope.groupIds.length - scope.groupIds.indexOf(l.group_id!));
+  return (a: LabelRow, b: LabelRow) => rank(a) - rank(b);
+}
+
 
 /** Who owns a new label. */
 export type LabelOwner = { projectId: number; groupId?: undefined } | { groupId: number; projectId?: undefined };
@@ -226,10 +257,9 @@ export async function labelExtras(deps: ServiceDeps, actor: Actor, labels: Label
       .innerJoin('projects', 'projects.id', 'issues.project_id')
       .select(['label_links.label_id', 'issues.state', sql<number>`count(*)`.as('n')])
       .where('label_links.target_type', '=', 'Issue').where('label_links.label_id', 'in', ids)
-      .where('projects.pending_delete', '=', 0).where('projects.issues_access_level', '>', 0)
+      .where('projects.pending_delete', '=', 0)
       .where((eb) => eb.or([eb('projects.id', '=', eb.ref('labels.project_id')), eb('projects.namespace_id', '=', eb.ref('labels.group_id'))]))
-      .where((eb) => visibleExpr(eb, actor, a, now, true) ?? sql<boolean>`1 = 1`)
-      .where((eb) => confidentialIssueVisibleExpr(eb, actor, a, now) ?? sql<boolean>`1 = 1`)
+      .where((eb) => readableIssuesExpr(eb, actor, a, now) ?? sql<boolean>`1 = 1`)
       .groupBy(['label_links.label_id', 'issues.state'])
       .execute();
     for (const r of rows) {

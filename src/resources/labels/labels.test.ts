@@ -4,14 +4,14 @@ import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import {
   addMember, castGroupRoles, castRoles, makeGroup, makeIssueRow, makeProject, quickUser, Role, type RoleCast,
 } from '../../../test/support/fixtures.ts';
-import { findLabelsForProject } from './labels.lookup.ts';
+
 
 let t: TestApp;
 before(async () => { t = await buildTestApp(); });
 after(async () => { await t.close(); });
 
 const labelCount = async () => Number((await t.app.db.selectFrom('labels').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-const PROJECT_FIELDS = ['id', 'name', 'color', 'description', 'description_html', 'text_color', 'subscribed', 'priority', 'is_project_label'];
+const PROJECT_FIELDS = ['id', 'name', 'color', 'description', 'description_html', 'text_color', 'remove_on_close', 'subscribed', 'priority', 'is_project_label'];
 
 const ROLES: Array<keyof RoleCast> = ['anonymous', 'nonMember', 'guest', 'reporter', 'developer', 'maintainer', 'owner', 'admin'];
 
@@ -97,7 +97,7 @@ describe('labels: project', () => {
     assert.deepEqual(Object.keys(c.body), PROJECT_FIELDS);
     assert.deepEqual({ ...c.body, id: 0 }, {
       id: 0, name: 'bug', color: '#d9534f', description: 'a <b>bug</b>', description_html: 'a &lt;b&gt;bug&lt;/b&gt;', text_color: '#FFFFFF',
-      subscribed: false, priority: 10, is_project_label: true,
+      remove_on_close: false, subscribed: false, priority: 10, is_project_label: true,
     });
     const byId = await call(t.app, 'GET', `/projects/${project.id}/labels/${c.body.id}`, { token: roles.guest.token });
     assert.deepEqual([byId.status, byId.body], [200, c.body]);
@@ -185,7 +185,7 @@ describe('labels: project', () => {
     assert.deepEqual(near.body.map((l: any) => l.name), ['own', 'sub']);
     const groupList = await call(t.app, 'GET', `/groups/${sub.id}/labels`, { token: roles.guest.token });
     assert.deepEqual(groupList.body.map((l: any) => l.name), ['sub', 'top']);
-    assert.deepEqual(Object.keys(groupList.body[0]), ['id', 'name', 'color', 'description', 'description_html', 'text_color', 'subscribed']);
+    assert.deepEqual(Object.keys(groupList.body[0]), ['id', 'name', 'color', 'description', 'description_html', 'text_color', 'remove_on_close', 'subscribed']);
     const own = await call(t.app, 'GET', `/groups/${sub.id}/labels`, { token: roles.guest.token, query: { include_ancestor_groups: 'false' } });
     assert.deepEqual(own.body.map((l: any) => l.name), ['sub']);
     const down = await call(t.app, 'GET', `/groups/${top.id}/labels`, { token: roles.guest.token, query: { include_descendant_groups: 'true' } });
@@ -200,8 +200,10 @@ describe('labels: project', () => {
     const far = await call(t.app, 'PUT', `/projects/${project.id}/labels/top`, { token: admin, body: { color: '#fff' } });
     assert.deepEqual([far.status, far.body], [404, { message: '404 Label Not Found' }]);
 
-    const found = await findLabelsForProject(t.app.db, project.id, ['top', 'own', 'missing', 'elsewhere', 'sub']);
-    assert.deepEqual(found.map((l) => l.title), ['top', 'own', 'sub']);
+    // A title held by the project and a group names the project's own label.
+    await call(t.app, 'POST', `/groups/${top.id}/labels`, { token: admin, body: { name: 'own', color: '#444444' } });
+    const mine = await call(t.app, 'GET', `/projects/${project.id}/labels/own`, { token: admin });
+    assert.deepEqual([mine.body.is_project_label, mine.body.color], [true, '#333333']);
   });
 
   test('renaming keeps the label on its issues; with_counts counts what the caller may see', async () => {
