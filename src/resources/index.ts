@@ -22,6 +22,7 @@ import { branchRoutes } from './repository/branches.routes.ts';
 import { protectedBranchRoutes, protectedTagRoutes } from './repository/protected.routes.ts';
 import { repositoryRoutes } from './repository/repository.routes.ts';
 import { labelRoutes } from './labels/labels.routes.ts';
+import { milestoneRoutes } from './milestones/milestones.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
 
 /** Every resource area of the API, registered in a fixed order. */
@@ -50,6 +51,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...protectedTagRoutes,
     ...repositoryRoutes,
     ...labelRoutes,
+    ...milestoneRoutes,
   ]);
   registerGitHttp(app);
 }
