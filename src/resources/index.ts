@@ -23,6 +23,7 @@ import { protectedBranchRoutes, protectedTagRoutes } from './repository/protecte
 import { repositoryRoutes } from './repository/repository.routes.ts';
 import { labelRoutes } from './labels/labels.routes.ts';
 import { milestoneRoutes } from './milestones/milestones.routes.ts';
+import { iterationRoutes } from './iterations/iterations.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
 
 /** Every resource area of the API, registered in a fixed order. */
@@ -52,6 +53,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...repositoryRoutes,
     ...labelRoutes,
     ...milestoneRoutes,
+    ...iterationRoutes,
   ]);
   registerGitHttp(app);
 }
