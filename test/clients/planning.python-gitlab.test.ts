@@ -74,6 +74,9 @@ out["taken"] = attempt(lambda: p.labels.create({"name": "group-label", "color": 
 p.labels.delete("defect")
 g.labels.delete("group-label")
 out["left"] = [x.name for x in p.labels.list()]
+p.labels.create({"name": "promo", "color": "#abc"})
+p.labels.get("promo").promote()
+out["promoted"] = [[x.name, x.color] for x in g.labels.list()]
 `);
   assert.deepEqual(out, {
     created: ['bug', '#FF0000', '#FFFFFF', 2, true, false],
@@ -86,6 +89,7 @@ out["left"] = [x.name for x in p.labels.list()]
     missing: [404, '404 Label Not Found'],
     taken: [409, 'Label already exists'],
     left: [],
+    promoted: [['promo', '#abc']],
   });
 });
 

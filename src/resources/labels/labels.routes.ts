@@ -6,7 +6,7 @@ import { paginateQuery } from '../../http/pagination.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { ParamError } from '../../platform/errors.ts';
 import {
-  assertMayManage, createLabel, deleteLabel, findLabel, groupLabelScope, labelExtras, labelListQuery, projectLabelScope,
+  assertMayManage, createLabel, promoteLabel, deleteLabel, findLabel, groupLabelScope, labelExtras, labelListQuery, projectLabelScope,
   setLabelSubscription, updateLabel, type LabelRow, type LabelScope,
 } from './labels.service.ts';
 import { label, projectLabel } from './labels.presenter.ts';
@@ -158,4 +158,28 @@ function routesFor(kind: Kind): RouteDef<any>[] {
   ];
 }
 
-export const labelRoutes: RouteDef<any>[] = [...routesFor('project'), ...routesFor('group')];
+/** `PUT /projects/:id/labels/:label_id/promote`, and the older form naming the label by `name`. */
+async function promote(req: ApiRequest<any>) {
+  const key = req.input.label_id ?? req.input.name;
+  const found = await findLabel(req.server.db, await scopeOf(req, 'project', false), key);
+  const row = await promoteLabel(req.server, req.actor, req.project.project, found);
+  const x = await labelExtras(req.server, req.actor, [row], { projectId: null, withCounts: false });
+  return label(row, x);
+}
+
+const promoteRoutes: RouteDef<any>[] = [
+  {
+    method: 'PUT', url: '/projects/:id/labels/promote', summary: 'Promote a project label, named by `name`, to a group label (the older form)', tags,
+    access: 'authenticated', project: { ability: 'admin_label' },
+    response: Label, input: Input({ id: IdOrPath(), name: Str() }),
+    handler: promote,
+  },
+  {
+    method: 'PUT', url: '/projects/:id/labels/:label_id/promote', summary: "Promote a project label to a label of the project's group", tags,
+    access: 'authenticated', project: { ability: 'admin_label' },
+    response: Label, input: Input({ id: IdOrPath(), label_id: Str() }),
+    handler: promote,
+  },
+];
+
+export const labelRoutes: RouteDef<any>[] = [...promoteRoutes, ...routesFor('project'), ...routesFor('group')];

@@ -7,7 +7,7 @@ import { readableIssuesExpr } from '../../platform/access/queries.ts';
 import { containsText, fitsIntColumn, isUniqueViolation, startsWithText } from '../../platform/db/dialect.ts';
 import { ancestorIds, groupAccessLevels, userAuthorization, type NamespaceRow } from '../../platform/membership.ts';
 import type { LabelsTable } from '../../platform/db/schema.ts';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../platform/errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
 import { isValidColor, normalizeColor } from './colors.ts';
 
 // Which labels a project or a group may use: a project its own and those of its group and the group's ancestors;
@@ -269,4 +269,54 @@ export async function labelExtras(deps: ServiceDeps, actor: Actor, labels: Label
     }
   }
   return out;
+}
+
+/**
+ * Promotes a project label to a label of the project's group: one group label with its title, colour and description
+ * takes the place of every label of that title in the group and in the group's own projects (their links, events,
+ * priorities and subscriptions move to it, one subscription per user), and those labels are deleted.
+ */
+export async function promoteLabel(deps: ServiceDeps, actor: Actor, project: { id: number; namespace_id: number }, label: LabelRow): Promise<LabelRow> {
+  const failed = new RuleError('bad_request', 'Failed to promote project label to group label');
+  const group = await deps.db.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).where('kind', '=', 'group').executeTakeFirst();
+  if (!group) throw failed;
+  const level = actor.user ? (await groupAccessLevels(deps.db, actor.user.id, [group], deps.clock.now())).get(group.id) ?? 0 : 0;
+  if (!canGroup(actor, 'admin_label', group, level)) throw new ForbiddenError();
+  if (label.project_id === null) throw failed;
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const merged = (await trx.selectFrom('labels').select('id').where('title', '=', label.title).where((eb) => eb.or([
+      eb('group_id', '=', group.id),
+      eb('project_id', 'in', eb.selectFrom('projects').select('id').where('namespace_id', '=', group.id)),
+    ])).execute()).map((r) => r.id);
+    // What hangs off the merged labels is read first: deleting them removes their links and priorities.
+    const links = merged.length ? await trx.selectFrom('label_links').select(['target_type', 'target_id', 'created_at']).where('label_id', 'in', merged).orderBy('created_at').execute() : [];
+    const events = merged.length ? (await trx.selectFrom('resource_label_events').select('id').where('label_id', 'in', merged).execute()).map((e) => e.id) : [];
+    const priorities = merged.length ? await trx.selectFrom('label_priorities').select(['project_id', 'priority']).where('label_id', 'in', merged).execute() : [];
+    const subs = merged.length ? await trx.selectFrom('subscriptions').select(['id', 'user_id']).where('subscribable_type', '=', 'Label').where('subscribable_id', 'in', merged).orderBy('id').execute() : [];
+    const latest = new Map<number, number>();
+    for (const sub of subs) latest.set(sub.user_id, sub.id);
+    const keep = [...latest.values()];
+    let drop = trx.deleteFrom('subscriptions').where('subscribable_type', '=', 'Label').where('subscribable_id', 'in', merged);
+    if (keep.length) drop = drop.where('id', 'not in', keep);
+    await drop.execute();
+    await trx.deleteFrom('labels').where('id', 'in', merged).execute();
+    const created = await trx.insertInto('labels').values({
+      title: label.title, color: label.color, description: label.description, project_id: null, group_id: group.id, created_at: now, updated_at: now,
+    }).returningAll().executeTakeFirstOrThrow();
+    // A target that carried two of the merged labels keeps one link.
+    const seen = new Set<string>();
+    for (const l of links) {
+      const key = `${l.target_type}:${l.target_id}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      await trx.insertInto('label_links').values({ label_id: created.id, target_type: l.target_type, target_id: l.target_id, created_at: l.created_at }).execute();
+    }
+    if (events.length) await trx.updateTable('resource_label_events').set({ label_id: created.id }).where('id', 'in', events).execute();
+    const byProject = new Map<number, number>();
+    for (const p of priorities) byProject.set(p.project_id, Math.min(byProject.get(p.project_id) ?? Infinity, p.priority));
+    for (const [projectId, priority] of byProject) await trx.insertInto('label_priorities').values({ project_id: projectId, label_id: created.id, priority }).execute();
+    if (keep.length) await trx.updateTable('subscriptions').set({ subscribable_id: created.id, updated_at: now }).where('id', 'in', keep).execute();
+    return created;
+  });
 }

@@ -255,3 +255,47 @@ describe('labels: project', () => {
     assert.equal((await call(t.app, 'POST', `/projects/${project.id}/labels/watch/subscribe`)).status, 401);
   });
 });
+
+describe('labels: promote', () => {
+  test('a project label becomes its group\'s, taking over the same titles in the group and its projects', async () => {
+    const group = await makeGroup(t.app);
+    const a = await makeProject(t.app, { namespace: group });
+    const b = await makeProject(t.app, { namespace: group });
+    const roles = await castRoles(t.app, a);
+    const admin = roles.admin.token;
+    const la = (await call(t.app, 'POST', `/projects/${a.id}/labels`, { token: admin, body: { name: 'ux', color: '#123456', description: 'from a', priority: 4 } })).body;
+    const lb = (await call(t.app, 'POST', `/projects/${b.id}/labels`, { token: admin, body: { name: 'ux', color: '#654321', priority: 1 } })).body;
+    const ia = await makeIssueRow(t.app, a, { labelIds: [la.id] });
+    const ib = await makeIssueRow(t.app, b, { labelIds: [lb.id] });
+    const sub = await quickUser(t.app);
+    await addMember(t.app, { type: 'Namespace', id: group.id }, sub.user.id, Role.guest);
+    await call(t.app, 'POST', `/projects/${a.id}/labels/ux/subscribe`, { token: sub.token });
+    await call(t.app, 'POST', `/projects/${b.id}/labels/ux/subscribe`, { token: sub.token });
+
+    const refused = await call(t.app, 'PUT', `/projects/${a.id}/labels/ux/promote`, { token: roles.maintainer.token });
+    assert.deepEqual([refused.status, refused.body], [403, { message: '403 Forbidden' }]);
+    const r = await call(t.app, 'PUT', `/projects/${a.id}/labels/ux/promote`, { token: admin });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual({ ...r.body, id: 0 }, {
+      id: 0, name: 'ux', color: '#123456', description: 'from a', description_html: 'from a', text_color: '#FFFFFF', remove_on_close: false, subscribed: false,
+    });
+    const rows = await t.app.db.selectFrom('labels').select(['id', 'project_id', 'group_id']).where('title', '=', 'ux').where((eb) => eb.or([eb('group_id', '=', group.id), eb('project_id', 'in', [a.id, b.id])])).execute();
+    assert.deepEqual(rows, [{ id: r.body.id, project_id: null, group_id: group.id }]);
+    const links = await t.app.db.selectFrom('label_links').select(['target_id', 'label_id']).where('target_id', 'in', [ia.id, ib.id]).orderBy('target_id').execute();
+    assert.deepEqual(links, [{ target_id: ia.id, label_id: r.body.id }, { target_id: ib.id, label_id: r.body.id }]);
+    const inA = await call(t.app, 'GET', `/projects/${a.id}/labels/ux`, { token: sub.token });
+    const inB = await call(t.app, 'GET', `/projects/${b.id}/labels/ux`, { token: sub.token });
+    assert.deepEqual([inA.body.is_project_label, inA.body.priority, inB.body.priority], [false, 4, 1]);
+    // One subscription per user survives (the latest, made within project b), still scoped to its project.
+    assert.deepEqual([inA.body.subscribed, inB.body.subscribed], [false, true]);
+    const subs = await t.app.db.selectFrom('subscriptions').select('subscribable_id').where('user_id', '=', sub.user.id).execute();
+    assert.deepEqual(subs, [{ subscribable_id: r.body.id }]);
+
+    const again = await call(t.app, 'PUT', `/projects/${a.id}/labels/promote`, { token: admin, body: { name: 'ux' } });
+    assert.deepEqual([again.status, again.body], [400, { message: 'Failed to promote project label to group label' }]);
+    const personal = await makeProject(t.app);
+    await call(t.app, 'POST', `/projects/${personal.id}/labels`, { token: admin, body: { name: 'solo', color: '#fff' } });
+    const alone = await call(t.app, 'PUT', `/projects/${personal.id}/labels/solo/promote`, { token: admin });
+    assert.deepEqual([alone.status, alone.body], [400, { message: 'Failed to promote project label to group label' }]);
+  });
+});
