@@ -166,3 +166,16 @@ describe('milestones: project', () => {
     assert.equal(b.iid, 2);
   });
 });
+
+describe('milestones: concurrency', () => {
+  test('concurrent creates in one project and one group get distinct iids', async () => {
+    const group = await makeGroup(t.app);
+    const project = await makeProject(t.app, { namespace: group });
+    const roles = await castRoles(t.app, project);
+    for (const base of [`/projects/${project.id}/milestones`, `/groups/${group.id}/milestones`]) {
+      const rs = await Promise.all(Array.from({ length: 8 }, (_, i) => call(t.app, 'POST', base, { token: roles.admin.token, body: { title: `${base}-${i}` } })));
+      assert.deepEqual(rs.map((r) => r.status), Array(8).fill(201));
+      assert.deepEqual(rs.map((r) => r.body.iid).sort((x, y) => x - y), [1, 2, 3, 4, 5, 6, 7, 8]);
+    }
+  });
+});
