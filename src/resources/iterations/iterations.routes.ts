@@ -3,9 +3,10 @@ import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, DateTime, Enum, IdOrPath, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { parseDateTime } from '../../http/params.ts';
 import { paginateQuery } from '../../http/pagination.ts';
+import { dayOf } from '../../platform/clock.ts';
 import {
-  createCadence, createIteration, dayOf, deleteCadence, getCadence, cadenceListQuery, groupOfProject, groupPaths, iterationGroupIds,
-  iterationListQuery, updateCadence, type CadenceInput, type IterationRow,
+  createCadence, createIteration, deleteCadence, getCadence, cadenceListQuery, groupPaths, iterationGroupIds,
+  iterationListQuery, projectIterationGroupIds, updateCadence, type CadenceInput, type IterationRow,
 } from './iterations.service.ts';
 import { cadence, iteration } from './iterations.presenter.ts';
 import { Iteration, IterationCadence } from './iterations.schemas.ts';
@@ -32,9 +33,8 @@ async function present(req: ApiRequest<any>, rows: IterationRow[]) {
   return rows.map((i) => iteration(i, ctx));
 }
 
-async function list(req: ApiRequest<any>, reply: any, group: { id: number; traversal: string } | null) {
+async function list(req: ApiRequest<any>, reply: any, groupIds: number[]) {
   const i = req.input;
-  const groupIds = await iterationGroupIds(req.server, req.actor, group, i.include_ancestors);
   const q = iterationListQuery(req.server.db, groupIds, {
     state: i.state, search: i.search, in: i.in,
     updatedBefore: i.updated_before ? parseDateTime(i.updated_before) : null, updatedAfter: i.updated_after ? parseDateTime(i.updated_after) : null,
@@ -61,12 +61,12 @@ export const iterationRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/groups/:id/iterations', summary: "List a group's iterations", tags, access: 'public', group: { ability: 'read_iteration' },
     response: Type.Array(Iteration), input: listInput,
-    handler: async (req, reply) => list(req, reply, req.group.group),
+    handler: async (req, reply) => list(req, reply, await iterationGroupIds(req.server, req.actor, req.group.group, req.input.include_ancestors)),
   },
   {
     method: 'GET', url: '/projects/:id/iterations', summary: "List the iterations of a project's group", tags, access: 'public', project: { ability: 'read_iteration' },
     response: Type.Array(Iteration), input: listInput,
-    handler: async (req, reply) => list(req, reply, await groupOfProject(req.server.db, req.project.project)),
+    handler: async (req, reply) => list(req, reply, await projectIterationGroupIds(req.server, req.actor, req.project.project, req.input.include_ancestors)),
   },
   {
     method: 'POST', url: '/groups/:id/iterations', summary: 'Add an iteration to a manual cadence (Bellows extension)', tags: extensionTags,

@@ -1,20 +1,18 @@
 import { sql, type Selectable } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
+import { DAY_MS, dayOf } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { IterationCadencesTable, IterationsTable } from '../../platform/db/schema.ts';
 import type { Actor } from '../../platform/access/actor.ts';
 import { readableGroups } from '../../platform/access/queries.ts';
 import { containsText } from '../../platform/db/dialect.ts';
 import { nextIid } from '../../platform/db/internal-ids.ts';
-import { ancestorIds, type NamespaceRow } from '../../platform/membership.ts';
+import { ancestorIds, groupOfProject, type NamespaceRow } from '../../platform/membership.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 
 export type CadenceRow = Selectable<IterationCadencesTable>;
 export type IterationRow = Selectable<IterationsTable>;
 
-const DAY = 86_400_000;
-/** The day (00:00 UTC) a moment falls on; iteration dates are days. */
-export const dayOf = (ms: number) => Math.floor(ms / DAY) * DAY;
 
 /** The reference's integers: 1 upcoming, 2 current, 3 closed, from the dates and today's date. */
 export function iterationState(i: Pick<IterationRow, 'start_date' | 'due_date'>, today: number): 1 | 2 | 3 {
@@ -46,9 +44,10 @@ export async function iterationGroupIds(deps: ServiceDeps, actor: Actor, group: 
   return [...readable, group.id];
 }
 
-/** The group of a project's namespace, or null for a personal project. */
-export async function groupOfProject(db: Db, project: { namespace_id: number }) {
-  return (await db.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).where('kind', '=', 'group').executeTakeFirst()) ?? null;
+
+/** A project lists its group's iterations (and its ancestors'); a personal project has none. */
+export async function projectIterationGroupIds(deps: ServiceDeps, actor: Actor, project: { namespace_id: number }, includeAncestors: boolean): Promise<number[]> {
+  return iterationGroupIds(deps, actor, await groupOfProject(deps.db, project), includeAncestors);
 }
 
 /** Iterations of the groups, by due date, then title, then id. */
@@ -128,7 +127,7 @@ function checkCadence(c: CadenceFields, realign: boolean, existing: IterationRow
     const start = c.start_date!;
     const current = existing.find((i) => i.start_date <= today && i.due_date >= today);
     const past = existing.filter((i) => i.due_date < today).sort((a, b) => a.due_date - b.due_date).pop();
-    const earliest = today - c.duration_in_weeks! * 7 * DAY + DAY;
+    const earliest = today - c.duration_in_weeks! * 7 * DAY_MS + DAY_MS;
     if (current && start <= current.due_date) add('base', `The automation start date must come after the active iteration ${period(current)}.`);
     else if (!current && past && start <= past.due_date) add('base', `The automation start date must come after the past iteration ${period(past)}.`);
     else if (!current && start < earliest) add('base', `The automation start date would retroactively create a past iteration. ${dateText(earliest)} is the earliest possible start date.`);
@@ -149,24 +148,24 @@ async function renumber(trx: Db, cadenceId: number) {
  */
 async function schedule(trx: Db, cadence: CadenceRow, realign: boolean, today: number, now: number) {
   if (!cadence.automatic || !cadence.duration_in_weeks || cadence.start_date === null || cadence.iterations_in_advance === null) return;
-  const span = cadence.duration_in_weeks * 7 * DAY;
+  const span = cadence.duration_in_weeks * 7 * DAY_MS;
   const all = await trx.selectFrom('iterations').selectAll().where('cadence_id', '=', cadence.id).orderBy('start_date').orderBy('id').execute();
   let next: number;
   if (realign) {
     next = cadence.start_date;
     for (const i of all.filter((x) => x.start_date > today)) {
-      await trx.updateTable('iterations').set({ start_date: next, due_date: next + span - DAY, updated_at: now }).where('id', '=', i.id).execute();
+      await trx.updateTable('iterations').set({ start_date: next, due_date: next + span - DAY_MS, updated_at: now }).where('id', '=', i.id).execute();
       next += span;
     }
   } else {
-    next = all.length ? all[all.length - 1].due_date + DAY : cadence.start_date;
+    next = all.length ? all[all.length - 1].due_date + DAY_MS : cadence.start_date;
   }
   let upcoming = Number((await trx.selectFrom('iterations').select(sql<number>`count(*)`.as('n')).where('cadence_id', '=', cadence.id).where('start_date', '>', today).executeTakeFirstOrThrow()).n);
   for (let guard = 0; guard < 1000 && (upcoming < cadence.iterations_in_advance || next <= today); guard++) {
     const iid = await nextIid(trx, 'iterations', cadence.group_id);
     await trx.insertInto('iterations').values({
       iid, group_id: cadence.group_id, cadence_id: cadence.id, sequence: 0, title: null, description: null,
-      start_date: next, due_date: next + span - DAY, created_at: now, updated_at: now,
+      start_date: next, due_date: next + span - DAY_MS, created_at: now, updated_at: now,
     }).execute();
     if (next > today) upcoming++;
     next += span;

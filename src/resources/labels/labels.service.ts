@@ -5,7 +5,7 @@ import type { Actor } from '../../platform/access/actor.ts';
 import { canGroup } from '../../platform/access/policy.ts';
 import { readableIssuesExpr } from '../../platform/access/queries.ts';
 import { containsText, fitsIntColumn, isUniqueViolation, startsWithText } from '../../platform/db/dialect.ts';
-import { ancestorIds, groupAccessLevels, userAuthorization, type NamespaceRow } from '../../platform/membership.ts';
+import { ancestorIds, groupAccessLevels, groupOfProject, userAuthorization, type NamespaceRow } from '../../platform/membership.ts';
 import type { LabelsTable } from '../../platform/db/schema.ts';
 import { ConflictError, ForbiddenError, NotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
 import { isValidColor, normalizeColor } from './colors.ts';
@@ -23,8 +23,8 @@ export interface LabelScope {
 
 /** A project's labels: its own, and its group's (with the group's ancestors unless `includeAncestors` is false). */
 export async function projectLabelScope(db: Db, project: { id: number; namespace_id: number }, includeAncestors = true): Promise<LabelScope> {
-  const ns = await db.selectFrom('namespaces').select(['id', 'kind', 'traversal']).where('id', '=', project.namespace_id).executeTakeFirst();
-  const groupIds = ns && ns.kind === 'group' ? (includeAncestors ? ancestorIds(ns) : [ns.id]) : [];
+  const group = await groupOfProject(db, project);
+  const groupIds = group ? (includeAncestors ? ancestorIds(group) : [group.id]) : [];
   return { projectId: project.id, groupIds };
 }
 
@@ -278,7 +278,7 @@ export async function labelExtras(deps: ServiceDeps, actor: Actor, labels: Label
  */
 export async function promoteLabel(deps: ServiceDeps, actor: Actor, project: { id: number; namespace_id: number }, label: LabelRow): Promise<LabelRow> {
   const failed = new RuleError('bad_request', 'Failed to promote project label to group label');
-  const group = await deps.db.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).where('kind', '=', 'group').executeTakeFirst();
+  const group = await groupOfProject(deps.db, project);
   if (!group) throw failed;
   const level = actor.user ? (await groupAccessLevels(deps.db, actor.user.id, [group], deps.clock.now())).get(group.id) ?? 0 : 0;
   if (!canGroup(actor, 'admin_label', group, level)) throw new ForbiddenError();

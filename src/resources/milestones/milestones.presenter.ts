@@ -1,5 +1,6 @@
 import { iso, isoDate, webUrl } from '../../http/format.ts';
-import { dayOf, type MilestoneRow } from './milestones.service.ts';
+import { dayOf } from '../../platform/clock.ts';
+import type { MilestoneRow } from './milestones.service.ts';
 
 // A milestone in the reference's field order; `project_id` or `group_id` by its owner. `expired`: its due date
 // has passed (false without one).

@@ -3,9 +3,10 @@ import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, CommaList, DateTime, Enum, IdOrPath, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { parseDateTime } from '../../http/params.ts';
 import { paginateQuery } from '../../http/pagination.ts';
+import { dayOf } from '../../platform/clock.ts';
 import { ParamError } from '../../platform/errors.ts';
 import {
-  createMilestone, dayOf, deleteMilestone, getMilestone, milestoneListQuery, milestoneScope, ownerPaths, updateMilestone,
+  createMilestone, deleteMilestone, getMilestone, milestoneListQuery, milestoneScope, ownerPaths, updateMilestone,
   type MilestoneInput, type MilestoneParent, type MilestoneRow,
 } from './milestones.service.ts';
 import { milestone } from './milestones.presenter.ts';

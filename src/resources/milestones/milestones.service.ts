@@ -6,7 +6,7 @@ import type { Actor } from '../../platform/access/actor.ts';
 import { readableGroups, visibleExpr } from '../../platform/access/queries.ts';
 import { containsText, isUniqueViolation, startsWithText } from '../../platform/db/dialect.ts';
 import { nextIid } from '../../platform/db/internal-ids.ts';
-import { ancestorIds, userAuthorization, type NamespaceRow, type ProjectRow } from '../../platform/membership.ts';
+import { ancestorIds, groupOfProject, userAuthorization, type NamespaceRow, type ProjectRow } from '../../platform/membership.ts';
 import { RecordNotFoundError, RuleError } from '../../platform/errors.ts';
 
 export type MilestoneRow = Selectable<MilestonesTable>;
@@ -15,7 +15,6 @@ export type MilestoneRow = Selectable<MilestonesTable>;
 export type MilestoneParent = { kind: 'project'; project: Pick<ProjectRow, 'id' | 'namespace_id'> } | { kind: 'group'; group: Pick<NamespaceRow, 'id' | 'traversal'> };
 
 export const TITLE_MAX = 255;
-const DAY = 86_400_000;
 
 /** The owners whose milestones a list reads. */
 export interface MilestoneScope {
@@ -24,8 +23,8 @@ export interface MilestoneScope {
 }
 
 async function projectGroupIds(db: Db, project: { namespace_id: number }): Promise<number[]> {
-  const ns = await db.selectFrom('namespaces').select(['kind', 'traversal']).where('id', '=', project.namespace_id).executeTakeFirst();
-  return ns && ns.kind === 'group' ? ancestorIds(ns) : [];
+  const group = await groupOfProject(db, project);
+  return group ? ancestorIds(group) : [];
 }
 
 /** Ids of the group's descendant groups (not the group itself). */
@@ -118,8 +117,6 @@ export interface MilestoneInput {
   stateEvent?: 'close' | 'activate';
 }
 
-/** A datetime or date as the day it falls on (00:00 UTC). */
-export const dayOf = (ms: number) => Math.floor(ms / DAY) * DAY;
 
 /** Ruby's inspection of an errors hash, as the reference writes it into "Failed to create milestone ...". */
 function inspectErrors(errors: Record<string, string[]>): string {
