@@ -256,6 +256,32 @@ describe('labels: project', () => {
   });
 });
 
+describe('labels: group counts', () => {
+  test('a group label counts the issues of the group\'s projects the caller may read', async () => {
+    const group = await makeGroup(t.app, { visibility: 20 });
+    const open = await makeProject(t.app, { namespace: group, visibility: 20 });
+    const hidden = await makeProject(t.app, { namespace: group, visibility: 0 });
+    const noIssues = await makeProject(t.app, { namespace: group, visibility: 20 });
+    await t.app.db.updateTable('projects').set({ issues_access_level: 0 }).where('id', '=', noIssues.id).execute();
+    const sub = await makeGroup(t.app, { parent: group, visibility: 20 });
+    const below = await makeProject(t.app, { namespace: sub, visibility: 20 });
+    const roles = await castGroupRoles(t.app, group);
+    const l = (await call(t.app, 'POST', `/groups/${group.id}/labels`, { token: roles.admin.token, body: { name: 'g', color: '#fff' } })).body;
+    await makeIssueRow(t.app, open, { labelIds: [l.id] });
+    await makeIssueRow(t.app, open, { labelIds: [l.id], state: 'closed' });
+    await makeIssueRow(t.app, hidden, { labelIds: [l.id] });
+    await makeIssueRow(t.app, noIssues, { labelIds: [l.id] });
+    await makeIssueRow(t.app, below, { labelIds: [l.id] });
+    const outsider = await quickUser(t.app);
+    const counts = async (token: string) => {
+      const r = await call(t.app, 'GET', `/groups/${group.id}/labels`, { token, query: { with_counts: 'true' } });
+      return [r.body[0].open_issues_count, r.body[0].closed_issues_count];
+    };
+    assert.deepEqual(await counts(outsider.token), [1, 1]);
+    assert.deepEqual(await counts(roles.guest.token), [2, 1]);
+  });
+});
+
 describe('labels: promote', () => {
   test('a project label becomes its group\'s, taking over the same titles in the group and its projects', async () => {
     const group = await makeGroup(t.app);
