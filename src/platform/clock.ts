@@ -17,3 +17,8 @@ export class ManualClock implements Clock {
     this.t = ms;
   }
 }
+
+export const DAY_MS = 86_400_000;
+
+/** The calendar day (00:00 UTC, in epoch milliseconds) a moment falls on: how date-only columns are stored. */
+export const dayOf = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;

@@ -32,6 +32,11 @@ export function ancestorIds(ns: Pick<NamespaceRow, 'traversal'>): number[] {
   return ns.traversal.split('/').filter(Boolean).map(Number);
 }
 
+/** The group a project belongs to (its namespace, when that is a group); null for a personal project. */
+export async function groupOfProject(db: Db, project: Pick<ProjectRow, 'namespace_id'>): Promise<NamespaceRow | null> {
+  return (await db.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).where('kind', '=', 'group').executeTakeFirst()) ?? null;
+}
+
 const active = (now: number) => (eb: any) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]);
 
 /**

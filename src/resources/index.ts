@@ -22,6 +22,9 @@ import { projectRoutes } from './projects/projects.routes.ts';
 import { branchJobs, branchRoutes } from './repository/branches.routes.ts';
 import { protectedBranchRoutes, protectedTagRoutes } from './repository/protected.routes.ts';
 import { repositoryRoutes } from './repository/repository.routes.ts';
+import { labelRoutes } from './labels/labels.routes.ts';
+import { milestoneRoutes } from './milestones/milestones.routes.ts';
+import { iterationRoutes } from './iterations/iterations.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
 
 /** Every resource area of the API, registered in a fixed order. */
@@ -49,6 +52,9 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...protectedBranchRoutes,
     ...protectedTagRoutes,
     ...repositoryRoutes,
+    ...labelRoutes,
+    ...milestoneRoutes,
+    ...iterationRoutes,
   ]);
   registerGitHttp(app);
 }

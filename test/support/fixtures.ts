@@ -3,6 +3,7 @@ import { createUser } from '../../src/resources/users/users.service.ts';
 import { createPersonalAccessToken } from '../../src/resources/access-tokens/access-tokens.service.ts';
 import type { TestUser } from './factories.ts';
 import type { ProjectRow } from '../../src/platform/membership.ts';
+import { nextIid } from '../../src/platform/db/internal-ids.ts';
 import { repoFor } from '../../src/resources/repository/repository.common.ts';
 
 // The one set of test fixtures: users, groups, projects and memberships, written straight to the database so that
@@ -98,4 +99,29 @@ export async function castRoles(app: FastifyInstance, project: { id: number }): 
     cast[name] = u;
   }
   return cast as unknown as RoleCast;
+}
+
+/** One user per role on the group, plus a non-member and an administrator. */
+export async function castGroupRoles(app: FastifyInstance, group: { id: number }): Promise<RoleCast> {
+  const cast: Record<string, TestUser | null> = { anonymous: null, nonMember: await quickUser(app), admin: await quickUser(app, { admin: true }) };
+  for (const [name, level] of Object.entries(Role)) {
+    const u = await quickUser(app);
+    await addMember(app, { type: 'Namespace', id: group.id }, u.user.id, level);
+    cast[name] = u;
+  }
+  return cast as unknown as RoleCast;
+}
+
+/** An issue written straight to the database (the next iid of its project), with labels linked by id. */
+export async function makeIssueRow(app: FastifyInstance, project: { id: number }, o: { title?: string; state?: 'opened' | 'closed'; confidential?: boolean; authorId?: number | null; milestoneId?: number | null; iterationId?: number | null; labelIds?: number[] } = {}) {
+  const now = app.clock.now();
+  const issue = await app.db.insertInto('issues').values({
+    project_id: project.id, iid: await nextIid(app.db, 'issues', project.id), title: o.title ?? `Issue ${next()}`, description: null, state: o.state ?? 'opened',
+    author_id: o.authorId ?? null, confidential: o.confidential ? 1 : 0, milestone_id: o.milestoneId ?? null, iteration_id: o.iterationId ?? null,
+    closed_at: o.state === 'closed' ? now : null, created_at: now, updated_at: now,
+  }).returningAll().executeTakeFirstOrThrow();
+  for (const labelId of o.labelIds ?? []) {
+    await app.db.insertInto('label_links').values({ label_id: labelId, target_type: 'Issue', target_id: issue.id, created_at: now }).execute();
+  }
+  return issue;
 }

@@ -50,10 +50,11 @@ export function canReadVisibility(actor: Actor, visibilityLevel: number, level: 
 }
 
 /**
- * min: lowest role (administrators pass); feature: whose access level applies; code: needs the repository feature and,
+ * min: lowest role (administrators pass); feature: whose access level applies; anyFeature: at least one of these features
+ * must be available to the caller (labels and milestones serve issues and merge requests); code: needs the repository feature and,
  * in a private project, Reporter; user: signed in; write: refused when archived; repositoryWrite: refused when read-only.
  */
-interface ProjectRule { min?: number; feature?: ProjectFeature; code?: boolean; user?: boolean; write?: boolean; repositoryWrite?: boolean }
+interface ProjectRule { min?: number; feature?: ProjectFeature; anyFeature?: ProjectFeature[]; code?: boolean; user?: boolean; write?: boolean; repositoryWrite?: boolean }
 
 const G = AccessLevel;
 export const PROJECT_ABILITIES = {
@@ -65,10 +66,11 @@ export const PROJECT_ABILITIES = {
   create_issue: { feature: 'issues', user: true, write: true },
   admin_issue: { feature: 'issues', min: G.REPORTER, write: true },
   destroy_issue: { feature: 'issues', min: G.OWNER },
-  read_label: {},
-  admin_label: { min: G.REPORTER, write: true },
-  read_milestone: {},
-  admin_milestone: { min: G.REPORTER, write: true },
+  read_label: { anyFeature: ['issues', 'merge_requests'] },
+  admin_label: { anyFeature: ['issues', 'merge_requests'], min: G.REPORTER, write: true },
+  read_milestone: { anyFeature: ['issues', 'merge_requests'] },
+  admin_milestone: { anyFeature: ['issues', 'merge_requests'], min: G.REPORTER, write: true },
+  read_iteration: {},
   read_merge_request: { feature: 'merge_requests', code: true },
   create_merge_request: { feature: 'merge_requests', code: true, min: G.DEVELOPER, write: true },
   read_wiki: { feature: 'wiki' },
@@ -98,6 +100,7 @@ export function projectDenial(actor: Actor, ability: ProjectAbility, p: PolicyPr
   const role = actor.admin ? AccessLevel.OWNER : level;
   if (rule.user && !actor.user) return 'forbidden';
   if (rule.feature && !featureAvailable(actor, p, rule.feature, level)) return 'forbidden';
+  if (rule.anyFeature && !rule.anyFeature.some((f) => featureAvailable(actor, p, f, level))) return 'forbidden';
   if (rule.code && !featureAvailable(actor, p, 'repository', level)) return 'forbidden';
   if (rule.code && p.visibility_level < 10 && role < AccessLevel.REPORTER) return 'forbidden';
   if (rule.min !== undefined && role < rule.min) return 'forbidden';
@@ -122,7 +125,7 @@ export const GROUP_ABILITIES = {
   read_milestone: () => 0,
   admin_milestone: () => G.REPORTER,
   read_iteration: () => 0,
-  admin_iteration: () => G.DEVELOPER,
+  admin_iteration: () => G.REPORTER,
 } satisfies Record<string, (g: PolicyGroup) => number>;
 
 export type GroupAbility = keyof typeof GROUP_ABILITIES;

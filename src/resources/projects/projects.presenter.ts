@@ -346,6 +346,11 @@ export function descriptionHtml(d: string | null): string {
   return esc.split(/\n{2,}/).map((para) => `<p>${para.replace(/\n/g, '<br>')}</p>`).join('\n');
 }
 
+/** A one-line text as HTML (label descriptions): escaped, without paragraphs; null stays null. */
+export function singleLineHtml(d: string | null): string | null {
+  return d === null ? null : d.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+}
+
 export function presentOne(p: Project, pres: Presentation): Record<string, unknown> {
   return pres.opts.full ? fullProject(p, pres) : simpleProject(p, pres);
 }

@@ -1,0 +1,208 @@
+import { sql, type Selectable } from 'kysely';
+import type { ServiceDeps } from '../../platform/deps.ts';
+import type { Db } from '../../platform/db/index.ts';
+import type { MilestonesTable } from '../../platform/db/schema.ts';
+import type { Actor } from '../../platform/access/actor.ts';
+import { readableGroups, visibleExpr } from '../../platform/access/queries.ts';
+import { containsText, isUniqueViolation, startsWithText } from '../../platform/db/dialect.ts';
+import { nextIid } from '../../platform/db/internal-ids.ts';
+import { ancestorIds, groupOfProject, userAuthorization, type NamespaceRow, type ProjectRow } from '../../platform/membership.ts';
+import { RecordNotFoundError, RuleError } from '../../platform/errors.ts';
+
+export type MilestoneRow = Selectable<MilestonesTable>;
+
+/** A milestone's owner: a project or a group. */
+export type MilestoneParent = { kind: 'project'; project: Pick<ProjectRow, 'id' | 'namespace_id'> } | { kind: 'group'; group: Pick<NamespaceRow, 'id' | 'traversal'> };
+
+export const TITLE_MAX = 255;
+
+/** The owners whose milestones a list reads. */
+export interface MilestoneScope {
+  projectIds: number[];
+  groupIds: number[];
+}
+
+async function projectGroupIds(db: Db, project: { namespace_id: number }): Promise<number[]> {
+  const group = await groupOfProject(db, project);
+  return group ? ancestorIds(group) : [];
+}
+
+/** Ids of the group's descendant groups (not the group itself). */
+async function descendantGroupIds(db: Db, group: Pick<NamespaceRow, 'id' | 'traversal'>, actor?: Actor, now = 0): Promise<number[]> {
+  let q = db.selectFrom('namespaces').select('id').where('kind', '=', 'group').where(startsWithText('traversal', group.traversal)).where('id', '!=', group.id);
+  if (actor) q = q.where(readableGroups(actor, now) as any);
+  return (await q.execute()).map((r) => r.id);
+}
+
+/**
+ * Where a list looks: a project's own milestones, with `includeParents` also its group's and the group's ancestors';
+ * a group's own, with `includeParents` its ancestors' (those the caller may read), and with `includeDescendants`
+ * its subgroups' and the milestones of the projects below it that the caller may read.
+ */
+export async function milestoneScope(deps: ServiceDeps, actor: Actor, parent: MilestoneParent, o: { includeParents: boolean; includeDescendants?: boolean }): Promise<MilestoneScope> {
+  const db = deps.db;
+  if (parent.kind === 'project') {
+    return { projectIds: [parent.project.id], groupIds: o.includeParents ? await projectGroupIds(db, parent.project) : [] };
+  }
+  const now = deps.clock.now();
+  const g = parent.group;
+  let groupIds = [g.id];
+  if (o.includeParents) {
+    const ancestors = ancestorIds(g).filter((id) => id !== g.id);
+    const readable = ancestors.length
+      ? (await db.selectFrom('namespaces').select('id').where('id', 'in', ancestors).where(readableGroups(actor, now) as any).execute()).map((r) => r.id)
+      : [];
+    groupIds = [...readable, g.id];
+  }
+  let projectIds: number[] = [];
+  if (o.includeDescendants) {
+    const below = await descendantGroupIds(db, g, actor, now);
+    groupIds.push(...below);
+    const a = actor.user ? await userAuthorization(deps, actor.user.id, now) : null;
+    projectIds = (await db.selectFrom('projects').select('projects.id').where('projects.namespace_id', 'in', [g.id, ...below])
+      .where('projects.pending_delete', '=', 0).where((eb) => visibleExpr(eb, actor, a, now, true) ?? sql<boolean>`1 = 1`).execute()).map((r) => r.id);
+  }
+  return { projectIds, groupIds };
+}
+
+export interface MilestoneFilters {
+  state?: 'active' | 'closed' | 'all';
+  iids?: number[];
+  title?: string;
+  search?: string;
+  updatedBefore?: number | null;
+  updatedAfter?: number | null;
+}
+
+/** The milestones of a scope, by due date (none last), then id. */
+export function milestoneListQuery(db: Db, scope: MilestoneScope, f: MilestoneFilters) {
+  let q = db.selectFrom('milestones').selectAll().where((eb) => {
+    const parts = [];
+    if (scope.projectIds.length) parts.push(eb('milestones.project_id', 'in', scope.projectIds));
+    if (scope.groupIds.length) parts.push(eb('milestones.group_id', 'in', scope.groupIds));
+    return parts.length ? eb.or(parts) : sql<boolean>`1 = 0`;
+  });
+  if (f.state === 'active' || f.state === 'closed') q = q.where('state', '=', f.state);
+  if (f.iids?.length) q = q.where('iid', 'in', f.iids);
+  if (f.title !== undefined) q = q.where('title', '=', f.title);
+  if (f.search) q = q.where((eb) => eb.or([containsText('milestones.title', f.search!), containsText('milestones.description', f.search!)]));
+  if (f.updatedBefore != null) q = q.where('updated_at', '<', f.updatedBefore);
+  if (f.updatedAfter != null) q = q.where('updated_at', '>', f.updatedAfter);
+  return q.orderBy(sql`case when milestones.due_date is null then 1 else 0 end`).orderBy('milestones.due_date', 'asc').orderBy('milestones.id', 'asc');
+}
+
+/** One milestone of the parent by id; the reference's record lookup answers "404 Not found". */
+export async function getMilestone(db: Db, parent: MilestoneParent, id: number): Promise<MilestoneRow> {
+  const row = await db.selectFrom('milestones').selectAll().where('id', '=', id)
+    .where(parent.kind === 'project' ? 'project_id' : 'group_id', '=', parent.kind === 'project' ? parent.project.id : parent.group.id).executeTakeFirst();
+  if (!row) throw new RecordNotFoundError();
+  return row;
+}
+
+/** The paths the presenter builds web URLs from: of each project and group owning one of the milestones. */
+export async function ownerPaths(db: Db, rows: MilestoneRow[]): Promise<{ projects: Map<number, string>; groups: Map<number, string> }> {
+  const pids = [...new Set(rows.map((r) => r.project_id).filter((x): x is number => x !== null))];
+  const gids = [...new Set(rows.map((r) => r.group_id).filter((x): x is number => x !== null))];
+  const projects = new Map((pids.length ? await db.selectFrom('projects').select(['id', 'full_path']).where('id', 'in', pids).execute() : []).map((p) => [p.id, p.full_path]));
+  const groups = new Map((gids.length ? await db.selectFrom('namespaces').select(['id', 'full_path']).where('id', 'in', gids).execute() : []).map((g) => [g.id, g.full_path]));
+  return { projects, groups };
+}
+
+export interface MilestoneInput {
+  title?: string;
+  description?: string | null;
+  /** Epoch ms of the day (00:00 UTC), null to clear. */
+  startDate?: number | null;
+  dueDate?: number | null;
+  stateEvent?: 'close' | 'activate';
+}
+
+
+/** Ruby's inspection of an errors hash, as the reference writes it into "Failed to create milestone ...". */
+function inspectErrors(errors: Record<string, string[]>): string {
+  return `{${Object.entries(errors).map(([k, v]) => `:${k}=>[${v.map((m) => JSON.stringify(m)).join(', ')}]`).join(', ')}}`;
+}
+
+/** Titles are unique across a project's milestones and those of its group hierarchy, and across a group's hierarchy and projects. */
+async function titleTaken(db: Db, parent: MilestoneParent, title: string, exceptId?: number): Promise<boolean> {
+  let projectIds: number[];
+  let groupIds: number[];
+  if (parent.kind === 'project') {
+    projectIds = [parent.project.id];
+    groupIds = await projectGroupIds(db, parent.project);
+  } else {
+    const below = await descendantGroupIds(db, parent.group);
+    groupIds = [...ancestorIds(parent.group), ...below];
+    projectIds = (await db.selectFrom('projects').select('id').where('namespace_id', 'in', [parent.group.id, ...below]).execute()).map((r) => r.id);
+  }
+  let q = db.selectFrom('milestones').select('id').where('title', '=', title).where((eb) => eb.or([
+    ...(projectIds.length ? [eb('project_id', 'in', projectIds)] : []),
+    eb('group_id', 'in', groupIds.length ? groupIds : [0]),
+  ]));
+  if (exceptId !== undefined) q = q.where('id', '!=', exceptId);
+  return !!(await q.executeTakeFirst());
+}
+
+async function validate(db: Db, parent: MilestoneParent, merged: { title: string | null; start_date: number | null; due_date: number | null }, titleChanged: boolean, exceptId?: number) {
+  const errors: Record<string, string[]> = {};
+  const add = (k: string, m: string) => (errors[k] ??= []).push(m);
+  if (!merged.title) add('title', "can't be blank");
+  else if (merged.title.length > TITLE_MAX) add('title', `is too long (maximum is ${TITLE_MAX} characters)`);
+  else if (titleChanged && (await titleTaken(db, parent, merged.title, exceptId))) add('title', 'already being used for another group or project milestone.');
+  if (merged.start_date !== null && merged.due_date !== null && merged.due_date <= merged.start_date) add('due_date', 'must be greater than start date');
+  return errors;
+}
+
+const ownerColumns = (parent: MilestoneParent) => (parent.kind === 'project' ? { project_id: parent.project.id, group_id: null } : { project_id: null, group_id: parent.group.id });
+const TAKEN = { title: ['already being used for another group or project milestone.'] };
+
+export async function createMilestone(deps: ServiceDeps, parent: MilestoneParent, input: MilestoneInput): Promise<MilestoneRow> {
+  // A blank title is no title (the reference's setter ignores it).
+  const title = input.title?.trim() || null;
+  const fields = { title, start_date: input.startDate ?? null, due_date: input.dueDate ?? null };
+  const errors = await validate(deps.db, parent, fields, true);
+  if (Object.keys(errors).length) throw new RuleError('bad_request', `Failed to create milestone ${inspectErrors(errors)}`);
+  const now = deps.clock.now();
+  try {
+    return await deps.db.transaction().execute(async (trx) => {
+      const owner = ownerColumns(parent);
+      const iid = await nextIid(trx, parent.kind === 'project' ? 'project_milestones' : 'group_milestones', owner.project_id ?? owner.group_id!);
+      return trx.insertInto('milestones').values({
+        ...owner, iid, title: title!, description: input.description ?? null, state: 'active',
+        start_date: fields.start_date, due_date: fields.due_date, created_at: now, updated_at: now,
+      }).returningAll().executeTakeFirstOrThrow();
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new RuleError('bad_request', `Failed to create milestone ${inspectErrors(TAKEN)}`);
+    throw err;
+  }
+}
+
+export async function updateMilestone(deps: ServiceDeps, parent: MilestoneParent, m: MilestoneRow, input: MilestoneInput): Promise<MilestoneRow> {
+  const title = input.title === undefined ? m.title : input.title.trim() || m.title;
+  const merged = {
+    title,
+    start_date: input.startDate === undefined ? m.start_date : input.startDate,
+    due_date: input.dueDate === undefined ? m.due_date : input.dueDate,
+  };
+  const errors = await validate(deps.db, parent, merged, title !== m.title, m.id);
+  if (Object.keys(errors).length) throw new RuleError('bad_request', `Failed to update milestone ${inspectErrors(errors)}`);
+  const changes: Record<string, unknown> = { title, start_date: merged.start_date, due_date: merged.due_date };
+  if (input.description !== undefined) changes.description = input.description;
+  if (input.stateEvent) changes.state = input.stateEvent === 'close' ? 'closed' : 'active';
+  try {
+    return await deps.db.transaction().execute(async (trx) =>
+      trx.updateTable('milestones').set({ ...changes, updated_at: deps.clock.now() }).where('id', '=', m.id).returningAll().executeTakeFirstOrThrow());
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new RuleError('bad_request', `Failed to update milestone ${inspectErrors(TAKEN)}`);
+    throw err;
+  }
+}
+
+/** Removes a milestone; its issues keep going without one. */
+export async function deleteMilestone(deps: ServiceDeps, m: MilestoneRow): Promise<void> {
+  await deps.db.transaction().execute(async (trx) => {
+    await trx.updateTable('issues').set({ milestone_id: null }).where('milestone_id', '=', m.id).execute();
+    await trx.deleteFrom('milestones').where('id', '=', m.id).execute();
+  });
+}
