@@ -89,26 +89,28 @@ export async function authorizedProjectIds(deps: ServiceDeps, userId: number, mi
  * SQL condition on `issues` joined with `projects`: the issues the caller may read in listings and counts — the
  * project readable and its issues feature open to the caller (`read_issue`), and a confidential issue only for its
  * author, its assignees, Reporters and above, and administrators (`readsConfidentialIssue` in policy.ts).
- * `projectChecked`: the project's `read_issue` was already decided (a project's own list), only confidentiality remains.
+ * `projectLevel`: one project whose `read_issue` the route already decided, with the caller's level there; only
+ * confidentiality remains.
  */
-export function readableIssuesExpr(eb: any, actor: Actor, a: Authorization | null, now: number, projectChecked = false): Expression<SqlBool> | null {
+export function readableIssuesExpr(eb: any, actor: Actor, a: Authorization | null, now: number, projectLevel?: number): Expression<SqlBool> | null {
   if (actor.admin) return null;
   const parts: Expression<SqlBool>[] = [];
-  if (!projectChecked) {
+  if (projectLevel === undefined) {
     const visible = visibleExpr(eb, actor, a, now, true);
     if (visible) parts.push(visible);
     // Features: enabled/public for whoever reads the project, private for members (Guest+), disabled for nobody.
     const open = eb('projects.issues_access_level', '>=', 20);
     parts.push(a ? eb.or([open, eb.and([eb('projects.issues_access_level', '>=', 10), authorizedExpr(eb, a, AccessLevel.GUEST, now, true)])]) : open);
   }
-  if (!actor.user || !a) parts.push(eb('issues.confidential', '=', 0));
+  if (projectLevel !== undefined && projectLevel >= AccessLevel.REPORTER) return parts.length ? eb.and(parts) : null;
+  if (!actor.user) parts.push(eb('issues.confidential', '=', 0));
   else {
     parts.push(eb.or([
       eb('issues.confidential', '=', 0),
-      eb('issues.author_id', '=', a.userId),
+      eb('issues.author_id', '=', actor.user.id),
       eb.exists(eb.selectFrom('issue_assignees').select(sql`1`.as('one'))
-        .whereRef('issue_assignees.issue_id', '=', 'issues.id').where('issue_assignees.user_id', '=', a.userId)),
-      authorizedExpr(eb, a, AccessLevel.REPORTER, now, true),
+        .whereRef('issue_assignees.issue_id', '=', 'issues.id').where('issue_assignees.user_id', '=', actor.user.id)),
+      ...(projectLevel === undefined && a ? [authorizedExpr(eb, a, AccessLevel.REPORTER, now, true)] : []),
     ]));
   }
   return parts.length ? eb.and(parts) : null;
