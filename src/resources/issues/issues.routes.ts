@@ -54,6 +54,7 @@ const negatable = {
 };
 
 const ListParams = {
+  milestone_id: Opt(Enum(['None', 'Any', 'Upcoming', 'Started'] as const, { description: 'issues by milestone timebox' })),
   state: Opt(Enum(['opened', 'closed', 'all'] as const, { default: 'all' })),
   ...negatable,
   scope: Opt(Enum(['created_by_me', 'assigned_to_me', 'all', 'created-by-me', 'assigned-to-me'] as const)),
@@ -101,8 +102,10 @@ function negatableFilter(input: any, prefix: string): NonNullable<IssueFilter['n
 function filterOf(input: any, defaultScope: IssueFilter['scope']): IssueFilter {
   const time = (v: string | undefined) => (v === undefined ? undefined : parseDateTime(v) ?? undefined);
   const scope = input.scope ? (input.scope.replace(/-/g, '_') as IssueFilter['scope']) : defaultScope;
+  exclusive(input, 'milestone', 'milestone_id');
   return {
     ...negatableFilter(input, ''),
+    ...(input.milestone_id !== undefined ? { milestone: input.milestone_id } : {}),
     state: input.state, scope, search: input.search, in: input.in,
     created_after: time(input.created_after), created_before: time(input.created_before),
     updated_after: time(input.updated_after), updated_before: time(input.updated_before),

@@ -96,8 +96,12 @@ const changeHooks: IssueChangeHook[] = [];
  * The one hook point after an issue's change is written, inside its transaction: the notes area registers here the
  * writer of system notes (state, labels, milestone, assignees, title), so they commit or roll back with the change.
  */
-export function onIssueChange(hook: IssueChangeHook): void {
+export function onIssueChange(hook: IssueChangeHook): () => void {
   changeHooks.push(hook);
+  return () => {
+    const at = changeHooks.indexOf(hook);
+    if (at >= 0) changeHooks.splice(at, 1);
+  };
 }
 
 async function runChangeHooks(trx: Db, change: IssueChange): Promise<void> {

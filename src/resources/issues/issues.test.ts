@@ -5,6 +5,7 @@ import { addMember, castRoles, makeGroup, makeProject, quickUser, Role, type Rol
 import { makeIssue, makeLabel, makeMilestone } from '../../../test/support/fixtures.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { parseDuration, formatDuration } from './durations.ts';
+import { onIssueChange } from './issues.service.ts';
 
 let t: TestApp;
 before(async () => { t = await buildTestApp(); });
@@ -355,6 +356,8 @@ describe('issues: list filters', () => {
     ['milestone=Any', { milestone: 'Any' }, ['beta', 'alpha crash']],
     ['milestone=Upcoming', { milestone: 'Upcoming' }, ['beta']],
     ['milestone=Started', { milestone: 'Started' }, []],
+    ['milestone_id=Upcoming', { milestone_id: 'Upcoming' }, ['beta']],
+    ['milestone_id=None', { milestone_id: 'None' }, ['delta', 'gamma']],
     ['not[milestone]=future', { 'not[milestone]': 'future' }, ['delta', 'gamma', 'alpha crash']],
     ['iids[]', { 'iids[]': '1' }, ['alpha crash']],
     ['scope=created_by_me', { scope: 'created_by_me' }, ['gamma', 'alpha crash']],
@@ -405,6 +408,65 @@ describe('issues: list filters', () => {
     const r = await call(t.app, 'GET', `/projects/${p.id}/issues`, { token: owner.token, query: { assignee_id: 'x' } });
     assert.equal(r.status, 400);
     assert.deepEqual(r.body, { error: 'assignee_id is invalid' });
+  });
+});
+
+describe('issues: the other routes by role, on a private project', () => {
+  let p: ProjectRow;
+  let roles: RoleCast;
+  let iid: number;
+  let secret: number;
+  before(async () => {
+    p = await makeProject(t.app, { visibility: 0 });
+    roles = await castRoles(t.app, p);
+    iid = (await makeIssue(t.app, p, { authorId: roles.owner.user.id })).iid;
+    secret = (await makeIssue(t.app, p, { authorId: roles.owner.user.id, confidential: true })).iid;
+  });
+  const CALLERS = ['anonymous', 'nonMember', 'guest', 'reporter', 'developer', 'maintainer', 'owner', 'admin'] as const;
+  const rows: Array<[string, string, string, Record<string, string> | undefined, number[], number[]]> = [
+    // name, method, path after the issue, body, statuses on an open issue, statuses on a confidential one
+    ['participants', 'GET', '/participants', undefined, [404, 404, 200, 200, 200, 200, 200, 200], [404, 404, 404, 200, 200, 200, 200, 200]],
+    ['resource_state_events', 'GET', '/resource_state_events', undefined, [404, 404, 200, 200, 200, 200, 200, 200], [404, 404, 404, 200, 200, 200, 200, 200]],
+    ['time_stats', 'GET', '/time_stats', undefined, [404, 404, 200, 200, 200, 200, 200, 200], [404, 404, 404, 200, 200, 200, 200, 200]],
+    ['subscribe', 'POST', '/subscribe', undefined, [401, 404, 201, 201, 201, 201, 304, 201], [401, 404, 404, 201, 201, 201, 304, 201]],
+    ['time_estimate', 'POST', '/time_estimate', { duration: '1h' }, [401, 404, 403, 200, 200, 200, 200, 200], [401, 404, 403, 200, 200, 200, 200, 200]],
+    ['award emoji', 'POST', '/award_emoji', { name: 'tada' }, [401, 404, 201, 201, 201, 201, 201, 201], [401, 404, 404, 201, 201, 201, 201, 201]],
+    ['award emoji list', 'GET', '/award_emoji', undefined, [401, 404, 200, 200, 200, 200, 200, 200], [401, 404, 404, 200, 200, 200, 200, 200]],
+  ];
+  for (const [name, method, path, body, open, confidential] of rows) {
+    CALLERS.forEach((caller, i) => {
+      test(`${caller}: ${name} answers ${open[i]}, on a confidential issue ${confidential[i]}`, async () => {
+        const token = roles[caller]?.token;
+        const a = await call(t.app, method as any, `/projects/${p.id}/issues/${iid}${path}`, { token, body });
+        assert.equal(a.status, open[i], JSON.stringify(a.body));
+        const b = await call(t.app, method as any, `/projects/${p.id}/issues/${secret}${path}`, { token, body });
+        assert.equal(b.status, confidential[i], JSON.stringify(b.body));
+        if (b.status === 404) assert.deepEqual(b.body, { message: ['anonymous', 'nonMember'].includes(caller) ? '404 Project Not Found' : '404 Not found' });
+      });
+    });
+  }
+});
+
+describe('issues: the change hook', () => {
+  test('runs inside the change with what changed, and a failing hook rolls the change back', async () => {
+    const p = await makeProject(t.app, { visibility: 0 });
+    const owner = await quickUser(t.app);
+    await addMember(t.app, { type: 'Project', id: p.id }, owner.user.id, Role.owner);
+    const issue = await makeIssue(t.app, p, { authorId: owner.user.id, title: 'hooked' });
+    const seen: Array<{ title: string; before: string | null; added: number; state: string }> = [];
+    const off = onIssueChange(async (_trx, c) => { seen.push({ title: c.issue.title, before: c.before?.title ?? null, added: c.addedLabelIds.length, state: c.issue.state }); });
+    try {
+      const r = await call(t.app, 'PUT', `/projects/${p.id}/issues/${issue.iid}`, { token: owner.token, body: { title: 'renamed', labels: 'x,y', state_event: 'close' } });
+      assert.equal(r.status, 200);
+      assert.deepEqual(seen, [{ title: 'renamed', before: 'hooked', added: 2, state: 'closed' }]);
+    } finally { off(); }
+    const offFail = onIssueChange(async () => { throw new Error('notes writer failed'); });
+    try {
+      const r = await call(t.app, 'PUT', `/projects/${p.id}/issues/${issue.iid}`, { token: owner.token, body: { title: 'never' } });
+      assert.equal(r.status, 500);
+      const row = await t.app.db.selectFrom('issues').select('title').where('id', '=', issue.id).executeTakeFirstOrThrow();
+      assert.equal(row.title, 'renamed');
+    } finally { offFail(); }
   });
 });
 
