@@ -145,7 +145,7 @@ const WriteParams = {
 function issueInput(input: any): IssueInput {
   exclusive(input, 'assignee_id', 'assignee_ids');
   const out: IssueInput = {
-    title: input.title, description: input.description, confidential: input.confidential, discussion_locked: input.discussion_locked,
+    iid: input.iid, title: input.title, description: input.description, confidential: input.confidential, discussion_locked: input.discussion_locked,
     labels: input.labels, add_labels: input.add_labels, remove_labels: input.remove_labels,
     milestone_id: input.milestone_id, iteration_id: input.iteration_id, due_date: dateOnly(input.due_date, 'due_date'),
     weight: input.weight, state_event: input.state_event, issue_type: input.issue_type,
@@ -157,8 +157,9 @@ function issueInput(input: any): IssueInput {
   return out;
 }
 
-const UPDATABLE = ['title', 'description', 'assignee_ids', 'assignee_id', 'milestone_id', 'discussion_locked', 'labels', 'add_labels', 'remove_labels',
-  'created_at', 'due_date', 'confidential', 'state_event', 'issue_type', 'updated_at', 'weight', 'iteration_id'];
+/** The reference's at-least-one-of list for an update (its order), with the EE weight and iteration. */
+const UPDATABLE = ['assignee_id', 'assignee_ids', 'confidential', 'created_at', 'description', 'discussion_locked', 'due_date', 'labels', 'add_labels',
+  'remove_labels', 'milestone_id', 'state_event', 'title', 'issue_type', 'weight', 'iteration_id'];
 
 const issuePath = '/projects/:id/issues/:issue_iid';
 const IssueKey = { id: IdOrPath(), issue_iid: Int() };
@@ -218,7 +219,11 @@ export const issueRoutes: RouteDef<any>[] = [
   },
   {
     method: 'POST', url: '/projects/:id/issues', summary: 'Create an issue', tags, access: 'authenticated', project: { ability: 'create_issue' },
-    response: Issue, input: Input({ id: IdOrPath(), title: Str(), ...WriteParams, created_at: Opt(DateTime()) }),
+    response: Issue,
+    input: Input({
+      id: IdOrPath(), title: Str(), ...WriteParams, discussion_locked: Opt(Bool()), created_at: Opt(DateTime()),
+      iid: Opt(Int({ description: 'from administrators and project owners only' })),
+    }),
     handler: async (req) => presentOne(req, await createIssue(req.server, scopeOf(req), issueInput(req.input))),
   },
   {
@@ -239,7 +244,7 @@ export const issueRoutes: RouteDef<any>[] = [
     method: 'DELETE', url: issuePath, summary: 'Delete an issue', tags, access: 'authenticated', project: { ability: 'read_issue' },
     response: null, input: Input(IssueKey),
     handler: async (req) => {
-      await deleteIssue(req.server, await findIssue(req.server, scopeOf(req), req.input.issue_iid, 'destroy_issue'));
+      await deleteIssue(req.server, await findIssue(req.server, scopeOf(req), req.input.issue_iid, 'destroy_issue', 'Issue'));
       return undefined;
     },
   },
@@ -247,7 +252,7 @@ export const issueRoutes: RouteDef<any>[] = [
     method: 'POST', url: `${issuePath}/move`, summary: 'Move an issue to another project', tags, access: 'authenticated', project: { ability: 'read_issue' },
     response: Issue, input: Input({ ...IssueKey, to_project_id: Int() }),
     handler: async (req) => {
-      const issue = await findIssue(req.server, scopeOf(req), req.input.issue_iid);
+      const issue = await findIssue(req.server, scopeOf(req), req.input.issue_iid, 'read_issue', 'Issue');
       const target = await findProject(req.server, req.actor, req.input.to_project_id);
       const moved = await moveIssue(req.server, scopeOf(req), issue, target.project);
       return (await present(req, [moved], { subscribed: true, from: { projectId: target.project.id } }))[0];

@@ -3,11 +3,11 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { IssuesTable, IterationsTable, MilestonesTable } from '../../platform/db/schema.ts';
 import { fitsIntColumn } from '../../platform/db/dialect.ts';
-import { nextIid } from '../../platform/db/internal-ids.ts';
+import { nextIid, trackIid } from '../../platform/db/internal-ids.ts';
 import { AccessLevel, projectAccessLevels, type ProjectRow } from '../../platform/membership.ts';
 import { canProject, issueDenial, type IssueAbility } from '../../platform/access/policy.ts';
 import type { Actor } from '../../platform/access/actor.ts';
-import { ForbiddenError, RecordNotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
+import { ForbiddenError, NotFoundError, RecordNotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
 import {
   availableLabelsByTitle, DEFAULT_LABEL_COLOR, labelsOfTargets, projectAncestorGroupIds, type LabelRow,
 } from '../labels/labels.lookup.ts';
@@ -44,13 +44,17 @@ export async function issueDenialFor(db: Db, scope: IssueScope, issue: IssueRow,
   return issueDenial(scope.actor, ability, scope.project, scope.level, { ...issue, assigneeIds });
 }
 
-/** The project's issue by iid, held to `ability`: a missing or hidden issue is "404 Not found". */
-export async function findIssue(deps: ServiceDeps, scope: IssueScope, iid: number, ability: IssueAbility = 'read_issue'): Promise<IssueRow> {
-  if (!fitsIntColumn(iid)) throw new RecordNotFoundError();
+/**
+ * The project's issue by iid, held to `ability`: a missing or hidden issue is "404 Not found", or "404 Issue Not
+ * Found" where the reference looks it up by hand (`missing: 'Issue'`: delete, move).
+ */
+export async function findIssue(deps: ServiceDeps, scope: IssueScope, iid: number, ability: IssueAbility = 'read_issue', missing: 'record' | 'Issue' = 'record'): Promise<IssueRow> {
+  const notFound = () => (missing === 'Issue' ? new NotFoundError('Issue') : new RecordNotFoundError());
+  if (!fitsIntColumn(iid)) throw notFound();
   const issue = await deps.db.selectFrom('issues').selectAll().where('project_id', '=', scope.project.id).where('iid', '=', iid).executeTakeFirst();
-  if (!issue) throw new RecordNotFoundError();
+  if (!issue) throw notFound();
   const denial = await issueDenialFor(deps.db, scope, issue, ability);
-  if (denial === 'not_found') throw new RecordNotFoundError();
+  if (denial === 'not_found') throw notFound();
   if (denial) throw new ForbiddenError();
   return issue;
 }
@@ -59,6 +63,8 @@ export async function findIssue(deps: ServiceDeps, scope: IssueScope, iid: numbe
 // Changes
 
 export interface IssueInput {
+  /** On create, from administrators and project owners only. */
+  iid?: number;
   title?: string;
   description?: string | null;
   confidential?: boolean;
@@ -262,8 +268,16 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
   validate(input, true);
   const now = deps.clock.now();
   const groupIds = await projectAncestorGroupIds(deps.db, scope.project);
+  const given = timestampsAllowed(scope) && input.iid !== undefined ? input.iid : undefined;
+  if (given !== undefined && (given < 1 || !fitsIntColumn(given))) throw new ValidationError({ iid: ['must be greater than 0'] });
   return deps.db.transaction().execute(async (trx) => {
-    const iid = await nextIid(trx, 'issues', scope.project.id);
+    let iid: number;
+    if (given !== undefined) {
+      const taken = await trx.selectFrom('issues').select('id').where('project_id', '=', scope.project.id).where('iid', '=', given).executeTakeFirst();
+      if (taken) throw new ValidationError({ iid: ['has already been taken'] });
+      await trackIid(trx, 'issues', scope.project.id, given);
+      iid = given;
+    } else iid = await nextIid(trx, 'issues', scope.project.id);
     const set = await columnsFrom(trx, scope, input, groupIds, null, now);
     const createdAt = timestampsAllowed(scope) && input.created_at !== undefined ? input.created_at : now;
     const issue = await trx.insertInto('issues').values({

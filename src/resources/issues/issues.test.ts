@@ -200,6 +200,37 @@ describe('issues: create, read, update, delete', () => {
     assert.notEqual(dev.body.created_at, at);
   });
 
+  test('iid is taken from owners (the counter follows), ignored from developers, refused when taken', async () => {
+    const p = await makeProject(t.app);
+    const owner = await quickUser(t.app);
+    const dev = await quickUser(t.app);
+    await addMember(t.app, { type: 'Project', id: p.id }, owner.user.id, Role.owner);
+    await addMember(t.app, { type: 'Project', id: p.id }, dev.user.id, Role.developer);
+    const set = await call(t.app, 'POST', `/projects/${p.id}/issues`, { token: owner.token, body: { title: 'ten', iid: 10 } });
+    assert.equal(set.body.iid, 10);
+    const next = await call(t.app, 'POST', `/projects/${p.id}/issues`, { token: dev.token, body: { title: 'next', iid: 3 } });
+    assert.equal(next.body.iid, 11);
+    const before = await count('issues');
+    const taken = await call(t.app, 'POST', `/projects/${p.id}/issues`, { token: owner.token, body: { title: 'again', iid: 10 } });
+    assert.equal(taken.status, 400);
+    assert.deepEqual(taken.body, { message: { iid: ['has already been taken'] } });
+    assert.equal(await count('issues'), before);
+  });
+
+  test('deleting or moving a missing or hidden issue answers "404 Issue Not Found"', async () => {
+    const p = await makeProject(t.app, { visibility: 20 });
+    const stranger = await quickUser(t.app);
+    const hidden = await makeIssue(t.app, p, { confidential: true });
+    for (const iid of [hidden.iid, 999]) {
+      const del = await call(t.app, 'DELETE', `/projects/${p.id}/issues/${iid}`, { token: stranger.token });
+      assert.equal(del.status, 404);
+      assert.deepEqual(del.body, { message: '404 Issue Not Found' });
+      const move = await call(t.app, 'POST', `/projects/${p.id}/issues/${iid}/move`, { token: stranger.token, body: { to_project_id: p.id } });
+      assert.deepEqual([move.status, move.body], [404, { message: '404 Issue Not Found' }]);
+    }
+    assert.ok(await t.app.db.selectFrom('issues').select('id').where('id', '=', hidden.id).executeTakeFirst());
+  });
+
   test('concurrent creates get distinct iids', async () => {
     const p = await makeProject(t.app, { owner: roles.owner.user });
     const owner = await quickUser(t.app);
