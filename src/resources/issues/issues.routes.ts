@@ -85,13 +85,17 @@ function idOrWord(v: string | undefined, param: string, words: string[]): any {
   return Number(v);
 }
 
+/** A comma list given as one string or as an array (inside `not[...]` the comma form arrives unsplit). */
+const commaList = (v: unknown): string[] | undefined =>
+  v === undefined ? undefined : (Array.isArray(v) ? v : [v]).flatMap((x) => String(x).split(',')).filter((x) => x !== '');
+
 function negatableFilter(input: any, prefix: string): NonNullable<IssueFilter['not']> {
   exclusive(input, 'author_id', 'author_username');
   exclusive(input, 'assignee_id', 'assignee_username');
   return {
-    labels: input.labels, milestone: input.milestone, iids: input.iids, author_id: input.author_id, author_username: input.author_username,
+    labels: commaList(input.labels), milestone: input.milestone, iids: input.iids, author_id: input.author_id, author_username: input.author_username,
     assignee_id: idOrWord(input.assignee_id, `${prefix}assignee_id`, ['none', 'any']),
-    assignee_username: input.assignee_username, my_reaction_emoji: input.my_reaction_emoji,
+    assignee_username: commaList(input.assignee_username), my_reaction_emoji: input.my_reaction_emoji,
     iteration_id: idOrWord(input.iteration_id, `${prefix}iteration_id`, ['none', 'any', 'current']),
     iteration_title: input.iteration_title,
     weight: idOrWord(input.weight, `${prefix}weight`, ['none', 'any']),
