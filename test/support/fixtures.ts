@@ -140,3 +140,19 @@ export async function makeMilestone(app: FastifyInstance, o: { projectId?: numbe
     }).returningAll().executeTakeFirstOrThrow();
   });
 }
+
+/** A group iteration (and a manual cadence for it when none is given), dates as epoch milliseconds of their days. */
+export async function makeIteration(app: FastifyInstance, o: { groupId: number; cadenceId?: number; title?: string | null; startDate: number; dueDate: number }) {
+  const now = app.clock.now();
+  return app.db.transaction().execute(async (trx) => {
+    const cadenceId = o.cadenceId ?? (await trx.insertInto('iteration_cadences').values({
+      group_id: o.groupId, title: `cadence${next()}`, description: null, automatic: 0, start_date: null, duration_in_weeks: null,
+      iterations_in_advance: null, roll_over: 0, last_run_date: null, created_at: now, updated_at: now,
+    }).returning('id').executeTakeFirstOrThrow()).id;
+    const iid = await nextIid(trx, 'iterations', o.groupId);
+    return trx.insertInto('iterations').values({
+      iid, group_id: o.groupId, cadence_id: cadenceId, sequence: iid, title: o.title === undefined ? `iteration${next()}` : o.title, description: null,
+      start_date: o.startDate, due_date: o.dueDate, created_at: now, updated_at: now,
+    }).returningAll().executeTakeFirstOrThrow();
+  });
+}

@@ -2,7 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import { addMember, castRoles, makeGroup, makeProject, quickUser, Role, type RoleCast } from '../../../test/support/fixtures.ts';
-import { makeIssue, makeLabel, makeMilestone } from '../../../test/support/fixtures.ts';
+import { makeIssue, makeIteration, makeLabel, makeMilestone } from '../../../test/support/fixtures.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { parseDuration, formatDuration } from './durations.ts';
 import { onIssueChange } from './issues.service.ts';
@@ -347,6 +347,7 @@ describe('issues: list filters', () => {
   let owner: { user: { id: number; username: string }; token: string };
   let other: { user: { id: number; username: string }; token: string };
   const iid: Record<string, number> = {};
+  const iterationIds: Record<string, number> = {};
   before(async () => {
     const g = await makeGroup(t.app, { visibility: 20 });
     p = await makeProject(t.app, { namespace: g, visibility: 20 });
@@ -366,6 +367,15 @@ describe('issues: list filters', () => {
     await mk('b', { authorId: other.user.id, title: 'beta', description: 'a crash inside', labels: [bug.id, ui.id], assigneeIds: [owner.user.id], milestoneId: future.id });
     await mk('c', { authorId: owner.user.id, title: 'gamma', state: 'closed', dueDate: today - 3 * DAY });
     await mk('d', { authorId: other.user.id, title: 'delta', labels: [ui.id], confidential: true, assigneeIds: [other.user.id] });
+    const current = await makeIteration(t.app, { groupId: g.id, title: 'sprint now', startDate: today - DAY, dueDate: today + 5 * DAY });
+    const done = await makeIteration(t.app, { groupId: g.id, title: 'sprint done', startDate: today - 20 * DAY, dueDate: today - 10 * DAY });
+    const idOf = async (k: string) => (await t.app.db.selectFrom('issues').select('id').where('project_id', '=', p.id).where('iid', '=', iid[k]).executeTakeFirstOrThrow()).id;
+    await t.app.db.updateTable('issues').set({ iteration_id: current.id }).where('id', '=', await idOf('b')).execute();
+    await t.app.db.updateTable('issues').set({ iteration_id: done.id }).where('id', '=', await idOf('c')).execute();
+    await t.app.db.updateTable('issues').set({ weight: 3, relative_position: 10, updated_at: now + 60_000 }).where('id', '=', await idOf('a')).execute();
+    await t.app.db.updateTable('issues').set({ weight: 0, relative_position: 5 }).where('id', '=', await idOf('d')).execute();
+    await t.app.db.updateTable('issues').set({ issue_type: 'incident' }).where('id', '=', await idOf('c')).execute();
+    iterationIds.current = current.id;
     await t.app.db.insertInto('award_emoji').values({ name: 'thumbsup', user_id: owner.user.id, awardable_type: 'Issue', awardable_id: (await t.app.db.selectFrom('issues').select('id').where('project_id', '=', p.id).where('iid', '=', iid.b).executeTakeFirstOrThrow()).id, created_at: now, updated_at: now }).execute();
   });
   const titles = async (query: Record<string, string>, token = owner.token, url = `/projects/${p.id}/issues`) => {
@@ -411,6 +421,21 @@ describe('issues: list filters', () => {
     ['order_by=label_priority asc', { order_by: 'label_priority', sort: 'asc' }, ['beta', 'delta', 'alpha crash', 'gamma']],
     ['order_by=milestone_due asc', { order_by: 'milestone_due', sort: 'asc' }, ['alpha crash', 'beta', 'gamma', 'delta']],
     ['order_by=popularity', { order_by: 'popularity' }, ['beta', 'delta', 'gamma', 'alpha crash']],
+    ['iteration_id=None', { iteration_id: 'None' }, ['delta', 'alpha crash']],
+    ['iteration_id=Any', { iteration_id: 'Any' }, ['gamma', 'beta']],
+    ['iteration_id=Current', { iteration_id: 'Current' }, ['beta']],
+    ['iteration_title', { iteration_title: 'sprint done' }, ['gamma']],
+    ['not[iteration_title]', { 'not[iteration_title]': 'sprint done' }, ['delta', 'beta', 'alpha crash']],
+    ['weight=3', { weight: '3' }, ['alpha crash']],
+    ['weight=None', { weight: 'None' }, ['gamma', 'beta']],
+    ['not[weight]=0', { 'not[weight]': '0' }, ['gamma', 'beta', 'alpha crash']],
+    ['issue_type=incident', { issue_type: 'incident' }, ['gamma']],
+    ['my_reaction_emoji=Any', { my_reaction_emoji: 'Any' }, ['beta']],
+    ['not[my_reaction_emoji]=thumbsup', { 'not[my_reaction_emoji]': 'thumbsup' }, ['delta', 'gamma', 'alpha crash']],
+    ['assignee_username=None', { assignee_username: 'None' }, ['gamma', 'alpha crash']],
+    ['order_by=updated_at', { order_by: 'updated_at' }, ['alpha crash', 'delta', 'gamma', 'beta']],
+    ['order_by=relative_position asc', { order_by: 'relative_position', sort: 'asc' }, ['delta', 'alpha crash', 'beta', 'gamma']],
+    ['order_by=priority asc (milestone due, then label priority)', { order_by: 'priority', sort: 'asc' }, ['alpha crash', 'beta', 'delta', 'gamma']],
     ['order_by=due_date asc', { order_by: 'due_date', sort: 'asc' }, ['gamma', 'alpha crash', 'beta', 'delta']],
   ];
   for (const [name, query, expected] of cases) {
@@ -421,6 +446,19 @@ describe('issues: list filters', () => {
     assert.deepEqual(await titles({ author_id: String(other.user.id) }), ['delta', 'beta']);
     const r = await call(t.app, 'GET', `/projects/${p.id}/issues`, { token: owner.token, query: { author_id: '1', author_username: 'x' } });
     assert.equal(r.status, 400);
+  });
+  test('iteration_id by id', async () => assert.deepEqual(await titles({ iteration_id: String(iterationIds.current) }), ['beta']));
+  test('updated_after', async () => {
+    const later = new Date(t.app.clock.now() + 30_000).toISOString();
+    assert.deepEqual(await titles({ updated_after: later }), ['alpha crash']);
+    assert.deepEqual(await titles({ updated_before: later }), ['delta', 'gamma', 'beta']);
+  });
+  test('/issues: created_by_me by default, assigned_to_me, and all with the group list agreeing', async () => {
+    assert.deepEqual(await titles({}, owner.token, '/issues'), ['gamma', 'alpha crash']);
+    assert.deepEqual(await titles({ scope: 'assigned_to_me' }, owner.token, '/issues'), ['beta']);
+    assert.deepEqual(await titles({ scope: 'assigned-to-me' }, owner.token, '/issues'), ['beta']);
+    const group = (await t.app.db.selectFrom('projects').select('namespace_id').where('id', '=', p.id).executeTakeFirstOrThrow()).namespace_id;
+    assert.deepEqual(await titles({ labels: 'bug' }, owner.token, `/groups/${group}/issues`), ['beta', 'alpha crash']);
   });
   test('assignee_username', async () => assert.deepEqual(await titles({ assignee_username: owner.user.username }), ['beta']));
   test('created_after / created_before', async () => {
