@@ -336,6 +336,17 @@ describe('issues: confidential issues never leak', () => {
     assert.deepEqual(r.body.map((i: any) => i.title).filter((x: string) => x.includes('project issue') || x.includes('members-only')), []);
   });
 
+  test('an administrator lists every issue, but none of a project whose issues are disabled', async () => {
+    const admin = await quickUser(t.app, { admin: true });
+    const off = await makeProject(t.app, { visibility: 0 });
+    await makeIssue(t.app, off, { title: 'feature off' });
+    const on = await makeProject(t.app, { visibility: 0 });
+    await makeIssue(t.app, on, { title: 'feature on', confidential: true });
+    await t.app.db.updateTable('projects').set({ issues_access_level: 0 }).where('id', '=', off.id).execute();
+    const r = await call(t.app, 'GET', '/issues', { token: admin.token, query: { scope: 'all', search: 'feature' } });
+    assert.deepEqual(r.body.map((i: any) => i.title), ['feature on']);
+  });
+
   test('/issues without a token needs scope=all', async () => {
     assert.equal((await call(t.app, 'GET', '/issues')).status, 401);
     assert.equal((await call(t.app, 'GET', '/issues', { query: { scope: 'all' } })).status, 200);
