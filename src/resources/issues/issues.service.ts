@@ -377,18 +377,18 @@ export async function moveIssue(deps: ServiceDeps, scope: IssueScope, issue: Iss
 // ---------------------------------------------------------------------------------------------------------------
 // Subscriptions
 
-/** Explicit subscriptions win; otherwise the author, the assignees and whoever commented are subscribed. */
+/** Explicit subscriptions win; otherwise the author, the assignees and whoever commented are subscribed. One query. */
 export async function isSubscribed(db: Db, userId: number | null, issue: IssueRow): Promise<boolean> {
   if (userId === null) return false;
-  const explicit = await db.selectFrom('subscriptions').select('subscribed')
-    .where('subscribable_type', '=', ISSUE).where('subscribable_id', '=', issue.id).where('user_id', '=', userId).executeTakeFirst();
-  if (explicit) return !!explicit.subscribed;
-  if (issue.author_id === userId) return true;
-  const assigned = await db.selectFrom('issue_assignees').select('user_id').where('issue_id', '=', issue.id).where('user_id', '=', userId).executeTakeFirst();
-  if (assigned) return true;
-  const noted = await db.selectFrom('notes').select('id').where('noteable_type', '=', ISSUE).where('noteable_id', '=', issue.id)
-    .where('author_id', '=', userId).where('system', '=', 0).limit(1).executeTakeFirst();
-  return !!noted;
+  const row = await db.selectNoFrom((eb) => [
+    eb.selectFrom('subscriptions').select('subscribed').where('subscribable_type', '=', ISSUE).where('subscribable_id', '=', issue.id)
+      .where('user_id', '=', userId).limit(1).as('explicit'),
+    eb.exists(eb.selectFrom('issue_assignees').select('user_id').where('issue_id', '=', issue.id).where('user_id', '=', userId)).as('assigned'),
+    eb.exists(eb.selectFrom('notes').select('id').where('noteable_type', '=', ISSUE).where('noteable_id', '=', issue.id)
+      .where('author_id', '=', userId).where('system', '=', 0)).as('noted'),
+  ]).executeTakeFirstOrThrow();
+  if (row.explicit !== null && row.explicit !== undefined) return !!row.explicit;
+  return issue.author_id === userId || !!row.assigned || !!row.noted;
 }
 
 /** Subscribes or unsubscribes the user; false when they already were (the route answers 304). */
