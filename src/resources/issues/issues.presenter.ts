@@ -58,12 +58,12 @@ export function timeStatsEntity(t: TimeStats) {
   };
 }
 
-/** Markdown task list items ("- [ ]", "* [x]", "1. [ ]") of a description. */
+/** Markdown task list items ("- [ ]", "* [x]", "1. [ ]") of a description; inapplicable ones ("[~]") do not count. */
 export function taskCompletion(description: string | null): { count: number; completed_count: number } {
   let count = 0;
   let done = 0;
   for (const line of (description ?? '').split('\n')) {
-    const m = /^\s*(?:[-*+]|\d+[.)])\s+\[([ xX~])\]\s/.exec(line);
+    const m = /^\s*(?:[-*+]|\d+[.)])\s+\[([ xX])\]\s/.exec(line);
     if (!m) continue;
     count++;
     if (m[1] !== ' ') done++;

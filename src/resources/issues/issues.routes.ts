@@ -5,6 +5,7 @@ import { Bool, CommaList, DateTime, Enum, IdOrPath, Input, Int, Opt, PaginationP
 import { paginateArray, paginateQuery } from '../../http/pagination.ts';
 import { parseDateTime } from '../../http/params.ts';
 import { findProject } from '../../http/access.ts';
+import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { ParamError, UnauthorizedError } from '../../platform/errors.ts';
 import { userBasic } from '../users/users.presenter.ts';
 import { UserBasic } from '../users/users.schemas.ts';
@@ -248,7 +249,9 @@ export const issueRoutes: RouteDef<any>[] = [
     method: 'DELETE', url: issuePath, summary: 'Delete an issue', tags, access: 'authenticated', project: { ability: 'read_issue' },
     response: null, input: Input(IssueKey),
     handler: async (req) => {
-      await deleteIssue(req.server, await findIssue(req.server, scopeOf(req), req.input.issue_iid, 'destroy_issue', 'Issue'));
+      const issue = await findIssue(req.server, scopeOf(req), req.input.issue_iid, 'destroy_issue', 'Issue');
+      checkUnmodifiedSince(req, issue.updated_at);
+      await deleteIssue(req.server, issue);
       return undefined;
     },
   },

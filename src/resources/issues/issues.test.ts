@@ -241,6 +241,23 @@ describe('issues: create, read, update, delete', () => {
     assert.deepEqual(results.map((r) => r.body.iid).sort((a, b) => a - b), [1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
+  test('delete honours If-Unmodified-Since', async () => {
+    const r = await call(t.app, 'POST', `/projects/${project.id}/issues`, { token: roles.owner.token, body: { title: 'guarded' } });
+    const stale = new Date(t.app.clock.now() - 3_600_000).toUTCString();
+    const refused = await call(t.app, 'DELETE', `/projects/${project.id}/issues/${r.body.iid}`, { token: roles.owner.token, headers: { 'if-unmodified-since': stale } });
+    assert.equal(refused.status, 412);
+    assert.equal((await call(t.app, 'GET', `/projects/${project.id}/issues/${r.body.iid}`, { token: roles.owner.token })).status, 200);
+  });
+
+  test('task lists: checked, unchecked and inapplicable items', async () => {
+    const r = await call(t.app, 'POST', `/projects/${project.id}/issues`, {
+      token: roles.owner.token, body: { title: 'tasks', description: '* [x] a\n1. [ ] b\n- [~] c\n- [X] d\nnot - [ ] e' },
+    });
+    assert.deepEqual(r.body.task_completion_status, { count: 3, completed_count: 2 });
+    assert.equal(r.body.has_tasks, true);
+    assert.equal(r.body.task_status, '2 of 3 checklist items completed');
+  });
+
   test('delete removes the issue and what hangs on it; the iid is not reused', async () => {
     const r = await call(t.app, 'POST', `/projects/${project.id}/issues`, { token: roles.owner.token, body: { title: 'gone', labels: 'third' } });
     await call(t.app, 'POST', `/projects/${project.id}/issues/${r.body.iid}/award_emoji`, { token: roles.owner.token, body: { name: 'thumbsup' } });
