@@ -65,6 +65,10 @@ export const PROJECT_ABILITIES = {
   create_issue: { feature: 'issues', user: true, write: true },
   admin_issue: { feature: 'issues', min: G.REPORTER, write: true },
   destroy_issue: { feature: 'issues', min: G.OWNER },
+  // Setting an issue's iid, created_at or updated_at by hand (imports): owners and administrators.
+  set_issue_iid: { feature: 'issues', min: G.OWNER, write: true },
+  set_issue_created_at: { feature: 'issues', min: G.OWNER, write: true },
+  set_issue_updated_at: { feature: 'issues', min: G.OWNER, write: true },
   read_label: {},
   admin_label: { min: G.REPORTER, write: true },
   read_milestone: {},

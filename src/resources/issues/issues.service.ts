@@ -138,10 +138,8 @@ function metadataAllowed(scope: IssueScope): boolean {
   return canProject(scope.actor, 'admin_issue', scope.project, scope.level);
 }
 
-/** created_at / updated_at are taken from administrators and project owners only. */
-function timestampsAllowed(scope: IssueScope): boolean {
-  return scope.actor.admin || scope.level >= AccessLevel.OWNER;
-}
+const may = (scope: IssueScope, ability: 'set_issue_iid' | 'set_issue_created_at' | 'set_issue_updated_at') =>
+  canProject(scope.actor, ability, scope.project, scope.level);
 
 const splitTitles = (list: string[] | undefined) => [...new Set((list ?? []).map((s) => s.trim()).filter((s) => s && s.length <= TITLE_MAX))];
 
@@ -268,7 +266,7 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
   validate(input, true);
   const now = deps.clock.now();
   const groupIds = await projectAncestorGroupIds(deps.db, scope.project);
-  const given = timestampsAllowed(scope) && input.iid !== undefined ? input.iid : undefined;
+  const given = may(scope, 'set_issue_iid') && input.iid !== undefined ? input.iid : undefined;
   if (given !== undefined && (given < 1 || !fitsIntColumn(given))) throw new ValidationError({ iid: ['must be greater than 0'] });
   return deps.db.transaction().execute(async (trx) => {
     let iid: number;
@@ -279,7 +277,7 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
       iid = given;
     } else iid = await nextIid(trx, 'issues', scope.project.id);
     const set = await columnsFrom(trx, scope, input, groupIds, null, now);
-    const createdAt = timestampsAllowed(scope) && input.created_at !== undefined ? input.created_at : now;
+    const createdAt = may(scope, 'set_issue_created_at') && input.created_at !== undefined ? input.created_at : now;
     const issue = await trx.insertInto('issues').values({
       project_id: scope.project.id, iid, title: input.title!, description: input.description ?? null, author_id: scope.actor.user?.id ?? null,
       ...set, created_at: createdAt, updated_at: createdAt,
@@ -298,7 +296,8 @@ export async function updateIssue(deps: ServiceDeps, scope: IssueScope, issue: I
     if (set.title !== undefined && set.title !== issue.title || set.description !== undefined && set.description !== issue.description) {
       Object.assign(set, { last_edited_at: now, last_edited_by_id: scope.actor.user?.id ?? null });
     }
-    set.updated_at = timestampsAllowed(scope) && input.updated_at !== undefined ? input.updated_at : now;
+    if (input.created_at !== undefined && may(scope, 'set_issue_created_at')) set.created_at = input.created_at;
+    set.updated_at = may(scope, 'set_issue_updated_at') && input.updated_at !== undefined ? input.updated_at : now;
     const after = await trx.updateTable('issues').set(set).where('id', '=', issue.id).returningAll().executeTakeFirstOrThrow();
     await applyChange(deps, trx, scope, issue, after, input, groupIds, now);
     return after;

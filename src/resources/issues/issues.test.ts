@@ -197,7 +197,14 @@ describe('issues: create, read, update, delete', () => {
     const own = await call(t.app, 'POST', `/projects/${project.id}/issues`, { token: roles.owner.token, body: { title: 'old', created_at: at } });
     assert.equal(own.body.created_at, at);
     const dev = await call(t.app, 'POST', `/projects/${project.id}/issues`, { token: roles.developer.token, body: { title: 'new', created_at: at } });
-    assert.notEqual(dev.body.created_at, at);
+    assert.equal(dev.body.created_at, new Date(t.app.clock.now()).toISOString());
+    const later = '2021-05-06T07:08:09.000Z';
+    const devEdit = await call(t.app, 'PUT', `/projects/${project.id}/issues/${dev.body.iid}`, { token: roles.developer.token, body: { created_at: later, updated_at: later } });
+    assert.equal(devEdit.body.created_at, dev.body.created_at);
+    assert.equal(devEdit.body.updated_at, new Date(t.app.clock.now()).toISOString());
+    const ownEdit = await call(t.app, 'PUT', `/projects/${project.id}/issues/${dev.body.iid}`, { token: roles.owner.token, body: { created_at: later, updated_at: later } });
+    assert.equal(ownEdit.body.created_at, later);
+    assert.equal(ownEdit.body.updated_at, later);
   });
 
   test('iid is taken from owners (the counter follows), ignored from developers, refused when taken', async () => {
