@@ -238,7 +238,7 @@ async function applyChange(deps: ServiceDeps, trx: Db, scope: IssueScope, before
 /** The column values the input sets on an issue (metadata only for Reporters and above). */
 async function columnsFrom(trx: Db, scope: IssueScope, input: IssueInput, groupIds: number[], before: IssueRow | null, now: number): Promise<Partial<IssueRow>> {
   const set: Partial<IssueRow> = {};
-  if (input.title !== undefined) set.title = input.title;
+  if (input.title !== undefined) set.title = input.title.trim();
   if (input.description !== undefined) set.description = input.description;
   if (input.confidential !== undefined) set.confidential = input.confidential ? 1 : 0;
   if (input.issue_type !== undefined) set.issue_type = input.issue_type;
@@ -279,7 +279,7 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
     const set = await columnsFrom(trx, scope, input, groupIds, null, now);
     const createdAt = may(scope, 'set_issue_created_at') && input.created_at !== undefined ? input.created_at : now;
     const issue = await trx.insertInto('issues').values({
-      project_id: scope.project.id, iid, title: input.title!, description: input.description ?? null, author_id: scope.actor.user?.id ?? null,
+      project_id: scope.project.id, iid, title: input.title!.trim(), description: input.description ?? null, author_id: scope.actor.user?.id ?? null,
       ...set, created_at: createdAt, updated_at: createdAt,
     } as any).returningAll().executeTakeFirstOrThrow();
     await applyChange(deps, trx, scope, null, issue, input, groupIds, now);

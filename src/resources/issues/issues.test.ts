@@ -171,6 +171,22 @@ describe('issues: create, read, update, delete', () => {
     assert.deepEqual(ms.body.map((e: any) => e.action), ['add', 'remove']);
   });
 
+  test("a milestone of another project clears the milestone; unknown assignees are dropped; titles are stripped", async () => {
+    const elsewhere = await makeMilestone(t.app, { projectId: (await makeProject(t.app)).id, title: 'foreign' });
+    const own = await makeMilestone(t.app, { projectId: project.id, title: 'own' });
+    const url = `/projects/${project.id}/issues/1`;
+    let r = await call(t.app, 'PUT', url, { token: roles.developer.token, body: { milestone_id: own.id, title: '  Spaced  ' } });
+    assert.equal(r.body.milestone.id, own.id);
+    assert.equal(r.body.milestone.project_id, project.id);
+    assert.equal(r.body.title, 'Spaced');
+    r = await call(t.app, 'PUT', url, { token: roles.developer.token, body: { milestone_id: elsewhere.id, assignee_ids: [999999, roles.guest.user.id] } });
+    assert.equal(r.body.milestone, null);
+    assert.deepEqual(r.body.assignees.map((u: any) => u.id), [roles.guest.user.id]);
+    r = await call(t.app, 'PUT', url, { token: roles.developer.token, body: { assignee_id: 0 } });
+    assert.deepEqual(r.body.assignees, []);
+    assert.equal(r.body.assignee, null);
+  });
+
   test('update without any attribute is 400 and changes nothing', async () => {
     const r = await call(t.app, 'PUT', `/projects/${project.id}/issues/1`, { token: roles.developer.token, body: {} });
     assert.equal(r.status, 400);
