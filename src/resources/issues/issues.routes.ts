@@ -10,7 +10,7 @@ import { ParamError, UnauthorizedError } from '../../platform/errors.ts';
 import { userBasic } from '../users/users.presenter.ts';
 import { UserBasic } from '../users/users.schemas.ts';
 import {
-  addSpentTime, createIssue, deleteIssue, eventsQuery, findEvent, findIssue, ISSUE, ISSUE_TYPES, loadEventContext, loadIssuePresentation,
+  addSpentTime, createIssue, deleteIssue, issueById, eventsQuery, findEvent, findIssue, ISSUE, ISSUE_TYPES, loadEventContext, loadIssuePresentation,
   moveIssue, participants, setSubscription, setTimeEstimate, timeStats, updateIssue, usersByIds,
   type EventTable, type IssueInput, type IssueRow, type IssueScope,
 } from './issues.service.ts';
@@ -202,6 +202,11 @@ export const issueRoutes: RouteDef<any>[] = [
       if (!req.actor.user && req.input.scope !== 'all') throw new UnauthorizedError();
       return listIssues(req, reply, { kind: 'global' }, filterOf(req.input, req.actor.user ? 'created_by_me' : 'all'), {});
     },
+  },
+  {
+    method: 'GET', url: '/issues/:issue_id', summary: 'One issue by its global id (administrators only)', tags, access: 'admin',
+    response: Issue, input: Input({ issue_id: Int(), with_labels_details: Opt(Bool({ default: false })) }),
+    handler: async (req) => presentOne(req, await issueById(req.server, req.input.issue_id)),
   },
   {
     method: 'GET', url: '/groups/:id/issues', summary: "Issues of a group's projects and its subgroups' projects", tags, access: 'public',

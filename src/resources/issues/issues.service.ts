@@ -59,6 +59,15 @@ export async function findIssue(deps: ServiceDeps, scope: IssueScope, iid: numbe
   return issue;
 }
 
+/** An issue by its global id, for administrators (they read every issue); "404 Not found" when there is none. */
+export async function issueById(deps: ServiceDeps, id: number): Promise<IssueRow> {
+  if (!fitsIntColumn(id)) throw new RecordNotFoundError();
+  const issue = await deps.db.selectFrom('issues').innerJoin('projects', 'projects.id', 'issues.project_id').selectAll('issues')
+    .where('issues.id', '=', id).where('projects.pending_delete', '=', 0).executeTakeFirst();
+  if (!issue) throw new RecordNotFoundError();
+  return issue;
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Changes
 

@@ -387,6 +387,17 @@ describe('issues: confidential issues never leak', () => {
     assert.deepEqual(r.body.map((i: any) => i.title), ['feature on']);
   });
 
+  test('GET /issues/:id is for administrators only', async () => {
+    const admin = await quickUser(t.app, { admin: true });
+    const row = await t.app.db.selectFrom('issues').select(['id', 'iid']).where('project_id', '=', p.id).where('iid', '=', secretIid).executeTakeFirstOrThrow();
+    const r = await call(t.app, 'GET', `/issues/${row.id}`, { token: admin.token });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.title, 'secret');
+    assert.equal((await call(t.app, 'GET', `/issues/${row.id}`, { token: roles.owner.token })).status, 403);
+    assert.equal((await call(t.app, 'GET', `/issues/${row.id}`)).status, 401);
+    assert.deepEqual((await call(t.app, 'GET', '/issues/99999999', { token: admin.token })).body, { message: '404 Not found' });
+  });
+
   test('/issues without a token needs scope=all', async () => {
     assert.equal((await call(t.app, 'GET', '/issues')).status, 401);
     assert.equal((await call(t.app, 'GET', '/issues', { query: { scope: 'all' } })).status, 200);
