@@ -5,6 +5,7 @@ import { userAuthorization, type NamespaceRow } from '../../platform/membership.
 import { readableIssuesExpr } from '../../platform/access/queries.ts';
 import type { Actor } from '../../platform/access/actor.ts';
 import { ISSUE } from './issues.service.ts';
+import { searchWords } from '../feature-flag-user-lists/feature-flag-user-lists.service.ts';
 
 // The issue lists (`/issues`, `/groups/:id/issues`, `/projects/:id/issues`): the reference's IssuesFinder filters as
 // SQL conditions over `issues` joined with `projects`, the access policy's condition for what the caller may read,
@@ -157,10 +158,6 @@ function conditions(eb: any, f: NonNullable<IssueFilter['not']>, actor: Actor, n
   return out;
 }
 
-/** The words of a search (at most 10): each must occur in one of the searched columns. */
-function searchWords(search: string): string[] {
-  return search.trim().split(/\s+/).filter(Boolean).slice(0, 10);
-}
 
 /** The list query of issues the caller may read in the context, filtered and ordered (select `issues.*`). */
 export async function issuesListQuery(deps: ServiceDeps, actor: Actor, ctx: IssueListContext, f: IssueFilter) {
@@ -189,7 +186,8 @@ export async function issuesListQuery(deps: ServiceDeps, actor: Actor, ctx: Issu
   if (f.updated_before !== undefined) q = q.where('issues.updated_at', '<=', f.updated_before);
   if (f.search) {
     const columns = (f.in?.length ? f.in : ['title', 'description']).map((c) => `issues.${c}`);
-    for (const word of searchWords(f.search)) q = q.where((eb) => eb.or(columns.map((c) => containsText(c, word))));
+    // Each word ("quoted phrases" whole, at most 10) must occur in one of the searched columns.
+    for (const word of searchWords(f.search).slice(0, 10)) q = q.where((eb) => eb.or(columns.map((c) => containsText(c, word))));
   }
   const positive = conditions;
   q = q.where((eb) => {

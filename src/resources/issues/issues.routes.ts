@@ -9,9 +9,10 @@ import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { ParamError, UnauthorizedError } from '../../platform/errors.ts';
 import { userBasic } from '../users/users.presenter.ts';
 import { UserBasic } from '../users/users.schemas.ts';
+import { usersByIds } from '../users/users.service.ts';
 import {
   addSpentTime, createIssue, deleteIssue, issueById, eventsQuery, findEvent, findIssue, ISSUE, ISSUE_TYPES, loadEventContext, loadIssuePresentation,
-  moveIssue, participants, setSubscription, setTimeEstimate, timeStats, updateIssue, usersByIds,
+  moveIssue, participants, setSubscription, setTimeEstimate, timeStats, updateIssue,
   type EventTable, type IssueInput, type IssueRow, type IssueScope,
 } from './issues.service.ts';
 import { issuesListQuery, special, type IssueFilter, type IssueListContext } from './issues.finder.ts';
@@ -338,7 +339,7 @@ export const issueRoutes: RouteDef<any>[] = [
     handler: async (req, reply) => {
       const issue = await findIssue(req.server, scopeOf(req), req.input.issue_iid);
       const rows = await paginateQuery(req, reply, awardsQuery(req.server.db, { type: ISSUE, id: issue.id }));
-      const users = await usersByIds(req.server.db, rows.map((r) => r.user_id));
+      const users = await usersByIds(req.server, rows.map((r) => r.user_id));
       return rows.map((r) => awardEmojiEntity(r, users.get(r.user_id), req.server.config.externalUrl));
     },
   },
@@ -348,7 +349,7 @@ export const issueRoutes: RouteDef<any>[] = [
     handler: async (req) => {
       const issue = await findIssue(req.server, scopeOf(req), req.input.issue_iid);
       const award = await findAward(req.server.db, { type: ISSUE, id: issue.id }, req.input.award_id);
-      return awardEmojiEntity(award, (await usersByIds(req.server.db, [award.user_id])).get(award.user_id), req.server.config.externalUrl);
+      return awardEmojiEntity(award, (await usersByIds(req.server, [award.user_id])).get(award.user_id), req.server.config.externalUrl);
     },
   },
   {

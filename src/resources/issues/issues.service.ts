@@ -11,7 +11,7 @@ import { ForbiddenError, NotFoundError, RecordNotFoundError, RuleError, Validati
 import {
   availableLabelsByTitle, DEFAULT_LABEL_COLOR, labelsOfTargets, projectAncestorGroupIds, type LabelRow,
 } from '../labels/labels.lookup.ts';
-import type { User } from '../users/users.service.ts';
+import { usersByIds, type User } from '../users/users.service.ts';
 import type { EventContext } from './issues.presenter.ts';
 
 // Issues: reading one (the issue-level rules of the policy), creating with the project's next iid, changing them
@@ -430,7 +430,7 @@ export async function participants(deps: ServiceDeps, issue: IssueRow, project: 
     if (id !== null && !ids.includes(id)) ids.push(id);
   }
   if (ids.length === 0) return [];
-  const users = await deps.db.selectFrom('users').selectAll().where('id', 'in', ids).execute();
+  const users = [...(await usersByIds(deps, ids)).values()];
   const levels = await Promise.all(users.map(async (u) => [u.id, (await projectAccessLevels(deps.db, u.id, [project])).get(project.id)?.effective ?? 0] as const));
   const levelOf = new Map(levels);
   const assigneeIds = assignees.get(issue.id)!;
@@ -578,10 +578,10 @@ export async function loadIssuePresentation(
     for (const a of assignees.get(r.id)!) userIds.add(a);
   }
   const [users, groups] = await Promise.all([
-    userIds.size ? db.selectFrom('users').selectAll().where('id', 'in', [...userIds]).execute() : [],
+    usersByIds(deps, [...userIds]),
     groupIds.length ? db.selectFrom('namespaces').select(['id', 'full_path']).where('id', 'in', groupIds).execute() : [],
   ]);
-  for (const u of users) pres.users.set(u.id, u);
+  pres.users = users;
   for (const g of groups) pres.groupPaths.set(g.id, g.full_path);
   if (opts.subscribed) {
     pres.subscribed = new Map();
@@ -609,7 +609,7 @@ export async function loadEventContext(deps: ServiceDeps, rows: Array<{ user_id:
   const labelIds = ids((r) => r.label_id);
   const milestoneIds = ids((r) => r.milestone_id);
   const [users, labels, milestones] = await Promise.all([
-    userIds.length ? db.selectFrom('users').selectAll().where('id', 'in', userIds).execute() : [],
+    usersByIds(deps, userIds),
     labelIds.length ? db.selectFrom('labels').selectAll().where('id', 'in', labelIds).execute() : [],
     milestoneIds.length ? db.selectFrom('milestones').selectAll().where('id', 'in', milestoneIds).execute() : [],
   ]);
@@ -622,17 +622,9 @@ export async function loadEventContext(deps: ServiceDeps, rows: Array<{ user_id:
   const base = deps.config.externalUrl;
   return {
     base,
-    users: new Map(users.map((u) => [u.id, u])),
+    users,
     labels: new Map(labels.map((l) => [l.id, l])),
     milestones: new Map(milestones.map((m) => [m.id, m])),
     pres: { base, projects: new Map(projects.map((p) => [p.id, p])), groupPaths: new Map(groups.map((g) => [g.id, g.full_path])), now: deps.clock.now() },
   };
-}
-
-/** Users by id (award owners, participants). */
-export async function usersByIds(db: Db, ids: number[]): Promise<Map<number, User>> {
-  const wanted = [...new Set(ids)];
-  if (wanted.length === 0) return new Map();
-  const rows = await db.selectFrom('users').selectAll().where('id', 'in', wanted).execute();
-  return new Map(rows.map((u) => [u.id, u]));
 }
