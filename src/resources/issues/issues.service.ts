@@ -336,7 +336,8 @@ async function deleteDependents(trx: Db, issueId: number): Promise<void> {
 
 /**
  * Moves an issue to another project: a new issue there (next iid, same title, description, author, assignees,
- * due date, confidentiality; labels and milestone matched by title), the original closed with `moved_to_id`.
+ * due date, confidentiality, award emoji and time logs; labels and milestone matched by title), the original closed
+ * with `moved_to_id`.
  * The caller needs `admin_issue` on both projects.
  */
 export async function moveIssue(deps: ServiceDeps, scope: IssueScope, issue: IssueRow, target: ProjectRow): Promise<IssueRow> {
@@ -377,6 +378,15 @@ export async function moveIssue(deps: ServiceDeps, scope: IssueScope, issue: Iss
     await applyChange(deps, trx, targetScope, null, moved, {
       labels: [...found.keys()], assignee_ids: assignees.get(issue.id)!,
     }, groupIds, now);
+    // Award emoji and time logs go along.
+    const awards = await trx.selectFrom('award_emoji').selectAll().where('awardable_type', '=', ISSUE).where('awardable_id', '=', issue.id).execute();
+    if (awards.length) {
+      await trx.insertInto('award_emoji').values(awards.map(({ id: _id, ...a }) => ({ ...a, awardable_id: moved.id }))).execute();
+    }
+    const logs = await trx.selectFrom('timelogs').selectAll().where('target_type', '=', ISSUE).where('target_id', '=', issue.id).execute();
+    if (logs.length) {
+      await trx.insertInto('timelogs').values(logs.map(({ id: _id, ...l }) => ({ ...l, target_id: moved.id, project_id: target.id }))).execute();
+    }
     if (issue.state !== 'closed') await applyChange(deps, trx, scope, issue, closed, {}, [], now);
     return moved;
   });

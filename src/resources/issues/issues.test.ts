@@ -680,6 +680,8 @@ describe('issues: subscriptions, time tracking, award emoji, move', () => {
     await addMember(t.app, { type: 'Project', id: target.id }, roles.maintainer.user.id, Role.maintainer);
     await makeLabel(t.app, { projectId: target.id, title: 'keep' });
     const src = await call(t.app, 'POST', `/projects/${p.id}/issues`, { token: roles.maintainer.token, body: { title: 'travel', labels: 'keep,drop' } });
+    await call(t.app, 'POST', `/projects/${p.id}/issues/${src.body.iid}/award_emoji`, { token: roles.guest.token, body: { name: 'thumbsup' } });
+    await call(t.app, 'POST', `/projects/${p.id}/issues/${src.body.iid}/add_spent_time`, { token: roles.maintainer.token, body: { duration: '2h' } });
     const same = await call(t.app, 'POST', `/projects/${p.id}/issues/${src.body.iid}/move`, { token: roles.maintainer.token, body: { to_project_id: p.id } });
     assert.equal(same.status, 400);
     assert.deepEqual(same.body, { message: 'Cannot move issue to project it originates from!' });
@@ -691,6 +693,8 @@ describe('issues: subscriptions, time tracking, award emoji, move', () => {
     assert.equal(moved.body.project_id, target.id);
     assert.equal(moved.body.iid, 1);
     assert.deepEqual(moved.body.labels, ['keep']);
+    assert.equal(moved.body.upvotes, 1);
+    assert.equal(moved.body.time_stats.total_time_spent, 7200);
     const old = await call(t.app, 'GET', `/projects/${p.id}/issues/${src.body.iid}`, { token: roles.maintainer.token });
     assert.equal(old.body.state, 'closed');
     assert.equal(old.body.moved_to_id, moved.body.id);
