@@ -262,6 +262,12 @@ describe('issues: create, read, update, delete', () => {
       call(t.app, 'POST', `/projects/${p.id}/issues`, { token: owner.token, body: { title: `c${i}` } })));
     assert.ok(results.every((r) => r.status === 201));
     assert.deepEqual(results.map((r) => r.body.iid).sort((a, b) => a - b), [1, 2, 3, 4, 5, 6, 7, 8]);
+    // Concurrent creates naming the same new label make it once.
+    const labelled = await Promise.all(Array.from({ length: 4 }, (_, i) =>
+      call(t.app, 'POST', `/projects/${p.id}/issues`, { token: owner.token, body: { title: `l${i}`, labels: 'fresh' } })));
+    assert.ok(labelled.every((r) => r.status === 201 && r.body.labels[0] === 'fresh'));
+    const fresh = await t.app.db.selectFrom('labels').select('id').where('project_id', '=', p.id).where('title', '=', 'fresh').execute();
+    assert.equal(fresh.length, 1);
   });
 
   test('delete honours If-Unmodified-Since', async () => {
