@@ -25,6 +25,7 @@ import { repositoryRoutes } from './repository/repository.routes.ts';
 import { labelRoutes } from './labels/labels.routes.ts';
 import { milestoneRoutes } from './milestones/milestones.routes.ts';
 import { iterationRoutes } from './iterations/iterations.routes.ts';
+import { issueRoutes } from './issues/issues.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
 
 /** Every resource area of the API, registered in a fixed order. */
@@ -55,6 +56,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...labelRoutes,
     ...milestoneRoutes,
     ...iterationRoutes,
+    ...issueRoutes,
   ]);
   registerGitHttp(app);
 }

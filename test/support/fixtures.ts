@@ -3,8 +3,8 @@ import { createUser } from '../../src/resources/users/users.service.ts';
 import { createPersonalAccessToken } from '../../src/resources/access-tokens/access-tokens.service.ts';
 import type { TestUser } from './factories.ts';
 import type { ProjectRow } from '../../src/platform/membership.ts';
-import { nextIid } from '../../src/platform/db/internal-ids.ts';
 import { repoFor } from '../../src/resources/repository/repository.common.ts';
+import { nextIid } from '../../src/platform/db/internal-ids.ts';
 
 // The one set of test fixtures: users, groups, projects and memberships, written straight to the database so that
 // every area can be tested on its own, and the role cast of the role × status tables.
@@ -112,16 +112,58 @@ export async function castGroupRoles(app: FastifyInstance, group: { id: number }
   return cast as unknown as RoleCast;
 }
 
-/** An issue written straight to the database (the next iid of its project), with labels linked by id. */
-export async function makeIssueRow(app: FastifyInstance, project: { id: number }, o: { title?: string; state?: 'opened' | 'closed'; confidential?: boolean; authorId?: number | null; milestoneId?: number | null; iterationId?: number | null; labelIds?: number[] } = {}) {
+/** An issue written straight to the database with the project's next iid, its labels and assignees. */
+export async function makeIssue(app: FastifyInstance, project: { id: number }, o: {
+  title?: string; description?: string | null; authorId?: number | null; confidential?: boolean; state?: 'opened' | 'closed';
+  labels?: number[]; assigneeIds?: number[]; milestoneId?: number | null; iterationId?: number | null; dueDate?: number | null;
+} = {}) {
   const now = app.clock.now();
-  const issue = await app.db.insertInto('issues').values({
-    project_id: project.id, iid: await nextIid(app.db, 'issues', project.id), title: o.title ?? `Issue ${next()}`, description: null, state: o.state ?? 'opened',
-    author_id: o.authorId ?? null, confidential: o.confidential ? 1 : 0, milestone_id: o.milestoneId ?? null, iteration_id: o.iterationId ?? null,
-    closed_at: o.state === 'closed' ? now : null, created_at: now, updated_at: now,
+  return app.db.transaction().execute(async (trx) => {
+    const iid = await nextIid(trx, 'issues', project.id);
+    const issue = await trx.insertInto('issues').values({
+      project_id: project.id, iid, title: o.title ?? `Issue ${iid}`, description: o.description ?? null, author_id: o.authorId ?? null,
+      confidential: o.confidential ? 1 : 0, state: o.state ?? 'opened', closed_at: o.state === 'closed' ? now : null,
+      milestone_id: o.milestoneId ?? null, iteration_id: o.iterationId ?? null, due_date: o.dueDate ?? null, created_at: now, updated_at: now,
+    }).returningAll().executeTakeFirstOrThrow();
+    if (o.labels?.length) await trx.insertInto('label_links').values(o.labels.map((label_id) => ({ label_id, target_type: 'Issue', target_id: issue.id, created_at: now }))).execute();
+    if (o.assigneeIds?.length) await trx.insertInto('issue_assignees').values(o.assigneeIds.map((user_id) => ({ issue_id: issue.id, user_id }))).execute();
+    return issue;
+  });
+}
+
+/** A project label (`projectId`) or a group label (`groupId`). */
+export async function makeLabel(app: FastifyInstance, o: { projectId?: number; groupId?: number; title?: string; color?: string; description?: string | null }) {
+  const now = app.clock.now();
+  return app.db.insertInto('labels').values({
+    title: o.title ?? `label${next()}`, color: o.color ?? '#6699cc', description: o.description ?? null,
+    project_id: o.projectId ?? null, group_id: o.groupId ?? null, created_at: now, updated_at: now,
   }).returningAll().executeTakeFirstOrThrow();
-  for (const labelId of o.labelIds ?? []) {
-    await app.db.insertInto('label_links').values({ label_id: labelId, target_type: 'Issue', target_id: issue.id, created_at: now }).execute();
-  }
-  return issue;
+}
+
+/** A project milestone (`projectId`) or a group milestone (`groupId`), with the owner's next milestone iid. */
+export async function makeMilestone(app: FastifyInstance, o: { projectId?: number; groupId?: number; title?: string; startDate?: number | null; dueDate?: number | null; state?: 'active' | 'closed' }) {
+  const now = app.clock.now();
+  return app.db.transaction().execute(async (trx) => {
+    const iid = o.projectId !== undefined ? await nextIid(trx, 'project_milestones', o.projectId) : await nextIid(trx, 'group_milestones', o.groupId!);
+    return trx.insertInto('milestones').values({
+      iid, project_id: o.projectId ?? null, group_id: o.groupId ?? null, title: o.title ?? `milestone${next()}`, description: null,
+      state: o.state ?? 'active', start_date: o.startDate ?? null, due_date: o.dueDate ?? null, created_at: now, updated_at: now,
+    }).returningAll().executeTakeFirstOrThrow();
+  });
+}
+
+/** A group iteration (and a manual cadence for it when none is given), dates as epoch milliseconds of their days. */
+export async function makeIteration(app: FastifyInstance, o: { groupId: number; cadenceId?: number; title?: string | null; startDate: number; dueDate: number }) {
+  const now = app.clock.now();
+  return app.db.transaction().execute(async (trx) => {
+    const cadenceId = o.cadenceId ?? (await trx.insertInto('iteration_cadences').values({
+      group_id: o.groupId, title: `cadence${next()}`, description: null, automatic: 0, start_date: null, duration_in_weeks: null,
+      iterations_in_advance: null, roll_over: 0, last_run_date: null, created_at: now, updated_at: now,
+    }).returning('id').executeTakeFirstOrThrow()).id;
+    const iid = await nextIid(trx, 'iterations', o.groupId);
+    return trx.insertInto('iterations').values({
+      iid, group_id: o.groupId, cadence_id: cadenceId, sequence: iid, title: o.title === undefined ? `iteration${next()}` : o.title, description: null,
+      start_date: o.startDate, due_date: o.dueDate, created_at: now, updated_at: now,
+    }).returningAll().executeTakeFirstOrThrow();
+  });
 }

@@ -4,7 +4,7 @@ import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import { makeUser, type TestUser } from '../../../test/support/factories.ts';
 import { addMember, createProject, makeGroup } from '../../../test/projects/helpers.ts';
 import { ed25519Key } from '../../../test/support/ssh-key-fixtures.ts';
-import { groupDenial, projectDenial, type Denial, type GroupAbility, type PolicyProject, type ProjectAbility } from './policy.ts';
+import { groupDenial, issueDenial, projectDenial, type Denial, type GroupAbility, type IssueAbility, type PolicyIssue, type PolicyProject, type ProjectAbility } from './policy.ts';
 import { anonymous, type Actor, type UserRow } from './actor.ts';
 import { projectAccessLevels } from '../membership.ts';
 import { authorizedProjectIds } from './queries.ts';
@@ -62,6 +62,9 @@ const PROJECT_TABLE: Array<[ProjectAbility, string, PolicyProject, string]> = [
   ['create_issue', 'public', project(), 'FYYYYYYY'],
   ['create_issue', 'public, archived', project({ archived: 1 }), 'FAAAAAAA'],
   ['create_issue', 'public, issues disabled', project({ issues_access_level: DISABLED }), 'FFFFFFFF'],
+  ['set_issue_iid', 'public', project(), 'FFFFFFYY'],
+  ['set_issue_created_at', 'private', project({ visibility_level: PRIVATE }), 'NNFFFFYY'],
+  ['set_issue_updated_at', 'public, issues disabled', project({ issues_access_level: DISABLED }), 'FFFFFFFF'],
   ['read_merge_request', 'public, merge requests enabled', project(), 'YYYYYYYY'],
   ['read_merge_request', 'public, merge requests for members', project({ merge_requests_access_level: MEMBERS }), 'FFFYYYYY'],
   ['read_merge_request', 'private', project({ visibility_level: PRIVATE }), 'NNFYYYYY'],
@@ -118,6 +121,38 @@ describe('project abilities', () => {
     const p = { ...project(), settings: '{not json' };
     assert.equal(projectDenial(anonymous, 'read_wiki', p, 0), null);
   });
+});
+
+// Issue-level rules. The callers are user 1 (anonymous aside); the issue's author is user 2 unless said otherwise.
+const issue = (o: Partial<PolicyIssue> = {}): PolicyIssue => ({ author_id: 2, confidential: 0, assigneeIds: [], ...o });
+const ISSUE_TABLE: Array<[IssueAbility, string, PolicyProject, PolicyIssue, string]> = [
+  ['read_issue', 'public, open issue', project(), issue(), 'YYYYYYYY'],
+  ['read_issue', 'public, confidential issue', project(), issue({ confidential: 1 }), 'NNNYYYYY'],
+  ['read_issue', 'public, confidential issue by the caller', project(), issue({ confidential: 1, author_id: 1 }), 'NYYYYYYY'],
+  ['read_issue', 'public, confidential issue assigned to the caller', project(), issue({ confidential: 1, assigneeIds: [1] }), 'NYYYYYYY'],
+  ['read_issue', 'private, open issue', project({ visibility_level: PRIVATE }), issue(), 'NNYYYYYY'],
+  ['read_issue', 'private, confidential issue', project({ visibility_level: PRIVATE }), issue({ confidential: 1 }), 'NNNYYYYY'],
+  ['read_issue', 'public, issues for members', project({ issues_access_level: MEMBERS }), issue(), 'FFYYYYYY'],
+  ['read_issue', 'public, issues disabled', project({ issues_access_level: DISABLED }), issue(), 'FFFFFFFF'],
+  ['update_issue', 'public, open issue', project(), issue(), 'FFFYYYYY'],
+  ['update_issue', 'public, the caller\'s issue', project(), issue({ author_id: 1 }), 'FYYYYYYY'],
+  ['update_issue', 'public, the caller\'s issue, archived', project({ archived: 1 }), issue({ author_id: 1 }), 'FAAAAAAA'],
+  ['update_issue', 'public, confidential issue', project(), issue({ confidential: 1 }), 'NNNYYYYY'],
+  ['update_issue', 'private, open issue', project({ visibility_level: PRIVATE }), issue(), 'NNFYYYYY'],
+  ['update_issue', 'public, archived', project({ archived: 1 }), issue(), 'FFFAAAAA'],
+  ['destroy_issue', 'public, open issue', project(), issue(), 'FFFFFFYY'],
+  ['destroy_issue', 'public, the caller\'s issue', project(), issue({ author_id: 1 }), 'FFFFFFYY'],
+  ['destroy_issue', 'public, confidential issue', project(), issue({ confidential: 1 }), 'NNNFFFYY'],
+  ['destroy_issue', 'private, open issue', project({ visibility_level: PRIVATE }), issue(), 'NNFFFFYY'],
+];
+
+describe('issue abilities', () => {
+  for (const [ability, state, p, i, row] of ISSUE_TABLE) {
+    test(`${ability} on a ${state}: ${row}`, () => {
+      const got = CALLERS.map((c) => issueDenial(actorFor(c), ability, p, LEVEL[c], i));
+      assert.deepEqual(got, [...row].map((l) => LETTER[l]));
+    });
+  }
 });
 
 const group = (visibility_level: number, project_creation_level = 'developer', subgroup_creation_level = 'maintainer') =>

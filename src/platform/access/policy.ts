@@ -71,6 +71,10 @@ export const PROJECT_ABILITIES = {
   read_milestone: { anyFeature: ['issues', 'merge_requests'] },
   admin_milestone: { anyFeature: ['issues', 'merge_requests'], min: G.REPORTER, write: true },
   read_iteration: {},
+  // Setting an issue's iid, created_at or updated_at by hand (imports): owners and administrators.
+  set_issue_iid: { feature: 'issues', min: G.OWNER, write: true },
+  set_issue_created_at: { feature: 'issues', min: G.OWNER, write: true },
+  set_issue_updated_at: { feature: 'issues', min: G.OWNER, write: true },
   read_merge_request: { feature: 'merge_requests', code: true },
   create_merge_request: { feature: 'merge_requests', code: true, min: G.DEVELOPER, write: true },
   read_wiki: { feature: 'wiki' },
@@ -175,3 +179,38 @@ export function noteDenial(actor: Actor, action: NoteAction, p: Pick<PolicyProje
     }
   }
 }
+/** What the issue rules read of an issue: its author, its assignees and whether it is confidential. */
+export interface PolicyIssue {
+  author_id: number | null;
+  confidential: number;
+  assigneeIds: readonly number[];
+}
+
+/**
+ * Issue-level abilities on top of the project's: `read_issue` hides a confidential issue (exactly like a missing one)
+ * from everyone but its author, its assignees, Reporters and above, and administrators; `update_issue` is the author's
+ * or `admin_issue`'s (Reporter+); `destroy_issue` the project row's (Owner, administrators).
+ */
+export type IssueAbility = 'read_issue' | 'update_issue' | 'destroy_issue';
+
+/** Whether the caller reads a confidential issue (the project's `read_issue` aside). */
+export function readsConfidentialIssue(actor: Actor, level: number, issue: PolicyIssue): boolean {
+  if (!issue.confidential || actor.admin || level >= AccessLevel.REPORTER) return true;
+  const uid = actor.user?.id;
+  return uid !== undefined && (issue.author_id === uid || issue.assigneeIds.includes(uid));
+}
+
+export function issueDenial(actor: Actor, ability: IssueAbility, p: PolicyProject, level: number, issue: PolicyIssue): Denial | null {
+  const read = projectDenial(actor, 'read_issue', p, level);
+  if (read) return read;
+  if (!readsConfidentialIssue(actor, level, issue)) return 'not_found';
+  if (ability === 'read_issue') return null;
+  if (ability === 'destroy_issue') return projectDenial(actor, 'destroy_issue', p, level);
+  const admin = projectDenial(actor, 'admin_issue', p, level);
+  if (!admin) return null;
+  if (actor.user && issue.author_id === actor.user.id) return projectDenial(actor, 'create_issue', p, level);
+  return admin;
+}
+
+export const canIssue = (actor: Actor, ability: IssueAbility, p: PolicyProject, level: number, issue: PolicyIssue) =>
+  !issueDenial(actor, ability, p, level, issue);

@@ -86,13 +86,15 @@ export async function authorizedProjectIds(deps: ServiceDeps, userId: number, mi
 }
 
 /**
- * SQL condition on `issues` joined with `projects`: the issues the caller may read in listings and counts: the
+ * SQL condition on `issues` joined with `projects`: the issues the caller may read in listings and counts — the
  * project readable and its issues feature open to the caller (`read_issue`), and a confidential issue only for its
- * author, its assignees, Reporters and above, and administrators. `projectLevel`: one project whose `read_issue` the
- * route already decided, with the caller's level there; only confidentiality remains. Null when nothing is hidden.
+ * author, its assignees, Reporters and above, and administrators (`readsConfidentialIssue` in policy.ts).
+ * `projectLevel`: one project whose `read_issue` the route already decided, with the caller's level there; only
+ * confidentiality remains.
  */
 export function readableIssuesExpr(eb: any, actor: Actor, a: Authorization | null, now: number, projectLevel?: number): Expression<SqlBool> | null {
-  if (actor.admin) return null;
+  // Administrators read every issue, except where the feature is disabled (nobody uses it there, as in policy.ts).
+  if (actor.admin) return projectLevel === undefined ? eb('projects.issues_access_level', '>', 0) : null;
   const parts: Expression<SqlBool>[] = [];
   if (projectLevel === undefined) {
     const visible = visibleExpr(eb, actor, a, now, true);

@@ -16,3 +16,14 @@ export async function nextIid(trx: Db, usage: IidUsage, ownerId: number): Promis
     .returning('last_value').executeTakeFirstOrThrow();
   return row.last_value;
 }
+
+/**
+ * Records that `value` was taken by hand (an iid given on create): the counter moves up to it, never down, so the
+ * next `nextIid` continues after the highest iid in use. Call it inside the creating transaction.
+ */
+export async function trackIid(trx: Db, usage: IidUsage, ownerId: number, value: number): Promise<void> {
+  await trx.insertInto('internal_ids').values({ usage, owner_id: ownerId, last_value: value })
+    .onConflict((oc) => oc.columns(['usage', 'owner_id']).doUpdateSet({
+      last_value: sql<number>`case when internal_ids.last_value > ${value} then internal_ids.last_value else ${value} end`,
+    })).execute();
+}

@@ -641,6 +641,8 @@ export interface ResourceMilestoneEventsTable {
   milestone_id: number | null;
   user_id: number | null;
   action: string; // add | remove
+  /** The state when the milestone changed (opened | closed). */
+  state: string | null;
   created_at: number;
 }
 

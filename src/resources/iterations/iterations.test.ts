@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { castGroupRoles, castRoles, makeGroup, makeIssueRow, makeProject, quickUser, type RoleCast } from '../../../test/support/fixtures.ts';
+import { castGroupRoles, castRoles, makeGroup, makeIssue, makeProject, quickUser, type RoleCast } from '../../../test/support/fixtures.ts';
 
 // The test clock stands at 2026-06-01T12:00:00Z, a Monday: "today" is 2026-06-01.
 let t: TestApp;
@@ -203,7 +203,7 @@ describe('iterations: manual cadences and the list', () => {
 
     // Deleting the cadence takes its iterations; issues keep going without one.
     const project = await makeProject(t.app, { namespace: group });
-    const issue = await makeIssueRow(t.app, project, { iterationId: now.body.id });
+    const issue = await makeIssue(t.app, project, { iterationId: now.body.id });
     const del = await call(t.app, 'DELETE', `/groups/${group.id}/iteration_cadences/${manual.id}`, { token });
     assert.deepEqual([del.status, del.text], [204, '']);
     assert.deepEqual(await titles({ include_ancestors: 'false' }), ['#1']);

@@ -2,7 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import {
-  addMember, castGroupRoles, castRoles, makeGroup, makeIssueRow, makeProject, quickUser, Role, type RoleCast,
+  addMember, castGroupRoles, castRoles, makeGroup, makeIssue, makeProject, quickUser, Role, type RoleCast,
 } from '../../../test/support/fixtures.ts';
 
 
@@ -211,10 +211,10 @@ describe('labels: project', () => {
     const roles = await castRoles(t.app, project);
     const token = roles.maintainer.token;
     const l = (await call(t.app, 'POST', `/projects/${project.id}/labels`, { token, body: { name: 'keep', color: '#fff' } })).body;
-    const issue = await makeIssueRow(t.app, project, { labelIds: [l.id] });
-    await makeIssueRow(t.app, project, { labelIds: [l.id], state: 'closed' });
-    await makeIssueRow(t.app, project, { labelIds: [l.id], confidential: true });
-    await makeIssueRow(t.app, project, {});
+    const issue = await makeIssue(t.app, project, { labels: [l.id] });
+    await makeIssue(t.app, project, { labels: [l.id], state: 'closed' });
+    await makeIssue(t.app, project, { labels: [l.id], confidential: true });
+    await makeIssue(t.app, project, {});
     await call(t.app, 'PUT', `/projects/${project.id}/labels/keep`, { token, body: { new_name: 'kept' } });
     const links = await t.app.db.selectFrom('label_links').select('label_id').where('target_id', '=', issue.id).execute();
     assert.deepEqual(links, [{ label_id: l.id }]);
@@ -267,11 +267,11 @@ describe('labels: group counts', () => {
     const below = await makeProject(t.app, { namespace: sub, visibility: 20 });
     const roles = await castGroupRoles(t.app, group);
     const l = (await call(t.app, 'POST', `/groups/${group.id}/labels`, { token: roles.admin.token, body: { name: 'g', color: '#fff' } })).body;
-    await makeIssueRow(t.app, open, { labelIds: [l.id] });
-    await makeIssueRow(t.app, open, { labelIds: [l.id], state: 'closed' });
-    await makeIssueRow(t.app, hidden, { labelIds: [l.id] });
-    await makeIssueRow(t.app, noIssues, { labelIds: [l.id] });
-    await makeIssueRow(t.app, below, { labelIds: [l.id] });
+    await makeIssue(t.app, open, { labels: [l.id] });
+    await makeIssue(t.app, open, { labels: [l.id], state: 'closed' });
+    await makeIssue(t.app, hidden, { labels: [l.id] });
+    await makeIssue(t.app, noIssues, { labels: [l.id] });
+    await makeIssue(t.app, below, { labels: [l.id] });
     const outsider = await quickUser(t.app);
     const counts = async (token: string) => {
       const r = await call(t.app, 'GET', `/groups/${group.id}/labels`, { token, query: { with_counts: 'true' } });
@@ -291,8 +291,8 @@ describe('labels: promote', () => {
     const admin = roles.admin.token;
     const la = (await call(t.app, 'POST', `/projects/${a.id}/labels`, { token: admin, body: { name: 'ux', color: '#123456', description: 'from a', priority: 4 } })).body;
     const lb = (await call(t.app, 'POST', `/projects/${b.id}/labels`, { token: admin, body: { name: 'ux', color: '#654321', priority: 1 } })).body;
-    const ia = await makeIssueRow(t.app, a, { labelIds: [la.id] });
-    const ib = await makeIssueRow(t.app, b, { labelIds: [lb.id] });
+    const ia = await makeIssue(t.app, a, { labels: [la.id] });
+    const ib = await makeIssue(t.app, b, { labels: [lb.id] });
     const sub = await quickUser(t.app);
     await addMember(t.app, { type: 'Namespace', id: group.id }, sub.user.id, Role.guest);
     await call(t.app, 'POST', `/projects/${a.id}/labels/ux/subscribe`, { token: sub.token });

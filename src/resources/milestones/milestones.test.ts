@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { castGroupRoles, castRoles, makeGroup, makeIssueRow, makeProject, type RoleCast } from '../../../test/support/fixtures.ts';
+import { castGroupRoles, castRoles, makeGroup, makeIssue, makeProject, type RoleCast } from '../../../test/support/fixtures.ts';
 import type { ManualClock } from '../../platform/clock.ts';
 
 // The test clock stands at 2026-06-01T12:00:00Z.
@@ -74,7 +74,7 @@ describe('milestones: project', () => {
     const reopened = await call(t.app, 'PUT', `${base}/${c.body.id}`, { token, form: { state_event: 'activate', title: 'v1.0.1' } });
     assert.deepEqual([reopened.body.state, reopened.body.title], ['active', 'v1.0.1']);
 
-    const issue = await makeIssueRow(t.app, project, { milestoneId: c.body.id });
+    const issue = await makeIssue(t.app, project, { milestoneId: c.body.id });
     const del = await call(t.app, 'DELETE', `${base}/${c.body.id}`, { token });
     assert.deepEqual([del.status, del.text], [204, '']);
     assert.equal((await call(t.app, 'GET', `${base}/${c.body.id}`, { token })).status, 404);

@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { openIssueCounts } from '../issues/issues.service.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import type { Actor } from '../../http/auth.ts';
@@ -36,6 +37,8 @@ export interface Presentation {
   forkedFrom: Map<number, Project>;
   stats: Map<number, Stats>;
   custom: Map<number, Array<{ key: string; value: string }>>;
+  /** Open issues per project (full form): all of them, and those not confidential. */
+  openIssues: Map<number, { all: number; public: number }>;
 }
 
 const NO_ACCESS: ProjectAccess = { project: null, group: null, effective: 0 };
@@ -75,7 +78,7 @@ export async function loadPresentation(deps: ServiceDeps, actor: Actor, rows: Pr
   const forkIds = [...new Set(rows.map((r) => r.forked_from_project_id).filter((x): x is number => x !== null))];
   const pres: Presentation = {
     base: deps.config.externalUrl, actor, opts, namespaces: new Map(), topics: new Map(), access: new Map(), owners: new Map(),
-    shared: new Map(), forkedFrom: new Map(), stats: new Map(), custom: new Map(),
+    shared: new Map(), forkedFrom: new Map(), stats: new Map(), custom: new Map(), openIssues: new Map(),
   };
   if (rows.length === 0) return pres;
   const now = deps.clock.now();
@@ -83,7 +86,7 @@ export async function loadPresentation(deps: ServiceDeps, actor: Actor, rows: Pr
   const forkRows = opts.full && forkIds.length ? await db.selectFrom('projects').selectAll().where('id', 'in', forkIds).where('pending_delete', '=', 0).execute() : [];
   const nsIds = [...new Set([...rows, ...forkRows].map((r) => r.namespace_id))];
   const allIds = [...ids, ...forkRows.map((r) => r.id)];
-  const [namespaces, topics, access, shared, stats, custom] = await Promise.all([
+  const [namespaces, topics, access, shared, stats, custom, openIssues] = await Promise.all([
     // The owner of a personal namespace comes along (the full form shows it), saving a query.
     namespacesWithOwners(deps, nsIds),
     topicsOf(deps, allIds),
@@ -97,7 +100,9 @@ export async function loadPresentation(deps: ServiceDeps, actor: Actor, rows: Pr
       : Promise.resolve([]),
     opts.statistics ? db.selectFrom('project_statistics').selectAll().where('project_id', 'in', ids).execute() : Promise.resolve([]),
     opts.customAttributes ? db.selectFrom('project_custom_attributes').select(['project_id', 'key', 'value']).where('project_id', 'in', ids).orderBy('key').execute() : Promise.resolve([]),
+    opts.full ? openIssueCounts(db, ids) : Promise.resolve(new Map<number, { all: number; public: number }>()),
   ]);
+  pres.openIssues = openIssues;
   for (const n of namespaces.values()) pres.namespaces.set(n.id, n);
   pres.topics = topics;
   pres.access = access;
@@ -290,7 +295,8 @@ export function fullProject(p: Project, pres: Presentation): Record<string, unkn
     import_type: m ? p.import_type : undefined,
     import_status: p.import_status,
     import_error: admin ? p.import_error : undefined,
-    open_issues_count: issues ? 0 : undefined,
+    // Confidential issues count for Reporters and above only (the reference's OpenIssuesCountService).
+    open_issues_count: issues ? (level >= AccessLevel.REPORTER ? pres.openIssues.get(p.id)?.all : pres.openIssues.get(p.id)?.public) ?? 0 : undefined,
     description_html: descriptionHtml(p.description),
     updated_at: iso(p.updated_at),
     ci_default_git_depth: m ? s.ci_default_git_depth : undefined,

@@ -12,6 +12,7 @@ import * as m0009 from './0009_runners_token_digest.ts';
 import * as m0010 from './0010_user_profile.ts';
 import * as m0011 from './0011_planning.ts';
 import * as m0012 from './0012_jobs.ts';
+import * as m0013 from './0013_issues.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -32,4 +33,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0010_user_profile', up: m0010.up },
   { name: '0011_planning', up: m0011.up },
   { name: '0012_jobs', up: m0012.up },
+  { name: '0013_issues', up: m0013.up },
 ];

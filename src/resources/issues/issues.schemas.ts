@@ -1,0 +1,54 @@
+import { Type } from '@sinclair/typebox';
+import { Entity, Iso, IsoDay, Nullable } from '../../http/response-schemas.ts';
+import { UserBasic } from '../users/users.schemas.ts';
+
+// Response shapes of issues.presenter.ts, same field order.
+
+const I = () => Type.Integer();
+const S = () => Type.String();
+
+export const LabelBasic = Entity({
+  id: I(), name: S(), color: S(), description: Nullable(S()), description_html: S(), text_color: S(), remove_on_close: Type.Boolean(),
+}, { description: 'LabelBasic' });
+
+export const Milestone = Entity({
+  id: I(), iid: I(), project_id: Type.Optional(I()), group_id: Type.Optional(I()), title: S(), description: Nullable(S()), state: S(),
+  created_at: Iso(), updated_at: Iso(), due_date: Nullable(IsoDay()), start_date: Nullable(IsoDay()), expired: Type.Boolean(), web_url: S(),
+}, { description: 'Milestone' });
+
+export const Iteration = Entity({
+  id: I(), iid: I(), sequence: I(), group_id: I(), title: Nullable(S()), description: Nullable(S()), state: I(),
+  created_at: Iso(), updated_at: Iso(), start_date: IsoDay(), due_date: IsoDay(), web_url: S(),
+}, { description: 'Iteration' });
+
+export const TimeStats = Entity({
+  time_estimate: I(), total_time_spent: I(), human_time_estimate: Nullable(S()), human_total_time_spent: Nullable(S()),
+}, { description: 'IssuableTimeStats' });
+
+export const Issue = Entity({
+  id: I(), iid: I(), project_id: I(), title: S(), description: Nullable(S()), state: S(), created_at: Iso(), updated_at: Iso(),
+  closed_at: Nullable(Iso()), closed_by: Nullable(UserBasic),
+  labels: Type.Union([Type.Array(S()), Type.Array(LabelBasic)]),
+  milestone: Nullable(Milestone), assignees: Type.Array(UserBasic), author: Nullable(UserBasic), type: S(), assignee: Nullable(UserBasic),
+  user_notes_count: I(), merge_requests_count: I(), upvotes: I(), downvotes: I(), due_date: Nullable(IsoDay()),
+  confidential: Type.Boolean(), discussion_locked: Nullable(Type.Boolean()), issue_type: S(), web_url: S(), time_stats: TimeStats,
+  task_completion_status: Entity({ count: I(), completed_count: I() }),
+  weight: Nullable(I()), blocking_issues_count: I(), iteration: Nullable(Iteration),
+  has_tasks: Type.Boolean(), task_status: Type.Optional(S()),
+  _links: Entity({ self: S(), notes: S(), award_emoji: S(), project: S(), closed_as_duplicate_of: Nullable(S()) }),
+  references: Entity({ short: S(), relative: S(), full: S() }),
+  severity: S(), subscribed: Type.Optional(Type.Boolean()), moved_to_id: Nullable(I()), service_desk_reply_to: Nullable(S()),
+}, { description: 'Issue' });
+
+export const AwardEmoji = Entity({
+  id: I(), name: S(), user: Nullable(UserBasic), created_at: Iso(), updated_at: Iso(), awardable_id: I(), awardable_type: S(), url: Nullable(S()),
+}, { description: 'AwardEmoji' });
+
+const eventFields = { id: I(), user: Nullable(UserBasic), created_at: Iso(), resource_type: S(), resource_id: I() };
+export const ResourceLabelEvent = Entity({ ...eventFields, label: Nullable(LabelBasic), action: S() }, { description: 'ResourceLabelEvent' });
+export const ResourceStateEvent = Entity({
+  ...eventFields, source_commit: Nullable(S()), source_merge_request_id: Nullable(I()), state: S(),
+}, { description: 'ResourceStateEvent' });
+export const ResourceMilestoneEvent = Entity({
+  ...eventFields, milestone: Nullable(Milestone), action: S(), state: Nullable(S()),
+}, { description: 'ResourceMilestoneEvent' });

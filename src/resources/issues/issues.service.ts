@@ -1,0 +1,640 @@
+import type { Selectable } from 'kysely';
+import type { ServiceDeps } from '../../platform/deps.ts';
+import type { Db } from '../../platform/db/index.ts';
+import type { IssuesTable, IterationsTable, MilestonesTable } from '../../platform/db/schema.ts';
+import { fitsIntColumn } from '../../platform/db/dialect.ts';
+import { nextIid, trackIid } from '../../platform/db/internal-ids.ts';
+import { AccessLevel, projectAccessLevels, type ProjectRow } from '../../platform/membership.ts';
+import { canProject, issueDenial, type IssueAbility } from '../../platform/access/policy.ts';
+import type { Actor } from '../../platform/access/actor.ts';
+import { ForbiddenError, NotFoundError, RecordNotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
+import {
+  availableLabelsByTitle, DEFAULT_LABEL_COLOR, labelsOfTargets, projectAncestorGroupIds, type LabelRow,
+} from '../labels/labels.lookup.ts';
+import { usersByIds, type User } from '../users/users.service.ts';
+import type { EventContext } from './issues.presenter.ts';
+
+// Issues: reading one (the issue-level rules of the policy), creating with the project's next iid, changing them
+// (labels found or created, assignees, milestone, iteration, state), moving, subscriptions, time tracking and
+// the resource events every change writes, all in one transaction per request.
+
+export type IssueRow = Selectable<IssuesTable>;
+export const ISSUE = 'Issue';
+export const TITLE_MAX = 255;
+export const DESCRIPTION_MAX = 1_048_576;
+
+/** The project an issue request runs in and the caller's effective level there (administrators count as Owner). */
+export interface IssueScope {
+  actor: Actor;
+  project: ProjectRow;
+  level: number;
+}
+
+export async function assigneeIdsOf(db: Db, issueIds: number[]): Promise<Map<number, number[]>> {
+  const out = new Map<number, number[]>(issueIds.map((id) => [id, []]));
+  if (issueIds.length === 0) return out;
+  const rows = await db.selectFrom('issue_assignees').select(['issue_id', 'user_id']).where('issue_id', 'in', issueIds).orderBy('user_id').execute();
+  for (const r of rows) out.get(r.issue_id)!.push(r.user_id);
+  return out;
+}
+
+/** Whether the caller may `ability` the issue; the policy decides, this only reads the assignees it needs. */
+export async function issueDenialFor(db: Db, scope: IssueScope, issue: IssueRow, ability: IssueAbility) {
+  const assigneeIds = issue.confidential || ability !== 'read_issue' ? (await assigneeIdsOf(db, [issue.id])).get(issue.id)! : [];
+  return issueDenial(scope.actor, ability, scope.project, scope.level, { ...issue, assigneeIds });
+}
+
+/**
+ * The project's issue by iid, held to `ability`: a missing or hidden issue is "404 Not found", or "404 Issue Not
+ * Found" where the reference looks it up by hand (`missing: 'Issue'`: delete, move).
+ */
+export async function findIssue(deps: ServiceDeps, scope: IssueScope, iid: number, ability: IssueAbility = 'read_issue', missing: 'record' | 'Issue' = 'record'): Promise<IssueRow> {
+  const notFound = () => (missing === 'Issue' ? new NotFoundError('Issue') : new RecordNotFoundError());
+  if (!fitsIntColumn(iid)) throw notFound();
+  const issue = await deps.db.selectFrom('issues').selectAll().where('project_id', '=', scope.project.id).where('iid', '=', iid).executeTakeFirst();
+  if (!issue) throw notFound();
+  const denial = await issueDenialFor(deps.db, scope, issue, ability);
+  if (denial === 'not_found') throw notFound();
+  if (denial) throw new ForbiddenError();
+  return issue;
+}
+
+/** An issue by its global id, for administrators (they read every issue); "404 Not found" when there is none. */
+export async function issueById(deps: ServiceDeps, id: number): Promise<IssueRow> {
+  if (!fitsIntColumn(id)) throw new RecordNotFoundError();
+  const issue = await deps.db.selectFrom('issues').innerJoin('projects', 'projects.id', 'issues.project_id').selectAll('issues')
+    .where('issues.id', '=', id).where('projects.pending_delete', '=', 0).executeTakeFirst();
+  if (!issue) throw new RecordNotFoundError();
+  return issue;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Changes
+
+export interface IssueInput {
+  /** On create, from administrators and project owners only. */
+  iid?: number;
+  title?: string;
+  description?: string | null;
+  confidential?: boolean;
+  discussion_locked?: boolean | null;
+  labels?: string[];
+  add_labels?: string[];
+  remove_labels?: string[];
+  assignee_ids?: number[];
+  milestone_id?: number | null;
+  iteration_id?: number | null;
+  due_date?: number | null;
+  weight?: number | null;
+  created_at?: number;
+  updated_at?: number;
+  state_event?: 'close' | 'reopen';
+  issue_type?: string;
+}
+
+/** What one request changed, for the hooks that follow changes (system notes). */
+export interface IssueChange {
+  issue: IssueRow;
+  before: IssueRow | null;
+  actor: Actor;
+  addedLabelIds: number[];
+  removedLabelIds: number[];
+  addedAssigneeIds: number[];
+  removedAssigneeIds: number[];
+  at: number;
+}
+
+type IssueChangeHook = (trx: Db, change: IssueChange) => Promise<void>;
+const changeHooks: IssueChangeHook[] = [];
+
+/**
+ * The one hook point after an issue's change is written, inside its transaction: the notes area registers here the
+ * writer of system notes (state, labels, milestone, assignees, title), so they commit or roll back with the change.
+ */
+export function onIssueChange(hook: IssueChangeHook): () => void {
+  changeHooks.push(hook);
+  return () => {
+    const at = changeHooks.indexOf(hook);
+    if (at >= 0) changeHooks.splice(at, 1);
+  };
+}
+
+async function runChangeHooks(trx: Db, change: IssueChange): Promise<void> {
+  for (const hook of changeHooks) await hook(trx, change);
+}
+
+/** Issue types the reference's issue API accepts. */
+export const ISSUE_TYPES = ['issue', 'incident', 'test_case', 'task'] as const;
+
+function validate(input: IssueInput, creating: boolean): void {
+  const errors: Record<string, string[]> = {};
+  if (input.title !== undefined || creating) {
+    const title = input.title ?? '';
+    if (!title.trim()) (errors.title ??= []).push("can't be blank");
+    if (title.length > TITLE_MAX) (errors.title ??= []).push(`is too long (maximum is ${TITLE_MAX} characters)`);
+  }
+  if (input.description && input.description.length > DESCRIPTION_MAX) {
+    (errors.description ??= []).push(`is too long (maximum is ${DESCRIPTION_MAX} characters)`);
+  }
+  if (input.weight !== undefined && input.weight !== null && (input.weight < 0 || !fitsIntColumn(input.weight))) {
+    (errors.weight ??= []).push('must be greater than or equal to 0');
+  }
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+}
+
+/** The caller sets labels, assignees, milestone, iteration, due date, weight and the lock only with `admin_issue` (Reporter+), as the reference. */
+function metadataAllowed(scope: IssueScope): boolean {
+  return canProject(scope.actor, 'admin_issue', scope.project, scope.level);
+}
+
+const may = (scope: IssueScope, ability: 'set_issue_iid' | 'set_issue_created_at' | 'set_issue_updated_at') =>
+  canProject(scope.actor, ability, scope.project, scope.level);
+
+const splitTitles = (list: string[] | undefined) => [...new Set((list ?? []).map((s) => s.trim()).filter((s) => s && s.length <= TITLE_MAX))];
+
+/** Label ids for titles; unknown titles become project labels with the default color when `create` is set. */
+async function labelIdsFor(trx: Db, scope: IssueScope, groupIds: number[], titles: string[], create: boolean, now: number): Promise<number[]> {
+  if (titles.length === 0) return [];
+  const found = await availableLabelsByTitle(trx, scope.project.id, groupIds, titles);
+  const missing = titles.filter((t) => !found.has(t));
+  if (create && missing.length) {
+    await trx.insertInto('labels')
+      .values(missing.map((title) => ({ title, color: DEFAULT_LABEL_COLOR, description: null, project_id: scope.project.id, group_id: null, created_at: now, updated_at: now })))
+      .onConflict((oc) => oc.columns(['project_id', 'title']).doNothing()).execute();
+    const made = await availableLabelsByTitle(trx, scope.project.id, groupIds, missing);
+    for (const [t, l] of made) found.set(t, l);
+  }
+  return titles.map((t) => found.get(t)?.id).filter((id): id is number => id !== undefined);
+}
+
+async function milestoneAvailable(trx: Db, projectId: number, groupIds: number[], id: number): Promise<boolean> {
+  if (!fitsIntColumn(id)) return false;
+  const row = await trx.selectFrom('milestones').select('id').where('id', '=', id)
+    .where((eb) => eb.or([eb('project_id', '=', projectId), ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : [])])).executeTakeFirst();
+  return !!row;
+}
+
+async function iterationAvailable(trx: Db, groupIds: number[], id: number): Promise<boolean> {
+  if (!fitsIntColumn(id) || groupIds.length === 0) return false;
+  return !!(await trx.selectFrom('iterations').select('id').where('id', '=', id).where('group_id', 'in', groupIds).executeTakeFirst());
+}
+
+async function existingUserIds(trx: Db, ids: number[]): Promise<number[]> {
+  const wanted = [...new Set(ids.filter((id) => id > 0 && fitsIntColumn(id)))];
+  if (wanted.length === 0) return [];
+  const rows = await trx.selectFrom('users').select('id').where('id', 'in', wanted).execute();
+  const known = new Set(rows.map((r) => r.id));
+  return wanted.filter((id) => known.has(id));
+}
+
+/**
+ * Writes a new or changed issue's labels, assignees and events inside `trx`, then runs the change hooks. `before`
+ * is null for a new issue.
+ */
+async function applyChange(deps: ServiceDeps, trx: Db, scope: IssueScope, before: IssueRow | null, after: IssueRow, input: IssueInput, groupIds: number[], now: number): Promise<IssueChange> {
+  const uid = scope.actor.user?.id ?? null;
+  const change: IssueChange = { issue: after, before, actor: scope.actor, addedLabelIds: [], removedLabelIds: [], addedAssigneeIds: [], removedAssigneeIds: [], at: now };
+  const meta = metadataAllowed(scope);
+  // Labels: `labels` replaces, then `add_labels` and `remove_labels` apply.
+  if (meta && (input.labels !== undefined || input.add_labels !== undefined || input.remove_labels !== undefined)) {
+    const current = before ? (await trx.selectFrom('label_links').select('label_id').where('target_type', '=', ISSUE).where('target_id', '=', after.id).execute()).map((r) => r.label_id) : [];
+    let next = new Set(input.labels !== undefined ? await labelIdsFor(trx, scope, groupIds, splitTitles(input.labels), true, now) : current);
+    for (const id of await labelIdsFor(trx, scope, groupIds, splitTitles(input.add_labels), true, now)) next.add(id);
+    for (const id of await labelIdsFor(trx, scope, groupIds, splitTitles(input.remove_labels), false, now)) next.delete(id);
+    change.addedLabelIds = [...next].filter((id) => !current.includes(id));
+    change.removedLabelIds = current.filter((id) => !next.has(id));
+    if (change.removedLabelIds.length) {
+      await trx.deleteFrom('label_links').where('target_type', '=', ISSUE).where('target_id', '=', after.id).where('label_id', 'in', change.removedLabelIds).execute();
+    }
+    if (change.addedLabelIds.length) {
+      await trx.insertInto('label_links').values(change.addedLabelIds.map((label_id) => ({ label_id, target_type: ISSUE, target_id: after.id, created_at: now }))).execute();
+    }
+    const events = [
+      ...change.addedLabelIds.map((label_id) => ({ label_id, action: 'add' })),
+      ...change.removedLabelIds.map((label_id) => ({ label_id, action: 'remove' })),
+    ];
+    if (events.length) {
+      await trx.insertInto('resource_label_events').values(events.map((e) => ({ ...e, target_type: ISSUE, target_id: after.id, user_id: uid, created_at: now }))).execute();
+    }
+  }
+  if (meta && input.assignee_ids !== undefined) {
+    const current = before ? (await assigneeIdsOf(trx, [after.id])).get(after.id)! : [];
+    const next = await existingUserIds(trx, input.assignee_ids);
+    change.addedAssigneeIds = next.filter((id) => !current.includes(id));
+    change.removedAssigneeIds = current.filter((id) => !next.includes(id));
+    if (change.removedAssigneeIds.length) {
+      await trx.deleteFrom('issue_assignees').where('issue_id', '=', after.id).where('user_id', 'in', change.removedAssigneeIds).execute();
+    }
+    if (change.addedAssigneeIds.length) {
+      await trx.insertInto('issue_assignees').values(change.addedAssigneeIds.map((user_id) => ({ issue_id: after.id, user_id }))).execute();
+    }
+  }
+  if (before && before.state !== after.state) {
+    await trx.insertInto('resource_state_events')
+      .values({ target_type: ISSUE, target_id: after.id, user_id: uid, state: after.state === 'closed' ? 'closed' : 'reopened', created_at: now }).execute();
+  }
+  if ((before?.milestone_id ?? null) !== after.milestone_id) {
+    const removed = after.milestone_id === null;
+    await trx.insertInto('resource_milestone_events').values({
+      target_type: ISSUE, target_id: after.id, user_id: uid, milestone_id: removed ? before!.milestone_id : after.milestone_id,
+      action: removed ? 'remove' : 'add', state: after.state, created_at: now,
+    }).execute();
+  }
+  await runChangeHooks(trx, change);
+  return change;
+}
+
+/** The column values the input sets on an issue (metadata only for Reporters and above). */
+async function columnsFrom(trx: Db, scope: IssueScope, input: IssueInput, groupIds: number[], before: IssueRow | null, now: number): Promise<Partial<IssueRow>> {
+  const set: Partial<IssueRow> = {};
+  if (input.title !== undefined) set.title = input.title.trim();
+  if (input.description !== undefined) set.description = input.description;
+  if (input.confidential !== undefined) set.confidential = input.confidential ? 1 : 0;
+  if (input.issue_type !== undefined) set.issue_type = input.issue_type;
+  if (metadataAllowed(scope)) {
+    if (input.discussion_locked !== undefined) set.discussion_locked = input.discussion_locked === null ? null : input.discussion_locked ? 1 : 0;
+    if (input.due_date !== undefined) set.due_date = input.due_date;
+    if (input.weight !== undefined) set.weight = input.weight;
+    if (input.milestone_id !== undefined) {
+      // An unknown milestone or one the project cannot use clears it, as the reference does.
+      set.milestone_id = input.milestone_id && (await milestoneAvailable(trx, scope.project.id, groupIds, input.milestone_id)) ? input.milestone_id : null;
+    }
+    if (input.iteration_id !== undefined) {
+      set.iteration_id = input.iteration_id && (await iterationAvailable(trx, groupIds, input.iteration_id)) ? input.iteration_id : null;
+    }
+  }
+  if (input.state_event === 'close' && (before?.state ?? 'opened') !== 'closed') {
+    Object.assign(set, { state: 'closed', closed_at: now, closed_by_id: scope.actor.user?.id ?? null });
+  } else if (input.state_event === 'reopen' && before?.state === 'closed') {
+    Object.assign(set, { state: 'opened', closed_at: null, closed_by_id: null });
+  }
+  return set;
+}
+
+export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: IssueInput): Promise<IssueRow> {
+  validate(input, true);
+  const now = deps.clock.now();
+  const groupIds = await projectAncestorGroupIds(deps.db, scope.project);
+  const given = may(scope, 'set_issue_iid') && input.iid !== undefined ? input.iid : undefined;
+  if (given !== undefined && (given < 1 || !fitsIntColumn(given))) throw new ValidationError({ iid: ['must be greater than 0'] });
+  return deps.db.transaction().execute(async (trx) => {
+    let iid: number;
+    if (given !== undefined) {
+      const taken = await trx.selectFrom('issues').select('id').where('project_id', '=', scope.project.id).where('iid', '=', given).executeTakeFirst();
+      if (taken) throw new ValidationError({ iid: ['has already been taken'] });
+      await trackIid(trx, 'issues', scope.project.id, given);
+      iid = given;
+    } else iid = await nextIid(trx, 'issues', scope.project.id);
+    const set = await columnsFrom(trx, scope, input, groupIds, null, now);
+    const createdAt = may(scope, 'set_issue_created_at') && input.created_at !== undefined ? input.created_at : now;
+    const issue = await trx.insertInto('issues').values({
+      project_id: scope.project.id, iid, title: input.title!.trim(), description: input.description ?? null, author_id: scope.actor.user?.id ?? null,
+      ...set, created_at: createdAt, updated_at: createdAt,
+    } as any).returningAll().executeTakeFirstOrThrow();
+    await applyChange(deps, trx, scope, null, issue, input, groupIds, now);
+    return issue;
+  });
+}
+
+export async function updateIssue(deps: ServiceDeps, scope: IssueScope, issue: IssueRow, input: IssueInput): Promise<IssueRow> {
+  validate(input, false);
+  const now = deps.clock.now();
+  const groupIds = await projectAncestorGroupIds(deps.db, scope.project);
+  return deps.db.transaction().execute(async (trx) => {
+    const set = await columnsFrom(trx, scope, input, groupIds, issue, now);
+    if (set.title !== undefined && set.title !== issue.title || set.description !== undefined && set.description !== issue.description) {
+      Object.assign(set, { last_edited_at: now, last_edited_by_id: scope.actor.user?.id ?? null });
+    }
+    if (input.created_at !== undefined && may(scope, 'set_issue_created_at')) set.created_at = input.created_at;
+    set.updated_at = may(scope, 'set_issue_updated_at') && input.updated_at !== undefined ? input.updated_at : now;
+    const after = await trx.updateTable('issues').set(set).where('id', '=', issue.id).returningAll().executeTakeFirstOrThrow();
+    await applyChange(deps, trx, scope, issue, after, input, groupIds, now);
+    return after;
+  });
+}
+
+/** Removes an issue and everything hung on it by (type, id) rather than by a foreign key. */
+export async function deleteIssue(deps: ServiceDeps, issue: IssueRow): Promise<void> {
+  await deps.db.transaction().execute(async (trx) => {
+    await deleteDependents(trx, issue.id);
+    await trx.deleteFrom('issues').where('id', '=', issue.id).execute();
+  });
+}
+
+async function deleteDependents(trx: Db, issueId: number): Promise<void> {
+  const noteIds = trx.selectFrom('notes').select('id').where('noteable_type', '=', ISSUE).where('noteable_id', '=', issueId);
+  await trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Note').where('awardable_id', 'in', noteIds).execute();
+  await trx.deleteFrom('notes').where('noteable_type', '=', ISSUE).where('noteable_id', '=', issueId).execute();
+  await trx.deleteFrom('award_emoji').where('awardable_type', '=', ISSUE).where('awardable_id', '=', issueId).execute();
+  await trx.deleteFrom('label_links').where('target_type', '=', ISSUE).where('target_id', '=', issueId).execute();
+  await trx.deleteFrom('subscriptions').where('subscribable_type', '=', ISSUE).where('subscribable_id', '=', issueId).execute();
+  await trx.deleteFrom('timelogs').where('target_type', '=', ISSUE).where('target_id', '=', issueId).execute();
+  for (const table of ['resource_label_events', 'resource_state_events', 'resource_milestone_events'] as const) {
+    await trx.deleteFrom(table).where('target_type', '=', ISSUE).where('target_id', '=', issueId).execute();
+  }
+}
+
+/**
+ * Moves an issue to another project: a new issue there (next iid, same title, description, author, assignees,
+ * due date, confidentiality, award emoji and time logs; labels and milestone matched by title), the original closed
+ * with `moved_to_id`.
+ * The caller needs `admin_issue` on both projects.
+ */
+export async function moveIssue(deps: ServiceDeps, scope: IssueScope, issue: IssueRow, target: ProjectRow): Promise<IssueRow> {
+  if (target.id === scope.project.id) throw new RuleError('bad_request', 'Cannot move issue to project it originates from!');
+  const actor = scope.actor;
+  const targetLevel = actor.admin ? AccessLevel.OWNER : actor.user ? (await projectAccessLevels(deps.db, actor.user.id, [target])).get(target.id)?.effective ?? 0 : 0;
+  if (!canProject(actor, 'admin_issue', scope.project, scope.level) || !canProject(actor, 'admin_issue', target, targetLevel)) {
+    throw new RuleError('bad_request', 'Cannot move issue due to insufficient permissions!');
+  }
+  if (issue.moved_to_id !== null) throw new RuleError('bad_request', 'Cannot move issue which was already moved');
+  const targetScope: IssueScope = { actor, project: target, level: targetLevel };
+  const now = deps.clock.now();
+  const [groupIds, labels, assignees] = await Promise.all([
+    projectAncestorGroupIds(deps.db, target),
+    labelsOfTargets(deps.db, ISSUE, [issue.id]),
+    assigneeIdsOf(deps.db, [issue.id]),
+  ]);
+  const milestoneTitle = issue.milestone_id === null ? null
+    : (await deps.db.selectFrom('milestones').select('title').where('id', '=', issue.milestone_id).executeTakeFirst())?.title ?? null;
+  return deps.db.transaction().execute(async (trx) => {
+    const found = await availableLabelsByTitle(trx, target.id, groupIds, labels.get(issue.id)!.map((l) => l.title));
+    let milestoneId: number | null = null;
+    if (milestoneTitle !== null) {
+      const m = await trx.selectFrom('milestones').select('id').where('title', '=', milestoneTitle)
+        .where((eb) => eb.or([eb('project_id', '=', target.id), ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : [])])).executeTakeFirst();
+      milestoneId = m?.id ?? null;
+    }
+    const iid = await nextIid(trx, 'issues', target.id);
+    const moved = await trx.insertInto('issues').values({
+      project_id: target.id, iid, title: issue.title, description: issue.description, issue_type: issue.issue_type, author_id: issue.author_id,
+      confidential: issue.confidential, discussion_locked: issue.discussion_locked, due_date: issue.due_date, weight: issue.weight,
+      time_estimate: issue.time_estimate, milestone_id: milestoneId, created_at: issue.created_at, updated_at: now,
+    }).returningAll().executeTakeFirstOrThrow();
+    const closed = await trx.updateTable('issues').set({
+      state: 'closed', closed_at: issue.state === 'closed' ? issue.closed_at : now, closed_by_id: issue.state === 'closed' ? issue.closed_by_id : actor.user?.id ?? null,
+      moved_to_id: moved.id, updated_at: now,
+    }).where('id', '=', issue.id).returningAll().executeTakeFirstOrThrow();
+    await applyChange(deps, trx, targetScope, null, moved, {
+      labels: [...found.keys()], assignee_ids: assignees.get(issue.id)!,
+    }, groupIds, now);
+    // Award emoji and time logs go along.
+    const awards = await trx.selectFrom('award_emoji').selectAll().where('awardable_type', '=', ISSUE).where('awardable_id', '=', issue.id).execute();
+    if (awards.length) {
+      await trx.insertInto('award_emoji').values(awards.map(({ id: _id, ...a }) => ({ ...a, awardable_id: moved.id }))).execute();
+    }
+    const logs = await trx.selectFrom('timelogs').selectAll().where('target_type', '=', ISSUE).where('target_id', '=', issue.id).execute();
+    if (logs.length) {
+      await trx.insertInto('timelogs').values(logs.map(({ id: _id, ...l }) => ({ ...l, target_id: moved.id, project_id: target.id }))).execute();
+    }
+    if (issue.state !== 'closed') await applyChange(deps, trx, scope, issue, closed, {}, [], now);
+    return moved;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Subscriptions
+
+/** Explicit subscriptions win; otherwise the author, the assignees and whoever commented are subscribed. One query. */
+export async function isSubscribed(db: Db, userId: number | null, issue: IssueRow): Promise<boolean> {
+  if (userId === null) return false;
+  const row = await db.selectNoFrom((eb) => [
+    eb.selectFrom('subscriptions').select('subscribed').where('subscribable_type', '=', ISSUE).where('subscribable_id', '=', issue.id)
+      .where('user_id', '=', userId).limit(1).as('explicit'),
+    eb.exists(eb.selectFrom('issue_assignees').select('user_id').where('issue_id', '=', issue.id).where('user_id', '=', userId)).as('assigned'),
+    eb.exists(eb.selectFrom('notes').select('id').where('noteable_type', '=', ISSUE).where('noteable_id', '=', issue.id)
+      .where('author_id', '=', userId).where('system', '=', 0)).as('noted'),
+  ]).executeTakeFirstOrThrow();
+  if (row.explicit !== null && row.explicit !== undefined) return !!row.explicit;
+  return issue.author_id === userId || !!row.assigned || !!row.noted;
+}
+
+/** Subscribes or unsubscribes the user; false when they already were (the route answers 304). */
+export async function setSubscription(deps: ServiceDeps, userId: number, issue: IssueRow, subscribed: boolean): Promise<boolean> {
+  return deps.db.transaction().execute(async (trx) => {
+    if ((await isSubscribed(trx, userId, issue)) === subscribed) return false;
+    const now = deps.clock.now();
+    const updated = await trx.updateTable('subscriptions').set({ subscribed: subscribed ? 1 : 0, updated_at: now })
+      .where('subscribable_type', '=', ISSUE).where('subscribable_id', '=', issue.id).where('user_id', '=', userId).executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) {
+      await trx.insertInto('subscriptions').values({
+        user_id: userId, subscribable_type: ISSUE, subscribable_id: issue.id, project_id: issue.project_id, subscribed: subscribed ? 1 : 0, created_at: now, updated_at: now,
+      }).execute();
+    }
+    return true;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Participants
+
+/** The author, whoever commented, then the assignees, each once, keeping only those who may read the issue. */
+export async function participants(deps: ServiceDeps, issue: IssueRow, project: ProjectRow): Promise<User[]> {
+  const [notes, assignees] = await Promise.all([
+    deps.db.selectFrom('notes').select('author_id').where('noteable_type', '=', ISSUE).where('noteable_id', '=', issue.id)
+      .where('system', '=', 0).where('internal', '=', 0).orderBy('id').execute(),
+    assigneeIdsOf(deps.db, [issue.id]),
+  ]);
+  const ids: number[] = [];
+  for (const id of [issue.author_id, ...notes.map((n) => n.author_id), ...assignees.get(issue.id)!]) {
+    if (id !== null && !ids.includes(id)) ids.push(id);
+  }
+  if (ids.length === 0) return [];
+  const users = [...(await usersByIds(deps, ids)).values()];
+  const levels = await Promise.all(users.map(async (u) => [u.id, (await projectAccessLevels(deps.db, u.id, [project])).get(project.id)?.effective ?? 0] as const));
+  const levelOf = new Map(levels);
+  const assigneeIds = assignees.get(issue.id)!;
+  const byId = new Map(users.map((u) => [u.id, u]));
+  return ids.map((id) => byId.get(id)).filter((u): u is User => {
+    if (!u || u.state === 'blocked') return false;
+    const actor: Actor = { user: u, admin: !!u.admin, token: null, via: 'none', sudo: false };
+    return !issueDenial(actor, 'read_issue', project, levelOf.get(u.id) ?? 0, { ...issue, assigneeIds });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Time tracking
+
+export interface TimeStats {
+  time_estimate: number;
+  total_time_spent: number;
+}
+
+export async function timeSpentOf(db: Db, issueIds: number[]): Promise<Map<number, number>> {
+  const out = new Map<number, number>(issueIds.map((id) => [id, 0]));
+  if (issueIds.length === 0) return out;
+  const rows = await db.selectFrom('timelogs').select(['target_id', (eb) => eb.fn.sum<number>('time_spent').as('spent')])
+    .where('target_type', '=', ISSUE).where('target_id', 'in', issueIds).groupBy('target_id').execute();
+  for (const r of rows) out.set(r.target_id, Number(r.spent));
+  return out;
+}
+
+export async function timeStats(db: Db, issue: IssueRow): Promise<TimeStats> {
+  const row = await db.selectFrom('issues').select('time_estimate').where('id', '=', issue.id).executeTakeFirstOrThrow();
+  return { time_estimate: row.time_estimate, total_time_spent: (await timeSpentOf(db, [issue.id])).get(issue.id)! };
+}
+
+const MAX_SECONDS = 2_147_483_647;
+
+export async function setTimeEstimate(deps: ServiceDeps, issue: IssueRow, seconds: number | null): Promise<void> {
+  if (seconds === null || seconds < 0 || seconds > MAX_SECONDS) {
+    throw new ValidationError({ time_estimate: ['must have a valid format and be greater than or equal to zero.'] });
+  }
+  await deps.db.updateTable('issues').set({ time_estimate: seconds, updated_at: deps.clock.now() }).where('id', '=', issue.id).execute();
+}
+
+/** Logs time (negative subtracts); `reset` logs minus the total so far. The total never goes below zero. */
+export async function addSpentTime(deps: ServiceDeps, scope: IssueScope, issue: IssueRow, seconds: number | 'reset' | null, summary: string | null): Promise<void> {
+  if (seconds === null || (seconds !== 'reset' && Math.abs(seconds) > MAX_SECONDS)) throw new ValidationError({ time_spent: ['is invalid'] });
+  await deps.db.transaction().execute(async (trx) => {
+    const total = (await timeSpentOf(trx, [issue.id])).get(issue.id)!;
+    const spent = seconds === 'reset' ? -total : seconds;
+    if (spent === 0) return;
+    if (total + spent < 0) throw new ValidationError({ base: ['Time to subtract exceeds the total time spent'] });
+    const now = deps.clock.now();
+    await trx.insertInto('timelogs').values({
+      target_type: ISSUE, target_id: issue.id, project_id: issue.project_id, user_id: scope.actor.user?.id ?? null, time_spent: spent,
+      spent_at: now, summary: summary ?? null, created_at: now,
+    }).execute();
+    await trx.updateTable('issues').set({ updated_at: now }).where('id', '=', issue.id).execute();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Resource events
+
+export type EventTable = 'resource_label_events' | 'resource_state_events' | 'resource_milestone_events';
+
+export function eventsQuery(db: Db, table: EventTable, issueId: number) {
+  return db.selectFrom(table).selectAll().where('target_type', '=', ISSUE).where('target_id', '=', issueId).orderBy('id');
+}
+
+export async function findEvent(db: Db, table: EventTable, issueId: number, id: number) {
+  if (!fitsIntColumn(id)) throw new RecordNotFoundError();
+  const row = await db.selectFrom(table).selectAll().where('target_type', '=', ISSUE).where('target_id', '=', issueId).where('id', '=', id).executeTakeFirst();
+  if (!row) throw new RecordNotFoundError();
+  return row as any;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// What the entities show
+
+export interface IssuePresentation {
+  base: string;
+  users: Map<number, User>;
+  assignees: Map<number, number[]>;
+  labels: Map<number, LabelRow[]>;
+  milestones: Map<number, Selectable<MilestonesTable>>;
+  iterations: Map<number, Selectable<IterationsTable>>;
+  projects: Map<number, { id: number; path: string; full_path: string; namespace_id: number }>;
+  groupPaths: Map<number, string>;
+  notes: Map<number, number>;
+  votes: Map<number, { up: number; down: number }>;
+  spent: Map<number, number>;
+  now: number;
+  withLabelsDetails: boolean;
+  /** Set for a single issue: whether the caller is subscribed. */
+  subscribed: Map<number, boolean> | null;
+  /** The list's context, for `references.relative`. */
+  from: { projectId?: number; groupId?: number };
+}
+
+/** Everything the issue entities need, in a constant number of queries. */
+export async function loadIssuePresentation(
+  deps: ServiceDeps, actor: Actor, rows: IssueRow[],
+  opts: { withLabelsDetails?: boolean; subscribed?: boolean; from?: { projectId?: number; groupId?: number } } = {},
+): Promise<IssuePresentation> {
+  const db = deps.db;
+  const ids = rows.map((r) => r.id);
+  const pres: IssuePresentation = {
+    base: deps.config.externalUrl, users: new Map(), assignees: new Map(), labels: new Map(), milestones: new Map(), iterations: new Map(),
+    projects: new Map(), groupPaths: new Map(), notes: new Map(), votes: new Map(), spent: new Map(), now: deps.clock.now(),
+    withLabelsDetails: !!opts.withLabelsDetails, subscribed: null, from: opts.from ?? {},
+  };
+  if (rows.length === 0) return pres;
+  const milestoneIds = [...new Set(rows.map((r) => r.milestone_id).filter((x): x is number => x !== null))];
+  const iterationIds = [...new Set(rows.map((r) => r.iteration_id).filter((x): x is number => x !== null))];
+  const projectIds = [...new Set(rows.map((r) => r.project_id))];
+  const [assignees, labels, milestones, iterations, projects, notes, votes, spent] = await Promise.all([
+    assigneeIdsOf(db, ids),
+    labelsOfTargets(db, ISSUE, ids),
+    milestoneIds.length ? db.selectFrom('milestones').selectAll().where('id', 'in', milestoneIds).execute() : [],
+    iterationIds.length ? db.selectFrom('iterations').selectAll().where('id', 'in', iterationIds).execute() : [],
+    db.selectFrom('projects').select(['id', 'path', 'full_path', 'namespace_id']).where('id', 'in', projectIds).execute(),
+    db.selectFrom('notes').select(['noteable_id', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('noteable_type', '=', ISSUE).where('noteable_id', 'in', ids).where('system', '=', 0).groupBy('noteable_id').execute(),
+    db.selectFrom('award_emoji').select(['awardable_id', 'name', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('awardable_type', '=', ISSUE).where('awardable_id', 'in', ids).where('name', 'in', ['thumbsup', 'thumbsdown'])
+      .groupBy(['awardable_id', 'name']).execute(),
+    timeSpentOf(db, ids),
+  ]);
+  pres.assignees = assignees;
+  pres.labels = labels;
+  pres.spent = spent;
+  for (const m of milestones) pres.milestones.set(m.id, m);
+  for (const i of iterations) pres.iterations.set(i.id, i);
+  for (const p of projects) pres.projects.set(p.id, p);
+  for (const n of notes) pres.notes.set(n.noteable_id, Number(n.n));
+  for (const v of votes) {
+    const e = pres.votes.get(v.awardable_id) ?? { up: 0, down: 0 };
+    if (v.name === 'thumbsup') e.up = Number(v.n); else e.down = Number(v.n);
+    pres.votes.set(v.awardable_id, e);
+  }
+  const groupIds = [...new Set([...milestones.map((m) => m.group_id), ...iterations.map((i) => i.group_id)].filter((x): x is number => x !== null))];
+  const userIds = new Set<number>();
+  for (const r of rows) {
+    if (r.author_id !== null) userIds.add(r.author_id);
+    if (r.closed_by_id !== null) userIds.add(r.closed_by_id);
+    for (const a of assignees.get(r.id)!) userIds.add(a);
+  }
+  const [users, groups] = await Promise.all([
+    usersByIds(deps, [...userIds]),
+    groupIds.length ? db.selectFrom('namespaces').select(['id', 'full_path']).where('id', 'in', groupIds).execute() : [],
+  ]);
+  pres.users = users;
+  for (const g of groups) pres.groupPaths.set(g.id, g.full_path);
+  if (opts.subscribed) {
+    pres.subscribed = new Map();
+    for (const r of rows) pres.subscribed.set(r.id, await isSubscribed(db, actor.user?.id ?? null, r));
+  }
+  return pres;
+}
+
+/** Open issues of each project as the caller counts them: confidential ones only for Reporters and above. */
+export async function openIssueCounts(db: Db, projectIds: number[]): Promise<Map<number, { all: number; public: number }>> {
+  const out = new Map<number, { all: number; public: number }>();
+  if (projectIds.length === 0) return out;
+  const rows = await db.selectFrom('issues').select(['project_id', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('confidential').as('c')])
+    .where('project_id', 'in', projectIds).where('state', '=', 'opened').groupBy('project_id').execute();
+  for (const r of rows) out.set(r.project_id, { all: Number(r.n), public: Number(r.n) - Number(r.c ?? 0) });
+  return out;
+}
+
+
+/** Users, labels and milestones the events show, with what embedded milestones need. */
+export async function loadEventContext(deps: ServiceDeps, rows: Array<{ user_id: number | null; label_id?: number | null; milestone_id?: number | null }>): Promise<EventContext> {
+  const db = deps.db;
+  const ids = (pick: (r: (typeof rows)[number]) => number | null | undefined) => [...new Set(rows.map(pick).filter((x): x is number => typeof x === 'number'))];
+  const userIds = ids((r) => r.user_id);
+  const labelIds = ids((r) => r.label_id);
+  const milestoneIds = ids((r) => r.milestone_id);
+  const [users, labels, milestones] = await Promise.all([
+    usersByIds(deps, userIds),
+    labelIds.length ? db.selectFrom('labels').selectAll().where('id', 'in', labelIds).execute() : [],
+    milestoneIds.length ? db.selectFrom('milestones').selectAll().where('id', 'in', milestoneIds).execute() : [],
+  ]);
+  const projectIds = [...new Set(milestones.map((m) => m.project_id).filter((x): x is number => x !== null))];
+  const groupIds = [...new Set(milestones.map((m) => m.group_id).filter((x): x is number => x !== null))];
+  const [projects, groups] = await Promise.all([
+    projectIds.length ? db.selectFrom('projects').select(['id', 'path', 'full_path', 'namespace_id']).where('id', 'in', projectIds).execute() : [],
+    groupIds.length ? db.selectFrom('namespaces').select(['id', 'full_path']).where('id', 'in', groupIds).execute() : [],
+  ]);
+  const base = deps.config.externalUrl;
+  return {
+    base,
+    users,
+    labels: new Map(labels.map((l) => [l.id, l])),
+    milestones: new Map(milestones.map((m) => [m.id, m])),
+    pres: { base, projects: new Map(projects.map((p) => [p.id, p])), groupPaths: new Map(groups.map((g) => [g.id, g.full_path])), now: deps.clock.now() },
+  };
+}

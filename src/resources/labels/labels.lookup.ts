@@ -1,0 +1,60 @@
+import type { Selectable } from 'kysely';
+import type { Db } from '../../platform/db/index.ts';
+import type { LabelsTable } from '../../platform/db/schema.ts';
+import { ancestorIds } from '../../platform/membership.ts';
+
+// The labels a project may use — its own and those of its namespace's ancestor groups — read straight from the
+// labels table. Shared by the labels area and by every labelled record (issues now, merge requests next).
+
+export type LabelRow = Selectable<LabelsTable>;
+
+/** The color of a label created without one (the reference's Label::DEFAULT_COLOR). */
+export const DEFAULT_LABEL_COLOR = '#6699cc';
+
+/** The groups whose labels (and milestones, iterations) reach a project: its namespace and that namespace's ancestors, when a group. */
+export async function projectAncestorGroupIds(db: Db, project: { namespace_id: number }): Promise<number[]> {
+  const ns = await db.selectFrom('namespaces').select(['kind', 'traversal']).where('id', '=', project.namespace_id).executeTakeFirst();
+  return ns && ns.kind === 'group' ? ancestorIds(ns) : [];
+}
+
+/**
+ * The labels with these titles that the project may use (exact titles). Where a project label and a group label
+ * share a title, the project's own wins; between groups, the nearest.
+ */
+export async function availableLabelsByTitle(db: Db, projectId: number, groupIds: number[], titles: string[]): Promise<Map<string, LabelRow>> {
+  const out = new Map<string, LabelRow>();
+  if (titles.length === 0) return out;
+  const rows = await db.selectFrom('labels').selectAll().where('title', 'in', titles)
+    .where((eb) => eb.or([eb('project_id', '=', projectId), ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : [])])).execute();
+  // Nearest first: the project, then the groups from the innermost out.
+  const rank = (l: LabelRow) => (l.project_id !== null ? -1 : groupIds.length - groupIds.indexOf(l.group_id!));
+  rows.sort((a, b) => rank(a) - rank(b));
+  for (const l of rows) if (!out.has(l.title)) out.set(l.title, l);
+  return out;
+}
+
+/** A project's or ancestor group's label by id, or undefined when the project may not use it. */
+export async function availableLabelById(db: Db, projectId: number, groupIds: number[], id: number): Promise<LabelRow | undefined> {
+  return db.selectFrom('labels').selectAll().where('id', '=', id)
+    .where((eb) => eb.or([eb('project_id', '=', projectId), ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : [])])).executeTakeFirst();
+}
+
+/** The labels linked to each target (e.g. 'Issue'), sorted by title. */
+export async function labelsOfTargets(db: Db, targetType: string, targetIds: number[]): Promise<Map<number, LabelRow[]>> {
+  const out = new Map<number, LabelRow[]>(targetIds.map((id) => [id, []]));
+  if (targetIds.length === 0) return out;
+  const rows = await db.selectFrom('label_links').innerJoin('labels', 'labels.id', 'label_links.label_id')
+    .selectAll('labels').select('label_links.target_id').where('label_links.target_type', '=', targetType)
+    .where('label_links.target_id', 'in', targetIds).orderBy('labels.title').execute();
+  for (const { target_id, ...label } of rows) out.get(target_id)!.push(label);
+  return out;
+}
+
+/** The text color the reference gives a label: dark text on light backgrounds, white on dark ones. */
+export function labelTextColor(color: string): string {
+  const m = /^#?([0-9a-f]{6})$/i.exec(color) ?? /^#?([0-9a-f]{3})$/i.exec(color);
+  if (!m) return '#FFFFFF';
+  const hex = m[1].length === 3 ? [...m[1]].map((c) => c + c).join('') : m[1];
+  const [r, g, b] = [0, 2, 4].map((i) => parseInt(hex.slice(i, i + 2), 16));
+  return (r * 299 + g * 587 + b * 114) / 1000 > 186 ? '#333333' : '#FFFFFF';
+}
