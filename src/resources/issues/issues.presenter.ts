@@ -1,54 +1,23 @@
 import type { Selectable } from 'kysely';
 import { iso, isoDate, webUrl } from '../../http/format.ts';
-import type { AwardEmojiTable, IterationsTable, MilestonesTable, ResourceLabelEventsTable, ResourceMilestoneEventsTable, ResourceStateEventsTable } from '../../platform/db/schema.ts';
+import type { AwardEmojiTable, MilestonesTable, ResourceLabelEventsTable, ResourceMilestoneEventsTable, ResourceStateEventsTable } from '../../platform/db/schema.ts';
 import { userBasic } from '../users/users.presenter.ts';
 import type { User } from '../users/users.service.ts';
-import { labelTextColor, type LabelRow } from '../labels/labels.lookup.ts';
+import type { LabelRow } from '../labels/labels.lookup.ts';
+import { labelBasic } from '../labels/labels.presenter.ts';
+import { milestone } from '../milestones/milestones.presenter.ts';
+import { iteration as iterationOf } from '../iterations/iterations.presenter.ts';
+import { dayOf } from '../../platform/clock.ts';
 import { formatDuration } from './durations.ts';
 import type { IssuePresentation, IssueRow, TimeStats } from './issues.service.ts';
 
 // Issue entities in the reference's field order: IssueBasic (with the EE fields weight, blocking_issues_count,
 // iteration), then Issue (_links, references, subscribed, ...). Embedded milestones, iterations and labels are
-// presented here as the reference embeds them.
+// presented by their own areas.
 
-const DAY = 86_400_000;
-
-export function labelBasic(l: LabelRow) {
-  return {
-    id: l.id, name: l.title, color: l.color, description: l.description, description_html: l.description ?? '',
-    text_color: labelTextColor(l.color), remove_on_close: false,
-  };
-}
-
-export function milestoneEntity(m: Selectable<MilestonesTable>, pres: Pick<IssuePresentation, 'base' | 'projects' | 'groupPaths' | 'now'>) {
-  const project = m.project_id !== null ? pres.projects.get(m.project_id) : undefined;
-  const today = Math.floor(pres.now / DAY) * DAY;
-  return {
-    id: m.id, iid: m.iid,
-    ...(m.project_id !== null ? { project_id: m.project_id } : {}),
-    ...(m.group_id !== null ? { group_id: m.group_id } : {}),
-    title: m.title, description: m.description, state: m.state, created_at: iso(m.created_at), updated_at: iso(m.updated_at),
-    due_date: isoDate(m.due_date), start_date: isoDate(m.start_date), expired: m.due_date !== null && m.due_date < today,
-    web_url: m.project_id !== null
-      ? webUrl(pres.base, project?.full_path ?? '', '-/milestones', String(m.iid))
-      : webUrl(pres.base, 'groups', pres.groupPaths.get(m.group_id!) ?? '', '-/milestones', String(m.iid)),
-  };
-}
-
-/** 1 upcoming, 2 current, 3 closed: from the dates and today's date. */
-export function iterationState(i: Pick<Selectable<IterationsTable>, 'start_date' | 'due_date'>, now: number): number {
-  const today = Math.floor(now / DAY) * DAY;
-  if (i.start_date > today) return 1;
-  return i.due_date >= today ? 2 : 3;
-}
-
-export function iterationEntity(i: Selectable<IterationsTable>, pres: Pick<IssuePresentation, 'base' | 'groupPaths' | 'now'>) {
-  return {
-    id: i.id, iid: i.iid, sequence: i.sequence, group_id: i.group_id, title: i.title, description: i.description,
-    state: iterationState(i, pres.now), created_at: iso(i.created_at), updated_at: iso(i.updated_at),
-    start_date: isoDate(i.start_date), due_date: isoDate(i.due_date),
-    web_url: webUrl(pres.base, 'groups', pres.groupPaths.get(i.group_id) ?? '', '-/iterations', String(i.id)),
-  };
+/** The embedded milestone, as the milestones area presents it. */
+function milestoneOf(m: Selectable<MilestonesTable>, pres: Pick<IssuePresentation, 'base' | 'projects' | 'groupPaths' | 'now'>) {
+  return milestone(m, { base: pres.base, now: pres.now, projectPath: (id) => pres.projects.get(id)?.full_path, groupPath: (id) => pres.groupPaths.get(id) });
 }
 
 export function timeStatsEntity(t: TimeStats) {
@@ -107,7 +76,7 @@ export function issueEntity(issue: IssueRow, pres: IssuePresentation) {
     closed_at: iso(issue.closed_at),
     closed_by: user(pres, issue.closed_by_id),
     labels: pres.withLabelsDetails ? labels.map(labelBasic) : labels.map((l) => l.title),
-    milestone: milestone ? milestoneEntity(milestone, pres) : null,
+    milestone: milestone ? milestoneOf(milestone, pres) : null,
     assignees,
     author: user(pres, issue.author_id),
     type: issue.issue_type.toUpperCase(),
@@ -125,7 +94,7 @@ export function issueEntity(issue: IssueRow, pres: IssuePresentation) {
     task_completion_status: tasks,
     weight: issue.weight,
     blocking_issues_count: 0,
-    iteration: iteration ? iterationEntity(iteration, pres) : null,
+    iteration: iteration ? iterationOf(iteration, { base: pres.base, today: dayOf(pres.now), groups: pres.groupPaths }) : null,
     has_tasks: tasks.count > 0,
     ...(tasks.count > 0 ? { task_status: `${tasks.completed_count} of ${tasks.count} checklist items completed` } : {}),
     _links: {
@@ -182,7 +151,7 @@ export function milestoneEventEntity(e: Selectable<ResourceMilestoneEventsTable>
   const m = e.milestone_id !== null ? ctx.milestones.get(e.milestone_id) : undefined;
   return {
     id: e.id, user: eventUser(ctx, e.user_id), created_at: iso(e.created_at), resource_type: e.target_type, resource_id: e.target_id,
-    milestone: m ? milestoneEntity(m, ctx.pres) : null, action: e.action, state: e.state,
+    milestone: m ? milestoneOf(m, ctx.pres) : null, action: e.action, state: e.state,
   };
 }
 

@@ -1,25 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import { Entity, Iso, IsoDay, Nullable } from '../../http/response-schemas.ts';
 import { UserBasic } from '../users/users.schemas.ts';
+import { LabelBasic } from '../labels/labels.schemas.ts';
+import { Milestone } from '../milestones/milestones.schemas.ts';
+import { Iteration } from '../iterations/iterations.schemas.ts';
 
-// Response shapes of issues.presenter.ts, same field order.
+// Response shapes of issues.presenter.ts, same field order; embedded labels, milestones and iterations are their areas'.
 
 const I = () => Type.Integer();
 const S = () => Type.String();
-
-export const LabelBasic = Entity({
-  id: I(), name: S(), color: S(), description: Nullable(S()), description_html: S(), text_color: S(), remove_on_close: Type.Boolean(),
-}, { description: 'LabelBasic' });
-
-export const Milestone = Entity({
-  id: I(), iid: I(), project_id: Type.Optional(I()), group_id: Type.Optional(I()), title: S(), description: Nullable(S()), state: S(),
-  created_at: Iso(), updated_at: Iso(), due_date: Nullable(IsoDay()), start_date: Nullable(IsoDay()), expired: Type.Boolean(), web_url: S(),
-}, { description: 'Milestone' });
-
-export const Iteration = Entity({
-  id: I(), iid: I(), sequence: I(), group_id: I(), title: Nullable(S()), description: Nullable(S()), state: I(),
-  created_at: Iso(), updated_at: Iso(), start_date: IsoDay(), due_date: IsoDay(), web_url: S(),
-}, { description: 'Iteration' });
 
 export const TimeStats = Entity({
   time_estimate: I(), total_time_spent: I(), human_time_estimate: Nullable(S()), human_total_time_spent: Nullable(S()),

@@ -49,12 +49,3 @@ export async function labelsOfTargets(db: Db, targetType: string, targetIds: num
   for (const { target_id, ...label } of rows) out.get(target_id)!.push(label);
   return out;
 }
-
-/** The text color the reference gives a label: dark text on light backgrounds, white on dark ones. */
-export function labelTextColor(color: string): string {
-  const m = /^#?([0-9a-f]{6})$/i.exec(color) ?? /^#?([0-9a-f]{3})$/i.exec(color);
-  if (!m) return '#FFFFFF';
-  const hex = m[1].length === 3 ? [...m[1]].map((c) => c + c).join('') : m[1];
-  const [r, g, b] = [0, 2, 4].map((i) => parseInt(hex.slice(i, i + 2), 16));
-  return (r * 299 + g * 587 + b * 114) / 1000 > 186 ? '#333333' : '#FFFFFF';
-}

@@ -8,8 +8,9 @@ import type { MilestoneRow } from './milestones.service.ts';
 export interface MilestoneContext {
   base: string;
   now: number;
-  projects: Map<number, string>;
-  groups: Map<number, string>;
+  /** Full paths of the owners, for `web_url`. */
+  projectPath(id: number): string | undefined;
+  groupPath(id: number): string | undefined;
 }
 
 export function milestone(m: MilestoneRow, ctx: MilestoneContext) {
@@ -27,7 +28,7 @@ export function milestone(m: MilestoneRow, ctx: MilestoneContext) {
     start_date: isoDate(m.start_date),
     expired: m.due_date !== null && m.due_date < dayOf(ctx.now),
     web_url: m.project_id !== null
-      ? webUrl(ctx.base, ctx.projects.get(m.project_id) ?? '', '-/milestones', String(m.iid))
-      : webUrl(ctx.base, 'groups', ctx.groups.get(m.group_id!) ?? '', '-/milestones', String(m.iid)),
+      ? webUrl(ctx.base, ctx.projectPath(m.project_id) ?? '', '-/milestones', String(m.iid))
+      : webUrl(ctx.base, 'groups', ctx.groupPath(m.group_id!) ?? '', '-/milestones', String(m.iid)),
   };
 }

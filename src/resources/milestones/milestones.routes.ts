@@ -23,7 +23,7 @@ const parentOf = (req: ApiRequest<any>, kind: Kind): MilestoneParent =>
 
 async function present(req: ApiRequest<any>, rows: MilestoneRow[]) {
   const paths = await ownerPaths(req.server.db, rows);
-  const ctx = { base: req.server.config.externalUrl, now: req.server.clock.now(), ...paths };
+  const ctx = { base: req.server.config.externalUrl, now: req.server.clock.now(), projectPath: (id: number) => paths.projects.get(id), groupPath: (id: number) => paths.groups.get(id) };
   return rows.map((m) => milestone(m, ctx));
 }
 
