@@ -21,6 +21,7 @@ import { projectRoutes } from './projects/projects.routes.ts';
 import { branchRoutes } from './repository/branches.routes.ts';
 import { protectedBranchRoutes, protectedTagRoutes } from './repository/protected.routes.ts';
 import { repositoryRoutes } from './repository/repository.routes.ts';
+import { commitRoutes } from './repository/commits.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
 
 /** Every resource area of the API, registered in a fixed order. */
@@ -48,6 +49,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...protectedBranchRoutes,
     ...protectedTagRoutes,
     ...repositoryRoutes,
+    ...commitRoutes,
   ]);
   registerGitHttp(app);
 }

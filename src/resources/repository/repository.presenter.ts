@@ -6,6 +6,7 @@ import type { CommitInfo, DiffEntry, RefEntry } from '../../platform/git/reposit
 import { ACCESS_DESCRIPTIONS, type AccessEntry, type BranchRule, type TagRule } from './protection.ts';
 import type { BranchView } from './branches.service.ts';
 import type { Comparison } from './repository.service.ts';
+import type { SignatureView } from './commits.service.ts';
 
 export function projectWebUrl(config: Config, project: Pick<ProjectRow, 'full_path'>): string {
   return `${config.externalUrl}/${project.full_path}`;
@@ -184,5 +185,42 @@ export function protectedTagEntity(r: TagRule, names: AccessEntryNames) {
       ...(e.user_id !== null ? { user_id: e.user_id } : {}),
       ...(e.group_id !== null ? { group_id: e.group_id } : {}),
     })),
+  };
+}
+
+export function presentBlob(b: { id: string; size: number; content: Buffer }) {
+  return { size: b.size, encoding: 'base64', content: b.content.toString('base64'), sha: b.id };
+}
+
+export function presentBlameRange(g: { commit: CommitInfo; lines: string[] }) {
+  const c = g.commit;
+  return {
+    commit: {
+      id: c.id,
+      parent_ids: c.parent_ids,
+      message: c.message,
+      authored_date: c.authored_date,
+      author_name: c.author_name,
+      author_email: c.author_email,
+      committed_date: c.committed_date,
+      committer_name: c.committer_name,
+      committer_email: c.committer_email,
+    },
+    lines: g.lines,
+  };
+}
+
+export function presentSignature(s: SignatureView) {
+  if (s.type === 'SSH') return { signature_type: 'SSH', verification_status: s.status, key: null, commit_source: 'gitaly' };
+  if (s.type === 'X509') return { signature_type: 'X509', verification_status: s.status, x509_certificate: null, commit_source: 'gitaly' };
+  return {
+    signature_type: 'PGP',
+    gpg_key_id: s.key?.id ?? null,
+    gpg_key_primary_keyid: s.keyId,
+    gpg_key_user_name: s.key?.user_name ?? null,
+    gpg_key_user_email: s.key?.user_email ?? null,
+    verification_status: s.status,
+    gpg_key_subkey_id: null,
+    commit_source: 'gitaly',
   };
 }

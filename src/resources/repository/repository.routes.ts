@@ -12,7 +12,7 @@ import { requireUser } from '../../http/auth.ts';
 import { matching, loadTagRules } from './protection.ts';
 import { callerOf, defaultBranchOf, repoFor } from './repository.common.ts';
 import {
-  commitFiles, commitStats, compare, createTag, deleteTag, filePath, fileAt, fileWithLastCommit, resolveRef,
+  commitFiles, commitStats, compare, createTag, deleteTag, filePath, fileWithLastCommit, resolveRef,
 } from './repository.service.ts';
 import { presentCommit, presentCommitDetail, presentComparison, presentFile, presentTag, presentTreeEntry } from './repository.presenter.ts';
 import { Commit, CommitDetail, Compare, FileWritten, RepositoryFile, Tag, TreeEntry } from './repository.schemas.ts';
@@ -91,6 +91,18 @@ async function writeFile(req: ApiRequest<any>, action: 'create' | 'update') {
   return { file_path: path, branch: i.branch };
 }
 
+/**
+ * The file's metadata as `X-Gitlab-*` headers (the reference's `set_http_headers`): every field but the content,
+ * named by capitalising each word of the field (`blob_id` → `X-Gitlab-Blob-Id`). HEAD answers with these alone.
+ */
+function setFileHeaders(reply: FastifyReply, file: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(file)) {
+    if (key === 'content') continue;
+    const name = 'X-Gitlab-' + key.split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('-');
+    reply.header(name, value === null || value === undefined ? '' : String(value));
+  }
+}
+
 export const repositoryRoutes: RouteDef<any>[] = [
   {
     method: 'GET',
@@ -118,13 +130,15 @@ export const repositoryRoutes: RouteDef<any>[] = [
     response: RepositoryFile,
     ...readRoute,
     input: Input({ id: IdOrPath(), file_path: Str(), ref: Str() }),
-    async handler(req) {
+    async handler(req, reply) {
       const { ctx, repo } = await readable(req);
       const path = filePath(req.input.file_path);
       const commit = await resolveRef(repo, ctx.project, req.input.ref);
       if (!commit) throw new NotFoundError('Commit');
       const { blob, last } = await fileWithLastCommit(repo, commit, path);
-      return presentFile(req.input.ref, commit, path, blob, last);
+      const file = presentFile(req.input.ref, commit, path, blob, last);
+      setFileHeaders(reply, file);
+      return file;
     },
   },
   {
@@ -140,7 +154,8 @@ export const repositoryRoutes: RouteDef<any>[] = [
       const path = filePath(req.input.file_path);
       const commit = await resolveRef(repo, ctx.project, req.input.ref);
       if (!commit) throw new NotFoundError('Commit');
-      const blob = await fileAt(repo, commit, path);
+      const { blob, last } = await fileWithLastCommit(repo, commit, path);
+      setFileHeaders(reply, presentFile(req.input.ref ?? '', commit, path, blob, last));
       const binary = blob.content.subarray(0, 8000).includes(0);
       reply.type(binary ? 'application/octet-stream' : 'text/plain; charset=utf-8');
       reply.header('content-disposition', contentDisposition(path.split('/').pop()!));
