@@ -842,7 +842,7 @@ export class Repository {
     if (!ARCHIVE_FORMATS.includes(format)) throw new InvalidInputError('format', String(format));
     if (typeof prefix !== 'string' || prefix.length > 1024 || /[\0\n]/.test(prefix)) throw new InvalidInputError('prefix');
     const p = path === undefined ? '' : normalizeRepoPath(path);
-    const args = ['-c', 'tar.tar.bz2.command=bzip2 -c', 'archive', `--format=${format}`, `--prefix=${prefix}/`, '--end-of-options', commit];
+    const args = ['-c', 'tar.tar.bz2.command=bzip2 -c', 'archive', `--format=${format}`, `--prefix=${prefix}/`, commit];
     if (p) args.push('--', p);
     const child = spawnGit(args, { gitDir: this.path, stdio: ['ignore', 'pipe', 'ignore'], timeoutMs: 30 * 60_000 });
     return child.stdout!;
@@ -857,7 +857,8 @@ export class Repository {
     if (!p) return null;
     const rev = assertRevision(commit);
     const run = (lines?: string) =>
-      this.git(['blame', '--porcelain', ...(lines ? ['-L', lines] : []), '--end-of-options', rev, '--', p], { okExitCodes: [128] });
+      // blame takes no --end-of-options; the revision was checked not to look like an option.
+      this.git(['blame', '--porcelain', ...(lines ? ['-L', lines] : []), rev, '--', p], { okExitCodes: [128] });
     let r = await run(range ? `${range.start},${range.end}` : undefined);
     const short = /has only (\d+) lines?/.exec(r.stderr);
     if (r.code !== 0 && short && range) {

@@ -6,13 +6,13 @@ import { paginateArray } from '../../http/pagination.ts';
 import { contentDisposition } from '../../http/content-disposition.ts';
 import { requireUser } from '../../http/auth.ts';
 import { NotFoundError, ParamError } from '../../platform/errors.ts';
-import { callerOf, repoFor } from './repository.common.ts';
-import { filePath } from './repository.service.ts';
+import { callerOf, repoFor, setFileHeaders } from './repository.common.ts';
+import { filePath, fileWithLastCommit, resolveRef } from './repository.service.ts';
 import {
   ARCHIVE_EXTENSION, archiveFormat, archiveOf, blame, changeCommit, commitDiff, commitSignature, contributors, findCommit,
   mergeBase, type ChangeMode,
 } from './commits.service.ts';
-import { presentBlameRange, presentBlob, presentCommit, presentDiff, presentSignature } from './repository.presenter.ts';
+import { presentBlameRange, presentBlob, presentCommit, presentDiff, presentFile, presentSignature } from './repository.presenter.ts';
 import { BasicRef, BlameRange, Blob, Commit, CommitSignature, Contributor, Diff, DryRun } from './repository.schemas.ts';
 
 // Single commits (diff, refs, cherry-pick, revert, signature), merge bases, blame, contributors, blobs and archives.
@@ -147,15 +147,19 @@ export const commitRoutes: RouteDef<any>[] = [
       id: IdOrPath(), file_path: Str(), ref: Str({ minLength: 1 }),
       range: Opt(Type.Object({ start: Int(), end: Int() })),
     }),
-    async handler(req) {
+    async handler(req, reply) {
       const path = filePath(req.input.file_path);
       const range = req.input.range;
       if (range) {
         if (!(range.start > 0)) throw ParamError.of('range[start]', 'value');
         if (!(range.end > 0)) throw ParamError.of('range[end]', 'value');
       }
-      const groups = await blame(repoOf(req), req.project.project, req.input.ref, path, range);
-      return groups.map(presentBlameRange);
+      const repo = repoOf(req);
+      const commit = await resolveRef(repo, req.project.project, req.input.ref);
+      if (!commit) throw new NotFoundError('Commit');
+      const { blob, last } = await fileWithLastCommit(repo, commit, path);
+      setFileHeaders(reply, presentFile(req.input.ref, commit, path, blob, last));
+      return (await blame(repo, commit, path, range)).map(presentBlameRange);
     },
   },
   {

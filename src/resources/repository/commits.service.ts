@@ -102,11 +102,9 @@ export async function mergeBase(repo: Repository, project: ProjectRow, refs: str
 
 // ---- blame ----
 
-export async function blame(repo: Repository, project: ProjectRow, ref: string, path: string, range?: { start: number; end: number }) {
+/** Blame of a file at a resolved commit (the route has found the file); `range` as the reference checks it. */
+export async function blame(repo: Repository, commit: string, path: string, range?: { start: number; end: number }) {
   if (range && range.start > range.end) throw new RuleError('bad_request', 'range[start] must be less than or equal to range[end]');
-  const commit = await resolveRef(repo, project, ref);
-  if (!commit) throw new NotFoundError('Commit');
-  if (!(await repo.blobExists(commit, path))) throw new NotFoundError('File');
   let groups;
   try {
     groups = await repo.blame(commit, path, range);

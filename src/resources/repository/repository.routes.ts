@@ -10,7 +10,7 @@ import { MissingParamError, NotFoundError } from '../../platform/errors.ts';
 import type { CommitAction } from '../../platform/git/commit-writer.ts';
 import { requireUser } from '../../http/auth.ts';
 import { matching, loadTagRules } from './protection.ts';
-import { callerOf, defaultBranchOf, repoFor } from './repository.common.ts';
+import { callerOf, defaultBranchOf, repoFor, setFileHeaders } from './repository.common.ts';
 import {
   commitFiles, commitStats, compare, createTag, deleteTag, filePath, fileWithLastCommit, resolveRef,
 } from './repository.service.ts';
@@ -89,18 +89,6 @@ async function writeFile(req: ApiRequest<any>, action: 'create' | 'update') {
     author_email: i.author_email, author_name: i.author_name, actions: [fileAction],
   });
   return { file_path: path, branch: i.branch };
-}
-
-/**
- * The file's metadata as `X-Gitlab-*` headers (the reference's `set_http_headers`): every field but the content,
- * named by capitalising each word of the field (`blob_id` → `X-Gitlab-Blob-Id`). HEAD answers with these alone.
- */
-function setFileHeaders(reply: FastifyReply, file: Record<string, unknown>): void {
-  for (const [key, value] of Object.entries(file)) {
-    if (key === 'content') continue;
-    const name = 'X-Gitlab-' + key.split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('-');
-    reply.header(name, value === null || value === undefined ? '' : String(value));
-  }
 }
 
 export const repositoryRoutes: RouteDef<any>[] = [
