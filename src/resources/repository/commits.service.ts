@@ -9,6 +9,7 @@ import { EMPTY_TREE_SHA1 } from '../../platform/git/refs.ts';
 import { serialised } from '../../platform/git/commit-writer.ts';
 import type { ArchiveFormat, CommitInfo, Repository } from '../../platform/git/repository.ts';
 import { signatureKeyId } from '../../platform/crypto/gpg-keys.ts';
+import { checkGpgSignature } from '../../platform/crypto/gpg-verify.ts';
 import { canPushBranch, loadBranchRules, type Caller } from './protection.ts';
 import { afterRefsChanged, defaultBranchOf } from './repository.common.ts';
 import { READ_ONLY_TEXT, resolveRef } from './repository.service.ts';
@@ -127,7 +128,12 @@ export interface SignatureView {
   status: string;
 }
 
-/** The signature a commit carries, with the GPG key of this instance that made it when there is one. */
+/**
+ * The signature a commit carries and its verification as the reference reports it: a GPG signature by a key of
+ * this instance is checked against that key, then the committer's e-mail against the key's user ids that are
+ * confirmed e-mails of its owner (verified, same_user_different_email, other_user; unverified for a bad signature,
+ * unverified_key when no user id of the key is a confirmed e-mail of its owner, unknown_key for a key not here).
+ */
 export async function commitSignature(deps: ServiceDeps, repo: Repository, commit: CommitInfo): Promise<SignatureView> {
   const sig = await repo.commitSignature(commit.id);
   if (!sig) throw new NotFoundError('Signature');
@@ -136,10 +142,25 @@ export async function commitSignature(deps: ServiceDeps, repo: Repository, commi
   const keyId = signatureKeyId(sig.signature.trim());
   const row = keyId
     ? await deps.db.selectFrom('gpg_keys').innerJoin('users', 'users.id', 'gpg_keys.user_id')
-      .select(['gpg_keys.id as id', 'users.name as name', 'users.email as email'])
+      .select(['gpg_keys.id as id', 'gpg_keys.key as key', 'users.id as user_id', 'users.email as email', 'users.confirmed_at as confirmed_at'])
       .where('gpg_keys.primary_keyid', '=', keyId).executeTakeFirst()
     : undefined;
-  return { type: 'PGP', keyId, key: row ? { id: row.id, user_name: row.name, user_email: row.email } : null, status: row ? 'unverified' : 'unknown_key' };
+  if (!row) return { type: 'PGP', keyId, key: null, status: 'unknown_key' };
+  const [check, extra] = await Promise.all([
+    checkGpgSignature(row.key, sig.signature, sig.payload),
+    deps.db.selectFrom('emails').select(['email', 'confirmed_at']).where('user_id', '=', row.user_id).execute(),
+  ]);
+  const all = [{ email: row.email, confirmed_at: row.confirmed_at }, ...extra];
+  const confirmed = new Set(all.filter((e) => e.confirmed_at !== null).map((e) => e.email.toLowerCase()));
+  const owned = new Set(all.map((e) => e.email.toLowerCase()));
+  const verifiedUids = check.uids.filter((u) => confirmed.has(u.email.toLowerCase()));
+  const shown = verifiedUids[0] ?? check.uids[0] ?? null;
+  const committer = commit.committer_email.toLowerCase();
+  const status = verifiedUids.length === 0 ? 'unverified_key'
+    : !check.valid ? 'unverified'
+      : verifiedUids.some((u) => u.email.toLowerCase() === committer) ? 'verified'
+        : owned.has(committer) ? 'same_user_different_email' : 'other_user';
+  return { type: 'PGP', keyId, key: { id: row.id, user_name: shown?.name ?? null, user_email: shown?.email ?? null }, status };
 }
 
 // ---- contributors ----

@@ -8,6 +8,8 @@ import { castRoles, makeProject, reloadProject, type RoleCast } from '../../../t
 import type { ManualClock } from '../../platform/clock.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { repoFor } from './repository.common.ts';
+import { makeUser } from '../../../test/support/factories.ts';
+import { SIGNED_README, SIGNER_KEY_ID, SIGNER_PUBLIC_KEY, signedCommitObject } from '../../../test/support/gpg-fixtures.ts';
 
 let t: TestApp;
 let p: ProjectRow;
@@ -353,9 +355,51 @@ describe('cherry-pick and revert', () => {
 });
 
 describe('signatures', () => {
+  const git = (args: string[], input?: string) => {
+    const out = spawnSync('git', ['--git-dir', repoFor(t.app.config, p).path, ...args], { input });
+    assert.equal(out.status, 0, out.stderr.toString());
+    return out.stdout.toString().trim();
+  };
+  /** A commit object written straight into the repository, on its own branch. */
+  const plant = (branch: string, message?: string) => {
+    const blob = git(['hash-object', '-w', '--stdin'], SIGNED_README);
+    assert.equal(git(['mktree'], `100644 blob ${blob}\tREADME.md\n`), '26a1c737e1fbde1ec497cdded6a0a1c4d89f6b2a');
+    const sha = git(['hash-object', '-t', 'commit', '-w', '--stdin'], signedCommitObject(message));
+    git(['update-ref', `refs/heads/${branch}`, sha]);
+    return sha;
+  };
+  const signature = (sha: string) => call(t.app, 'GET', api(`/commits/${sha}/signature`), { token: r.reporter.token });
+  const pgp = (o: Record<string, unknown>) => ({
+    signature_type: 'PGP', gpg_key_id: null, gpg_key_primary_keyid: SIGNER_KEY_ID, gpg_key_user_name: null, gpg_key_user_email: null,
+    verification_status: 'unknown_key', gpg_key_subkey_id: null, commit_source: 'gitaly', ...o,
+  });
+
   test('an unsigned commit has none', async () => {
-    const res = await call(t.app, 'GET', api(`/commits/${c.first.id}/signature`), { token: r.reporter.token });
+    const res = await signature(c.first.id);
     assert.deepEqual([res.status, res.body], [404, { message: '404 Signature Not Found' }]);
+    const missing = await signature('nope');
+    assert.deepEqual([missing.status, missing.body], [404, { message: '404 Commit Not Found' }]);
+  });
+
+  test('a GPG signature: unknown key, then verified against the key of its committer, unverified when tampered with', async () => {
+    const sha = plant('signed');
+    let res = await signature(sha);
+    assert.deepEqual([res.status, res.body], [200, pgp({})]);
+    res = await call(t.app, 'GET', api('/commits/signed/signature'), { token: r.reporter.token });
+    assert.deepEqual(res.body, pgp({}));
+    const signer = await makeUser(t.app, { username: 'signer' });
+    const key = await call(t.app, 'POST', '/user/gpg_keys', { token: signer.token, body: { key: SIGNER_PUBLIC_KEY } });
+    assert.equal(key.status, 201, JSON.stringify(key.body));
+    res = await signature(sha);
+    assert.deepEqual(res.body, pgp({ gpg_key_id: key.body.id, gpg_key_user_name: 'Signer', gpg_key_user_email: 'signer@example.com', verification_status: 'verified' }));
+    const forged = plant('forged', 'Something else\n');
+    res = await signature(forged);
+    assert.deepEqual(res.body, pgp({ gpg_key_id: key.body.id, gpg_key_user_name: 'Signer', gpg_key_user_email: 'signer@example.com', verification_status: 'unverified' }));
+    await t.app.db.updateTable('users').set({ email: 'someone@example.com' }).where('id', '=', signer.user.id).execute();
+    res = await signature(sha);
+    assert.deepEqual(res.body, pgp({ gpg_key_id: key.body.id, gpg_key_user_name: 'Signer', gpg_key_user_email: 'signer@example.com', verification_status: 'unverified_key' }));
+    git(['update-ref', '-d', 'refs/heads/signed']);
+    git(['update-ref', '-d', 'refs/heads/forged']);
   });
 });
 
