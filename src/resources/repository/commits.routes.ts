@@ -53,7 +53,7 @@ async function sendArchive(req: ApiRequest<any>, reply: FastifyReply) {
   const format = archiveFormat(req.input.format);
   const path = req.input.path !== undefined && req.input.path !== '' ? filePath(req.input.path, 'path') : undefined;
   const { commit, prefix } = await archiveOf(repo, req.project.project, req.input.sha, path);
-  reply.header('content-disposition', `attachment; filename="${`${prefix}.${ARCHIVE_EXTENSION[format]}`.replace(/["\\\r\n]/g, '_')}"`);
+  reply.header('content-disposition', contentDisposition(`${prefix}.${ARCHIVE_EXTENSION[format]}`, 'attachment', { plainWhenAscii: true }));
   reply.header('content-transfer-encoding', 'binary');
   reply.header('cache-control', 'private');
   reply.type(format === 'zip' ? 'application/zip' : 'application/octet-stream');
@@ -189,7 +189,7 @@ export const commitRoutes: RouteDef<any>[] = [
       const repo = repoOf(req);
       const info = await repo.blobInfo(req.input.sha);
       if (!info) throw new NotFoundError('Blob');
-      reply.header('content-disposition', 'inline');
+      reply.header('content-disposition', contentDisposition(null));
       reply.header('x-content-type-options', 'nosniff');
       // Large blobs stream as bytes; smaller ones are looked at first, to be sent as text when they are.
       if (info.size > RAW_SNIFF_MAX) return reply.type('application/octet-stream').send(repo.blobStream(info.id));

@@ -188,6 +188,11 @@ describe('archives', () => {
     res = await get('/archive.tar', { sha: c.first.id });
     assert.equal(res.headers['content-disposition'], `attachment; filename="tools-${c.first.id}-${c.first.id}.tar"`);
     assert.ok(!tarNames(res.bytes).some((n) => n.includes('guide')));
+    assert.equal((await call(t.app, 'POST', api('/branches'), { token: r.developer.token, body: { branch: 'rel/ünï', ref: c.first.id } })).status, 201);
+    res = await get('/archive', { sha: 'rel/ünï' });
+    assert.equal(res.headers['content-disposition'], `attachment; filename="tools-rel-_n_-${c.first.id}.tar.gz"; filename*=UTF-8''tools-rel-%C3%BCn%C3%AF-${c.first.id}.tar.gz`);
+    assert.ok(tarNames(gunzipSync(res.bytes)).includes(`tools-rel-ünï-${c.first.id}/README.md`));
+    assert.equal((await call(t.app, 'DELETE', api(`/branches/${enc('rel/ünï')}`), { token: r.developer.token })).status, 204);
     for (const query of [{ sha: 'nope' }, { path: 'nope' }, { sha: '--output=/tmp/x' }] as Array<Record<string, string>>) {
       res = await get('/archive', query);
       assert.deepEqual([res.status, JSON.parse(res.body)], [404, { message: '404 File Not Found' }], JSON.stringify(query));
