@@ -123,6 +123,19 @@ describe('file metadata headers', () => {
     assert.equal(missing.headers['x-gitlab-file-path'], undefined);
   });
 
+  test('a name beyond ASCII goes out as its UTF-8 bytes', async () => {
+    const path = enc('dir/☃ snow.txt');
+    const made = await call(t.app, 'POST', api(`/files/${path}`), { token: r.developer.token, body: { branch: 'unicode', start_branch: 'main', content: 'cold', commit_message: 'add' } });
+    assert.equal(made.status, 201, made.text);
+    for (const method of ['HEAD', 'GET']) {
+      const res = await call(t.app, method, api(`/files/${path}`), { token: r.reporter.token, query: { ref: 'unicode' } });
+      assert.equal(res.status, 200);
+      const bytes = (h: string) => Buffer.from(String(res.headers[h]), 'latin1').toString('utf8');
+      assert.deepEqual([bytes('x-gitlab-file-name'), bytes('x-gitlab-file-path')], ['☃ snow.txt', 'dir/☃ snow.txt']);
+    }
+    assert.equal((await call(t.app, 'DELETE', api('/branches/unicode'), { token: r.developer.token })).status, 204);
+  });
+
   test('the raw file carries them too; without ref the ref header is empty', async () => {
     const raw = await call(t.app, 'GET', api(`/files/${enc('src/a.txt')}/raw`), { token: r.reporter.token, query: { ref: 'main' } });
     assert.deepEqual([raw.status, raw.text], [200, 'one\nTWO\nthree\n']);

@@ -83,6 +83,9 @@ export function setFileHeaders(reply: FastifyReply, file: Record<string, unknown
   for (const [key, value] of Object.entries(file)) {
     if (key === 'content') continue;
     const name = 'X-Gitlab-' + key.split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('-');
-    reply.header(name, value === null || value === undefined ? '' : String(value));
+    // A header is bytes: a name beyond ASCII goes out as its UTF-8 bytes, as the reference sends it; control
+    // characters, which no header may carry, become "_".
+    const text = value === null || value === undefined ? '' : String(value);
+    reply.header(name, Buffer.from(text, 'utf8').toString('latin1').replace(/[\x00-\x08\x0a-\x1f\x7f]/g, '_'));
   }
 }
