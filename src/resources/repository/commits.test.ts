@@ -355,6 +355,8 @@ describe('cherry-pick and revert', () => {
     assert.deepEqual([res.status, res.body], [404, { message: '404 Commit Not Found' }]);
     res = await post(`${c.first.id}/revert`, {});
     assert.deepEqual([res.status, res.body], [400, { message: '400 (Bad request) "branch" not given' }]);
+    res = await post(`${c.first.id}/cherry_pick`, { branch: '' });
+    assert.deepEqual([res.status, res.body], [400, { error: 'branch is empty' }]);
     res = await post(`${c.first.id}/revert`, { branch: 'main', dry_run: 'maybe' });
     assert.deepEqual([res.status, res.body], [400, { error: 'dry_run is invalid' }]);
     const head = (await call(t.app, 'GET', api('/branches/main'), { token: r.developer.token })).body.commit.id;
