@@ -133,9 +133,14 @@ export async function createBranch(deps: ServiceDeps, project: ProjectRow, repo:
   }
   if (snap.list.length === 0) {
     const main = project.default_branch ?? 'main';
-    await commitFiles(deps, project, repo, caller, user, {
-      branch: main, commit_message: 'Add README.md', actions: [{ action: 'create', file_path: 'README.md', content: '' }],
-    });
+    try {
+      await commitFiles(deps, project, repo, caller, user, {
+        branch: main, commit_message: 'Add README.md', actions: [{ action: 'create', file_path: 'README.md', content: '' }],
+      });
+    } catch (e) {
+      // Another writer may have given the repository its first branch meanwhile; then there is nothing to make.
+      if (!(e instanceof RuleError) || (await repo.branches()).list.length === 0) throw e;
+    }
     snap = await repo.branches();
     if (snap.byName.has(name)) throw new RuleError('bad_request', 'Branch already exists');
   }

@@ -70,11 +70,11 @@ export const commitRoutes: RouteDef<any>[] = [
     tags: ['commits'],
     response: Type.Array(Diff),
     ...readRoute,
-    input: Input({ id: IdOrPath(), sha: Str(), unidiff: Opt(Bool()), ...PaginationParams }),
+    input: Input({ id: IdOrPath(), sha: Str(), unidiff: Opt(Bool({ default: false })), ...PaginationParams }),
     async handler(req, reply) {
       const repo = repoOf(req);
       const commit = await findCommit(repo, req.project.project, req.input.sha);
-      return paginateArray(req, reply, await commitDiff(repo, commit)).map(presentDiff);
+      return paginateArray(req, reply, await commitDiff(repo, commit)).map((d) => presentDiff(d, !!req.input.unidiff));
     },
   },
   {

@@ -221,6 +221,10 @@ describe('commit diff and refs', () => {
       diff: '@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n', collapsed: false, too_large: false, new_path: 'src/a.txt', old_path: 'src/a.txt',
       a_mode: '100644', b_mode: '100644', new_file: false, renamed_file: false, deleted_file: false, generated_file: false,
     }]);
+    res = await call(t.app, 'GET', api(`/commits/${c.second.id}/diff`), { token: r.reporter.token, query: { unidiff: 'true' } });
+    assert.equal(res.body[0].diff, '--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n');
+    res = await call(t.app, 'GET', api('/compare'), { token: r.reporter.token, query: { from: c.first.id, to: c.third.id, unidiff: 'True' } });
+    assert.deepEqual(res.body.diffs.map((d: any) => d.diff.split('\n').slice(0, 2)), [['--- /dev/null', '+++ b/docs/guide.md'], ['--- a/src/a.txt', '+++ b/src/a.txt']]);
     res = await call(t.app, 'GET', api(`/commits/${c.first.id}/diff`), { token: r.reporter.token, query: { per_page: '2' } });
     assert.deepEqual(res.body.map((d: any) => [d.new_path, d.new_file]), [['README.md', true], ['bin/run', true]]);
     assert.equal(res.headers['x-total'], '3');

@@ -68,9 +68,18 @@ export function presentFile(ref: string, commit: string, path: string, blob: { i
   };
 }
 
-export function presentDiff(d: DiffEntry) {
+/**
+ * `unidiff`: the patch with its `---`/`+++` file lines, as the reference's `unidiff=true` gives it (a binary notice
+ * and an empty patch stay as they are).
+ */
+function unidiffOf(d: DiffEntry): string {
+  if (d.diff === '' || d.diff.startsWith('Binary files')) return d.diff;
+  return `--- ${d.new_file ? '/dev/null' : `a/${d.old_path}`}\n+++ ${d.deleted_file ? '/dev/null' : `b/${d.new_path}`}\n${d.diff}`;
+}
+
+export function presentDiff(d: DiffEntry, unidiff = false) {
   return {
-    diff: d.diff,
+    diff: unidiff ? unidiffOf(d) : d.diff,
     collapsed: false,
     too_large: false,
     new_path: d.new_path,
@@ -84,12 +93,12 @@ export function presentDiff(d: DiffEntry) {
   };
 }
 
-export function presentComparison(config: Config, project: ProjectRow, from: string, to: string, c: Comparison) {
+export function presentComparison(config: Config, project: ProjectRow, from: string, to: string, c: Comparison, unidiff = false) {
   const head = c.commits.length ? c.commits[c.commits.length - 1] : null;
   return {
     commit: head ? presentCommit(config, project, head) : null,
     commits: c.commits.map((x) => presentCommit(config, project, x)),
-    diffs: c.diffs.map(presentDiff),
+    diffs: c.diffs.map((d) => presentDiff(d, unidiff)),
     compare_timeout: false,
     compare_same_ref: c.sameRef,
     web_url: `${projectWebUrl(config, project)}/-/compare/${encodeURIComponent(from)}...${encodeURIComponent(to)}`,

@@ -277,11 +277,11 @@ export const repositoryRoutes: RouteDef<any>[] = [
     tags: ['repository'],
     response: Compare,
     ...readRoute,
-    input: Input({ id: IdOrPath(), from: Str(), to: Str(), straight: Opt(Bool({ default: false })), from_project_id: Opt(Type.Integer()) }),
+    input: Input({ id: IdOrPath(), from: Str(), to: Str(), straight: Opt(Bool({ default: false })), from_project_id: Opt(Type.Integer()), unidiff: Opt(Bool({ default: false })) }),
     async handler(req) {
       const { ctx, repo } = await readable(req);
       const found = await compare(ctx.project, repo, req.input.from, req.input.to, !!req.input.straight);
-      return presentComparison(req.server.config, ctx.project, req.input.from, req.input.to, found);
+      return presentComparison(req.server.config, ctx.project, req.input.from, req.input.to, found, !!req.input.unidiff);
     },
   },
   {
