@@ -332,6 +332,22 @@ describe('cherry-pick and revert', () => {
     assert.deepEqual([res.status, res.body.message], [201, 'Mine']);
   });
 
+  test('changes to other lines of the same file merge', async () => {
+    const dev = r.developer.token;
+    assert.equal((await call(t.app, 'POST', api('/branches'), { token: dev, body: { branch: 'lines', ref: c.first.id } })).status, 201);
+    const x = await commit(dev, { branch: 'lines', commit_message: 'Six lines', actions: [{ action: 'create', file_path: 'm.txt', content: 'a\nb\nc\nd\ne\nf\n' }] });
+    const y = await commit(dev, { branch: 'lines2', start_sha: x.id, commit_message: 'First line', actions: [{ action: 'update', file_path: 'm.txt', content: 'A\nb\nc\nd\ne\nf\n' }] });
+    await commit(dev, { branch: 'lines', commit_message: 'Last line', actions: [{ action: 'update', file_path: 'm.txt', content: 'a\nb\nc\nd\ne\nF\n' }] });
+    const read = async () => (await call(t.app, 'GET', api('/files/m.txt/raw'), { token: dev, query: { ref: 'lines' } })).text;
+    const res = await call(t.app, 'POST', api(`/commits/${y.id}/cherry_pick`), { token: dev, body: { branch: 'lines' } });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.equal(await read(), 'A\nb\nc\nd\ne\nF\n');
+    const back = await call(t.app, 'POST', api(`/commits/${y.id}/revert`), { token: dev, body: { branch: 'lines' } });
+    assert.equal(back.status, 201, JSON.stringify(back.body));
+    assert.equal(await read(), 'a\nb\nc\nd\ne\nF\n');
+    for (const b of ['lines', 'lines2']) assert.equal((await call(t.app, 'DELETE', api(`/branches/${b}`), { token: dev })).status, 204);
+  });
+
   test('revert: the reference message; a second revert is refused', async () => {
     const target = await commit(r.developer.token, { branch: 'main', commit_message: 'Add notes', actions: [{ action: 'create', file_path: 'notes.txt', content: 'n\n' }] });
     let res = await call(t.app, 'POST', api(`/commits/${target.id}/revert`), { token: r.developer.token, body: { branch: 'main' } });
