@@ -1,7 +1,7 @@
 import { STATUS_CODES, validateHeaderValue } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
-  BadRequestError, ConflictError, DomainError, ForbiddenError, InsufficientScopeError, InvalidTokenError, MissingParamError,
+  BadRequestError, CommitChangeError, ConflictError, DomainError, ForbiddenError, InsufficientScopeError, InvalidTokenError, MissingParamError,
   NotFoundError, OAuthError, ParamError, PreconditionFailedError, ProjectMovedError, RecordNotFoundError, RuleError, UnauthorizedError, ValidationError,
   type ParamProblem, type RuleKind, type TokenProblem,
 } from '../platform/errors.ts';
@@ -51,6 +51,9 @@ export function renderDomainError(err: DomainError, style: 'grape' | 'message' =
     return style === 'message' ? msg(400, text) : { status: 400, body: { error: text } };
   }
   if (err instanceof RuleError) return { status: RULE_STATUS[err.kind], body: { message: err.text } };
+  if (err instanceof CommitChangeError) {
+    return { status: 400, body: { message: err.text, error_code: err.code, ...(err.dryRun ? { dry_run: 'error' } : {}) } };
+  }
   if (err instanceof BadRequestError) return msg(400, err.reason ? `400 Bad request - ${err.reason}` : '400 Bad request');
   if (err instanceof ForbiddenError) return msg(403, err.reason ? `403 Forbidden - ${err.reason}` : '403 Forbidden');
   if (err instanceof UnauthorizedError) return msg(401, err.reason ? `401 Unauthorized - ${err.reason}` : '401 Unauthorized');

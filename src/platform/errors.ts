@@ -63,6 +63,16 @@ export class RuleError extends DomainError {
   }
 }
 
+/**
+ * A cherry-pick or revert that does not apply (`conflict`) or changes nothing (`empty`): the sentence, the
+ * reference's error code, and whether the caller only asked (`dry_run`).
+ */
+export class CommitChangeError extends DomainError {
+  constructor(readonly text: string, readonly code: 'conflict' | 'empty', readonly dryRun: boolean) {
+    super(text);
+  }
+}
+
 export class BadRequestError extends DomainError {
   constructor(readonly reason?: string) {
     super(reason ?? 'bad request');

@@ -26,6 +26,7 @@ import { labelRoutes } from './labels/labels.routes.ts';
 import { milestoneRoutes } from './milestones/milestones.routes.ts';
 import { iterationRoutes } from './iterations/iterations.routes.ts';
 import { issueRoutes } from './issues/issues.routes.ts';
+import { commitRoutes } from './repository/commits.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
 
 /** Every resource area of the API, registered in a fixed order. */
@@ -57,6 +58,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...milestoneRoutes,
     ...iterationRoutes,
     ...issueRoutes,
+    ...commitRoutes,
   ]);
   registerGitHttp(app);
 }

@@ -96,22 +96,53 @@ export function serialised<T>(path: string, fn: () => Promise<T>): Promise<T> {
   return run;
 }
 
+/** The environment `commit-tree` reads the author and committer from; the committer defaults to the author. */
+function identityEnv(authorIn: Identity, committerIn: Identity | undefined): Record<string, string> {
+  const author = checkIdentity(authorIn, 'author');
+  const committer = checkIdentity(committerIn ?? authorIn, 'committer');
+  return {
+    GIT_AUTHOR_NAME: author.name,
+    GIT_AUTHOR_EMAIL: author.email,
+    GIT_AUTHOR_DATE: gitDate(author.date),
+    GIT_COMMITTER_NAME: committer.name,
+    GIT_COMMITTER_EMAIL: committer.email,
+    GIT_COMMITTER_DATE: gitDate(committer.date ?? (committerIn ? undefined : author.date)),
+  };
+}
+
+export interface TreeCommitOptions {
+  branch: string;
+  /** A tree already in the object store (the result of a cherry-pick or a revert). */
+  tree: string;
+  /** The branch head the tree was made on: the new commit's parent, and what the branch must still point at. */
+  parent: string;
+  message: string;
+  author: Identity;
+  committer?: Identity;
+}
+
+/**
+ * Publishes a tree built elsewhere as one commit on top of `parent`, moving the branch by compare-and-swap from
+ * `parent`: a concurrent writer makes this fail with RefMovedError instead of losing a commit.
+ */
+export async function writeTreeCommit(repo: Repository, o: TreeCommitOptions): Promise<CreateCommitResult> {
+  if (!isValidBranchName(o.branch)) throw new InvalidRefNameError(o.branch);
+  if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(o.tree)) throw new InvalidInputError('tree', o.tree);
+  if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(o.parent)) throw new InvalidInputError('parent', o.parent);
+  if (typeof o.message !== 'string' || o.message.includes('\0')) throw new InvalidInputError('message');
+  const env = identityEnv(o.author, o.committer);
+  const sha = (await repo.git(['commit-tree', o.tree, '-p', o.parent], { env, input: o.message })).stdout.toString().trim();
+  await repo.updateRef(`refs/heads/${o.branch}`, sha, o.parent);
+  return { sha, treeSha: o.tree, parentSha: o.parent, branchCreated: false };
+}
+
 export async function writeCommit(repo: Repository, o: CreateCommitOptions): Promise<CreateCommitResult> {
   if (!isValidBranchName(o.branch)) throw new InvalidRefNameError(o.branch);
   if (o.startBranch !== undefined && !isValidBranchName(o.startBranch)) throw new InvalidRefNameError(o.startBranch);
   if (o.startSha !== undefined && (!isSafeRevision(o.startSha) || o.startSha.includes('..'))) throw new InvalidRefNameError(o.startSha);
   if (!Array.isArray(o.actions) || o.actions.length === 0) throw new InvalidInputError('actions', 'none given');
   if (typeof o.message !== 'string' || o.message.includes('\0')) throw new InvalidInputError('message');
-  const author = checkIdentity(o.author, 'author');
-  const committer = checkIdentity(o.committer ?? o.author, 'committer');
-  const env = {
-    GIT_AUTHOR_NAME: author.name,
-    GIT_AUTHOR_EMAIL: author.email,
-    GIT_AUTHOR_DATE: gitDate(author.date),
-    GIT_COMMITTER_NAME: committer.name,
-    GIT_COMMITTER_EMAIL: committer.email,
-    GIT_COMMITTER_DATE: gitDate(committer.date ?? (o.committer ? undefined : author.date)),
-  };
+  const env = identityEnv(o.author, o.committer);
 
   const ref = `refs/heads/${o.branch}`;
   const current = await repo.revParse(ref);

@@ -18,7 +18,7 @@ import {
   toCommitInfo,
   type CommitInfo,
 } from './commit.ts';
-import { isSafeRevision, isValidBranchName, isValidRefName, isValidTagName, isFullSha, zeroShaLike } from './refs.ts';
+import { EMPTY_TREE_SHA1, isSafeRevision, isValidBranchName, isValidRefName, isValidTagName, isFullSha, zeroShaLike } from './refs.ts';
 import {
   InvalidInputError,
   InvalidPathError,
@@ -30,7 +30,10 @@ import {
   RepositoryNotFoundError,
 } from './errors.ts';
 import { languageShares } from './languages.ts';
-import { MODE_EXEC, MODE_FILE, checkIdentity, normalizeRepoPath, writeCommit, type CreateCommitOptions, type CreateCommitResult } from './commit-writer.ts';
+import {
+  MODE_EXEC, MODE_FILE, checkIdentity, normalizeRepoPath, writeCommit, writeTreeCommit,
+  type CreateCommitOptions, type CreateCommitResult, type TreeCommitOptions,
+} from './commit-writer.ts';
 
 export type { CommitInfo } from './commit.ts';
 export { invalidateRefCache, refReadCount, type RefEntry, type RefSnapshot } from './ref-cache.ts';
@@ -108,6 +111,9 @@ export interface DiffFile {
 
 /** A changed file as the compare API shows it (DiffFile without its size flag). */
 export type DiffEntry = Omit<DiffFile, 'too_large'>;
+
+export const ARCHIVE_FORMATS = ['tar', 'tar.gz', 'tar.bz2', 'zip'] as const;
+export type ArchiveFormat = (typeof ARCHIVE_FORMATS)[number];
 
 export interface GrepMatch {
   path: string;
@@ -580,6 +586,13 @@ export class Repository {
     return r.code === 0 ? r.stdout.toString().trim() : null;
   }
 
+  /** The best common ancestor of the first commit and the others (`git merge-base`), or null. */
+  async mergeBaseOf(commits: string[]): Promise<string | null> {
+    if (commits.length < 2 || commits.length > 100) throw new InvalidInputError('commits', 'two to a hundred');
+    const r = await this.git(['merge-base', '--end-of-options', ...commits.map((c) => assertRevision(c))], { okExitCodes: [1] });
+    return r.code === 0 ? r.stdout.toString().trim() : null;
+  }
+
   async commit(sha: string): Promise<CommitInfo | null> {
     const list = await this.history({ ref: sha, limit: 1, noWalk: true });
     return list[0] ?? null;
@@ -793,6 +806,168 @@ export class Repository {
   async compareDiff(from: string, to: string): Promise<DiffEntry[]> {
     const { stdout } = await this.git(['diff', '--no-color', '--no-ext-diff', '-M', '--full-index', '--raw', '-p', '-z', '--end-of-options', from, to, '--'], { maxBuffer: 32 * 1024 * 1024 });
     return parseRawPatch(stdout.toString('utf8'));
+  }
+
+  // ----- objects by id, archives, blame, signatures, contributors ---------------------------------------------
+
+  /** A blob named by its id (full, or abbreviated to 4+ digits): its full id and size; null unless it is a blob. */
+  async blobInfo(id: string): Promise<{ id: string; size: number } | null> {
+    if (!this.exists() || typeof id !== 'string' || !/^[0-9a-f]{4,64}$/i.test(id)) return null;
+    const { stdout } = await this.git(['cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], { input: `${id}\n` });
+    const [oid, type, size] = stdout.toString('utf8').trim().split(' ');
+    return type === 'blob' && isFullSha(oid) ? { id: oid, size: Number(size) } : null;
+  }
+
+  /** The content of a blob by full id, refused over `maxBytes`. */
+  async blobContent(id: string, maxBytes = 64 * 1024 * 1024): Promise<Buffer> {
+    if (!isFullSha(id)) throw new InvalidInputError('blob id', id);
+    return (await this.git(['cat-file', 'blob', id], { maxBuffer: maxBytes })).stdout;
+  }
+
+  /** Whether `path` names a file or directory in `commit`. */
+  async pathExists(commit: string, path: string): Promise<boolean> {
+    const p = normalizeRepoPath(path);
+    if (!p) return true;
+    const r = await this.git(['cat-file', '-t', `${assertRevision(commit)}:${p}`], { okExitCodes: [128] });
+    return r.code === 0 && /^(blob|tree)$/.test(r.stdout.toString().trim());
+  }
+
+  /**
+   * Streams `git archive` of `commit` (only `path` below it when given), every member under `prefix/`; tar.gz and
+   * tar.bz2 are compressed by gzip -n and bzip2 as git's archive filters. Check the path first: once streaming, a
+   * failure can only cut the download short.
+   */
+  archive(commit: string, format: ArchiveFormat, prefix: string, path?: string): Readable {
+    if (!isFullSha(commit)) throw new InvalidInputError('commit', commit);
+    if (!ARCHIVE_FORMATS.includes(format)) throw new InvalidInputError('format', String(format));
+    if (typeof prefix !== 'string' || prefix.length > 1024 || /[\0\n]/.test(prefix)) throw new InvalidInputError('prefix');
+    const p = path === undefined ? '' : normalizeRepoPath(path);
+    const args = ['-c', 'tar.tar.bz2.command=bzip2 -c', 'archive', `--format=${format}`, `--prefix=${prefix}/`, commit];
+    if (p) args.push('--', p);
+    const child = spawnGit(args, { gitDir: this.path, stdio: ['ignore', 'pipe', 'ignore'], timeoutMs: 30 * 60_000 });
+    return child.stdout!;
+  }
+
+  /**
+   * Who wrote each line of `path` at `commit`, as runs of consecutive lines from the same commit. `range` limits it
+   * to lines start..end (1-based; an end past the last line stops there). Null when the file is not there.
+   */
+  async blame(commit: string, path: string, range?: { start: number; end: number }): Promise<Array<{ commit: string; lines: string[] }> | null> {
+    const p = normalizeRepoPath(path);
+    if (!p) return null;
+    const rev = assertRevision(commit);
+    const run = (lines?: string) =>
+      // blame takes no --end-of-options; the revision was checked not to look like an option.
+      this.git(['blame', '--porcelain', ...(lines ? ['-L', lines] : []), rev, '--', p], { okExitCodes: [128] });
+    let r = await run(range ? `${range.start},${range.end}` : undefined);
+    const short = /has only (\d+) lines?/.exec(r.stderr);
+    if (r.code !== 0 && short && range) {
+      const last = Number(short[1]);
+      if (range.start > last) throw new InvalidInputError('range', 'outside of the file');
+      r = await run(`${range.start},${last}`);
+    }
+    if (r.code !== 0) {
+      if (/no such path|no such ref|bad revision|not a valid object|There is no path/i.test(r.stderr)) return null;
+      throw new GitError(`git blame failed: ${r.stderr.trim()}`, ['blame'], r.code, r.stderr);
+    }
+    const groups: Array<{ commit: string; lines: string[] }> = [];
+    let current = '';
+    for (const line of r.stdout.toString('utf8').split('\n')) {
+      if (line.startsWith('\t')) {
+        const last = groups[groups.length - 1];
+        if (last && last.commit === current) last.lines.push(line.slice(1));
+        else groups.push({ commit: current, lines: [line.slice(1)] });
+      } else if (/^[0-9a-f]{40}(?:[0-9a-f]{24})? \d+ \d+/.test(line)) {
+        current = line.slice(0, line.indexOf(' '));
+      }
+    }
+    return groups;
+  }
+
+  /** The signature a commit carries (`gpgsig` header) and the signed payload (the commit without it), or null. */
+  async commitSignature(sha: string): Promise<{ signature: string; payload: string } | null> {
+    if (!isFullSha(sha)) throw new InvalidInputError('commit sha', sha);
+    const raw = (await this.git(['cat-file', 'commit', sha])).stdout.toString('utf8');
+    const end = raw.indexOf('\n\n');
+    const head = (end === -1 ? raw : raw.slice(0, end)).split('\n');
+    const kept: string[] = [];
+    const sig: string[] = [];
+    let inSig = false;
+    for (const line of head) {
+      if (line.startsWith('gpgsig ') || line.startsWith('gpgsig-sha256 ')) {
+        inSig = true;
+        sig.push(line.slice(line.indexOf(' ') + 1));
+      } else if (inSig && line.startsWith(' ')) {
+        sig.push(line.slice(1));
+      } else {
+        inSig = false;
+        kept.push(line);
+      }
+    }
+    if (sig.length === 0) return null;
+    return { signature: sig.join('\n') + '\n', payload: kept.join('\n') + (end === -1 ? '' : raw.slice(end)) };
+  }
+
+  /** Branches and tags whose history holds `sha`, branches first, each sorted by name. */
+  async refsContaining(sha: string, type: 'branch' | 'tag' | 'all' = 'all'): Promise<Array<{ type: 'branch' | 'tag'; name: string }>> {
+    if (!isFullSha(sha)) throw new InvalidInputError('commit sha', sha);
+    const spaces = type === 'branch' ? ['refs/heads/'] : type === 'tag' ? ['refs/tags/'] : ['refs/heads/', 'refs/tags/'];
+    const { stdout } = await this.git(['for-each-ref', `--contains=${sha}`, '--format=%(refname)', ...spaces]);
+    const refs = stdout.toString('utf8').split('\n').filter(Boolean);
+    const named = (prefix: string, kind: 'branch' | 'tag') =>
+      refs.filter((r) => r.startsWith(prefix)).map((r) => ({ type: kind, name: r.slice(prefix.length) }));
+    return [...named('refs/heads/', 'branch'), ...named('refs/tags/', 'tag')];
+  }
+
+  /** Author names and e-mails of the newest `limit` commits reachable from `ref`, merges left out, newest first. */
+  async commitAuthors(ref: string, limit = 2000): Promise<Array<{ name: string; email: string }>> {
+    if (!this.exists()) return [];
+    const args = ['log', '--no-merges', `--max-count=${limit}`, '--format=%an%x00%ae%x00', '--end-of-options', assertRevision(ref), '--'];
+    const r = await this.git(args, { okExitCodes: [128] });
+    if (r.code !== 0) return [];
+    const parts = r.stdout.toString('utf8').split('\0');
+    const out: Array<{ name: string; email: string }> = [];
+    for (let i = 0; i + 1 < parts.length; i += 2) out.push({ name: parts[i].replace(/^\n/, ''), email: parts[i + 1] });
+    return out;
+  }
+
+  /**
+   * The tree that applying `commit`'s change (cherry-pick) or its inverse (revert) on top of `onto` gives, by a
+   * three-way merge with the commit's first parent (or the commit itself, for a revert) as the base; null when the
+   * change does not apply cleanly. Two throwaway commits give `merge-tree` that base.
+   */
+  async applyChangeTree(commit: string, onto: string, mode: 'cherry-pick' | 'revert'): Promise<string | null> {
+    if (!isFullSha(commit) || !isFullSha(onto)) throw new InvalidInputError('commit sha');
+    const trees = await this.resolveObjects([`${commit}^{tree}`, `${onto}^{tree}`, `${commit}^1^{tree}`]);
+    const [changed, ours] = [trees[0], trees[1]];
+    if (!changed || !ours) throw new RefNotFoundError(changed ? onto : commit);
+    const parent = trees[2] ?? EMPTY_TREE_SHA1;
+    const [base, theirs] = mode === 'cherry-pick' ? [parent, changed] : [changed, parent];
+    const env = { GIT_AUTHOR_NAME: 'Bellows', GIT_AUTHOR_EMAIL: 'bellows@localhost', GIT_AUTHOR_DATE: '@0 +0000', GIT_COMMITTER_NAME: 'Bellows', GIT_COMMITTER_EMAIL: 'bellows@localhost', GIT_COMMITTER_DATE: '@0 +0000' };
+    const make = async (tree: string, parents: string[]) =>
+      (await this.git(['commit-tree', tree, ...parents.flatMap((x) => ['-p', x])], { env, input: 'merge side' })).stdout.toString().trim();
+    const baseCommit = await make(base, []);
+    const [a, b] = await Promise.all([make(ours, [baseCommit]), make(theirs, [baseCommit])]);
+    const r = await this.git(['merge-tree', '--write-tree', '--no-messages', a, b], { okExitCodes: [1] });
+    if (r.code !== 0) return null;
+    return r.stdout.toString('utf8').split('\n')[0].trim();
+  }
+
+  /** The tree of a commit (for comparing a computed tree with a branch head). */
+  async treeOf(commit: string): Promise<string | null> {
+    return (await this.resolveObjects([`${assertRevision(commit)}^{tree}`]))[0];
+  }
+
+  /** Object ids for revisions in one `cat-file --batch-check`; null where a revision names nothing. */
+  private async resolveObjects(revs: string[]): Promise<Array<string | null>> {
+    const { stdout } = await this.git(['cat-file', '--batch-check=%(objectname)'], { input: revs.map((r) => `${r}\n`).join('') });
+    const lines = stdout.toString('utf8').split('\n');
+    return revs.map((_, i) => (isFullSha(lines[i] ?? '') ? lines[i] : null));
+  }
+
+  /** Publishes a tree made by applyChangeTree as a commit on `branch` (the one commit writer). */
+  createTreeCommit(o: TreeCommitOptions): Promise<CreateCommitResult> {
+    return writeTreeCommit(this, o);
   }
 
   // ----- statistics ------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import { paginateArray, pageParams, setKeysetLink } from '../../http/pagination.
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { accepted, sendRendered } from '../../http/errors.ts';
 import { callerOf, repoFor } from './repository.common.ts';
+import { requireUser } from '../../http/auth.ts';
 import {
   createBranch, deleteBranch, deleteMergedBranches, describeBranches, filterBranches, findBranch,
 } from './branches.service.ts';
@@ -86,7 +87,7 @@ export const branchRoutes: RouteDef<any>[] = [
       const ctx = req.project;
       const repo = repoFor(req.server.config, ctx.project);
       const caller = callerOf(ctx, req.actor);
-      const entry = await createBranch(req.server, ctx.project, repo, caller, req.input.branch, req.input.ref);
+      const entry = await createBranch(req.server, ctx.project, repo, caller, requireUser(req.actor), req.input.branch, req.input.ref);
       const [view] = await describeBranches(req.server, ctx.project, repo, [entry], caller);
       return presentBranch(req.server.config, ctx.project, view, true);
     },

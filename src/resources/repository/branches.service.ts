@@ -12,6 +12,8 @@ import {
   cachedBranchRules, canPushBranch, developersCan, loadBranchRules, matching, type BranchRule, type Caller,
 } from './protection.ts';
 import { afterRefsChanged, assertRefLength, defaultBranchOf } from './repository.common.ts';
+import { commitFiles } from './repository.service.ts';
+import type { UserRow } from '../../http/auth.ts';
 
 export interface BranchListInput {
   search?: string;
@@ -115,16 +117,32 @@ export async function findBranch(repo: Repository, name: string): Promise<RefEnt
   return b;
 }
 
-/** POST /repository/branches: `ref` is a branch name or a commit sha (tags and other revisions resolve too). */
-export async function createBranch(deps: ServiceDeps, project: ProjectRow, repo: Repository, caller: Caller, name: string, ref: string): Promise<RefEntry> {
+/**
+ * POST /repository/branches: `ref` is a branch name or a commit sha (tags and other revisions resolve too). In an
+ * empty repository the default branch is made first, with an empty README.md, as the reference does.
+ */
+export async function createBranch(deps: ServiceDeps, project: ProjectRow, repo: Repository, caller: Caller, user: UserRow, name: string, ref: string): Promise<RefEntry> {
   if (!ref || ref.trim() === '') throw new RuleError('bad_request', 'Ref is missing');
   assertRefLength(ref);
   if (!isValidBranchName(name)) throw new RuleError('bad_request', 'Branch name is invalid');
-  const snap = await repo.branches();
+  let snap = await repo.branches();
   if (snap.byName.has(name)) throw new RuleError('bad_request', 'Branch already exists');
   const rules = await loadBranchRules(deps.db, project.id);
   if (!(await canPushBranch(deps.db, rules, name, caller))) {
     throw new RuleError('forbidden', '403 Forbidden');
+  }
+  if (snap.list.length === 0) {
+    const main = project.default_branch ?? 'main';
+    try {
+      await commitFiles(deps, project, repo, caller, user, {
+        branch: main, commit_message: 'Add README.md', actions: [{ action: 'create', file_path: 'README.md', content: '' }],
+      });
+    } catch (e) {
+      // Another writer may have given the repository its first branch meanwhile; then there is nothing to make.
+      if (!(e instanceof RuleError) || (await repo.branches()).list.length === 0) throw e;
+    }
+    snap = await repo.branches();
+    if (snap.byName.has(name)) throw new RuleError('bad_request', 'Branch already exists');
   }
   const sha = snap.byName.get(ref)?.commit.id ?? (await repo.resolveCommit(ref));
   if (!sha) throw new RuleError('bad_request', `Failed to create branch '${name}': invalid reference name '${ref}'`);

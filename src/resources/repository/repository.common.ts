@@ -9,6 +9,7 @@ import { MAX_REF_LENGTH } from '../../platform/git/refs.ts';
 import { NotFoundError, RuleError } from '../../platform/errors.ts';
 import type { ProjectContext } from '../../http/access.ts';
 import type { Actor } from '../../http/auth.ts';
+import type { FastifyReply } from 'fastify';
 import type { Caller } from './protection.ts';
 import { refreshRepositoryFacts } from '../projects/projects.service.ts';
 import { repositoryPath } from '../projects/repository.ts';
@@ -72,4 +73,19 @@ export function assertRefLength(ref: string, param = 'ref'): void {
 
 export function notFound(thing: string): never {
   throw new NotFoundError(thing);
+}
+
+/**
+ * The file's metadata as `X-Gitlab-*` headers (the reference's `set_http_headers`): every field but the content,
+ * named by capitalising each word of the field (`blob_id` → `X-Gitlab-Blob-Id`). HEAD answers with these alone.
+ */
+export function setFileHeaders(reply: FastifyReply, file: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(file)) {
+    if (key === 'content') continue;
+    const name = 'X-Gitlab-' + key.split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('-');
+    // A header is bytes: a name beyond ASCII goes out as its UTF-8 bytes, as the reference sends it; control
+    // characters, which no header may carry, become "_".
+    const text = value === null || value === undefined ? '' : String(value);
+    reply.header(name, Buffer.from(text, 'utf8').toString('latin1').replace(/[\x00-\x08\x0a-\x1f\x7f]/g, '_'));
+  }
 }

@@ -6,6 +6,7 @@ import type { CommitInfo, DiffEntry, RefEntry } from '../../platform/git/reposit
 import { ACCESS_DESCRIPTIONS, type AccessEntry, type BranchRule, type TagRule } from './protection.ts';
 import type { BranchView } from './branches.service.ts';
 import type { Comparison } from './repository.service.ts';
+import type { SignatureView } from './commits.service.ts';
 
 export function projectWebUrl(config: Config, project: Pick<ProjectRow, 'full_path'>): string {
   return `${config.externalUrl}/${project.full_path}`;
@@ -67,9 +68,18 @@ export function presentFile(ref: string, commit: string, path: string, blob: { i
   };
 }
 
-export function presentDiff(d: DiffEntry) {
+/**
+ * `unidiff`: the patch with its `---`/`+++` file lines, as the reference's `unidiff=true` gives it (a binary notice
+ * and an empty patch stay as they are).
+ */
+function unidiffOf(d: DiffEntry): string {
+  if (d.diff === '' || d.diff.startsWith('Binary files')) return d.diff;
+  return `--- ${d.new_file ? '/dev/null' : `a/${d.old_path}`}\n+++ ${d.deleted_file ? '/dev/null' : `b/${d.new_path}`}\n${d.diff}`;
+}
+
+export function presentDiff(d: DiffEntry, unidiff = false) {
   return {
-    diff: d.diff,
+    diff: unidiff ? unidiffOf(d) : d.diff,
     collapsed: false,
     too_large: false,
     new_path: d.new_path,
@@ -83,12 +93,12 @@ export function presentDiff(d: DiffEntry) {
   };
 }
 
-export function presentComparison(config: Config, project: ProjectRow, from: string, to: string, c: Comparison) {
+export function presentComparison(config: Config, project: ProjectRow, from: string, to: string, c: Comparison, unidiff = false) {
   const head = c.commits.length ? c.commits[c.commits.length - 1] : null;
   return {
     commit: head ? presentCommit(config, project, head) : null,
     commits: c.commits.map((x) => presentCommit(config, project, x)),
-    diffs: c.diffs.map(presentDiff),
+    diffs: c.diffs.map((d) => presentDiff(d, unidiff)),
     compare_timeout: false,
     compare_same_ref: c.sameRef,
     web_url: `${projectWebUrl(config, project)}/-/compare/${encodeURIComponent(from)}...${encodeURIComponent(to)}`,
@@ -184,5 +194,42 @@ export function protectedTagEntity(r: TagRule, names: AccessEntryNames) {
       ...(e.user_id !== null ? { user_id: e.user_id } : {}),
       ...(e.group_id !== null ? { group_id: e.group_id } : {}),
     })),
+  };
+}
+
+export function presentBlob(b: { id: string; size: number; content: Buffer }) {
+  return { size: b.size, encoding: 'base64', content: b.content.toString('base64'), sha: b.id };
+}
+
+export function presentBlameRange(g: { commit: CommitInfo; lines: string[] }) {
+  const c = g.commit;
+  return {
+    commit: {
+      id: c.id,
+      parent_ids: c.parent_ids,
+      message: c.message,
+      authored_date: c.authored_date,
+      author_name: c.author_name,
+      author_email: c.author_email,
+      committed_date: c.committed_date,
+      committer_name: c.committer_name,
+      committer_email: c.committer_email,
+    },
+    lines: g.lines,
+  };
+}
+
+export function presentSignature(s: SignatureView) {
+  if (s.type === 'SSH') return { signature_type: 'SSH', verification_status: s.status, key: null, commit_source: 'gitaly' };
+  if (s.type === 'X509') return { signature_type: 'X509', verification_status: s.status, x509_certificate: null, commit_source: 'gitaly' };
+  return {
+    signature_type: 'PGP',
+    gpg_key_id: s.key?.id ?? null,
+    gpg_key_primary_keyid: s.keyId,
+    gpg_key_user_name: s.key?.user_name ?? null,
+    gpg_key_user_email: s.key?.user_email ?? null,
+    verification_status: s.status,
+    gpg_key_subkey_id: null,
+    commit_source: 'gitaly',
   };
 }

@@ -10,9 +10,9 @@ import { MissingParamError, NotFoundError } from '../../platform/errors.ts';
 import type { CommitAction } from '../../platform/git/commit-writer.ts';
 import { requireUser } from '../../http/auth.ts';
 import { matching, loadTagRules } from './protection.ts';
-import { callerOf, defaultBranchOf, repoFor } from './repository.common.ts';
+import { callerOf, defaultBranchOf, repoFor, setFileHeaders } from './repository.common.ts';
 import {
-  commitFiles, commitStats, compare, createTag, deleteTag, filePath, fileAt, fileWithLastCommit, resolveRef,
+  commitFiles, commitStats, compare, createTag, deleteTag, filePath, fileWithLastCommit, resolveRef,
 } from './repository.service.ts';
 import { presentCommit, presentCommitDetail, presentComparison, presentFile, presentTag, presentTreeEntry } from './repository.presenter.ts';
 import { Commit, CommitDetail, Compare, FileWritten, RepositoryFile, Tag, TreeEntry } from './repository.schemas.ts';
@@ -118,13 +118,15 @@ export const repositoryRoutes: RouteDef<any>[] = [
     response: RepositoryFile,
     ...readRoute,
     input: Input({ id: IdOrPath(), file_path: Str(), ref: Str() }),
-    async handler(req) {
+    async handler(req, reply) {
       const { ctx, repo } = await readable(req);
       const path = filePath(req.input.file_path);
       const commit = await resolveRef(repo, ctx.project, req.input.ref);
       if (!commit) throw new NotFoundError('Commit');
       const { blob, last } = await fileWithLastCommit(repo, commit, path);
-      return presentFile(req.input.ref, commit, path, blob, last);
+      const file = presentFile(req.input.ref, commit, path, blob, last);
+      setFileHeaders(reply, file);
+      return file;
     },
   },
   {
@@ -140,7 +142,8 @@ export const repositoryRoutes: RouteDef<any>[] = [
       const path = filePath(req.input.file_path);
       const commit = await resolveRef(repo, ctx.project, req.input.ref);
       if (!commit) throw new NotFoundError('Commit');
-      const blob = await fileAt(repo, commit, path);
+      const { blob, last } = await fileWithLastCommit(repo, commit, path);
+      setFileHeaders(reply, presentFile(req.input.ref ?? '', commit, path, blob, last));
       const binary = blob.content.subarray(0, 8000).includes(0);
       reply.type(binary ? 'application/octet-stream' : 'text/plain; charset=utf-8');
       reply.header('content-disposition', contentDisposition(path.split('/').pop()!));
@@ -274,11 +277,11 @@ export const repositoryRoutes: RouteDef<any>[] = [
     tags: ['repository'],
     response: Compare,
     ...readRoute,
-    input: Input({ id: IdOrPath(), from: Str(), to: Str(), straight: Opt(Bool({ default: false })), from_project_id: Opt(Type.Integer()) }),
+    input: Input({ id: IdOrPath(), from: Str(), to: Str(), straight: Opt(Bool({ default: false })), from_project_id: Opt(Type.Integer()), unidiff: Opt(Bool({ default: false })) }),
     async handler(req) {
       const { ctx, repo } = await readable(req);
       const found = await compare(ctx.project, repo, req.input.from, req.input.to, !!req.input.straight);
-      return presentComparison(req.server.config, ctx.project, req.input.from, req.input.to, found);
+      return presentComparison(req.server.config, ctx.project, req.input.from, req.input.to, found, !!req.input.unidiff);
     },
   },
   {

@@ -74,3 +74,31 @@ export const ProtectedTag = Entity({
     user_id: Type.Optional(I()), group_id: Type.Optional(I()),
   })),
 }, { description: 'ProtectedTag' });
+
+/** A blob by id, base64. */
+export const Blob = Entity({ size: I(), encoding: S(), content: S(), sha: S() });
+
+export const BasicRef = Entity({ type: S(), name: S() }, { description: 'BasicRef' });
+
+export const BlameRange = Entity({
+  commit: Entity({
+    id: S(), parent_ids: Type.Array(S()), message: S(), authored_date: S(), author_name: S(), author_email: S(),
+    committed_date: S(), committer_name: S(), committer_email: S(),
+  }),
+  lines: Type.Array(S()),
+}, { description: 'BlameRange' });
+
+export const Contributor = Entity({ name: S(), email: S(), commits: I(), additions: I(), deletions: I() }, { description: 'Contributor' });
+
+/** GPG signatures name the key; SSH and X.509 ones say only their kind and status here. */
+export const CommitSignature = Type.Union([
+  Entity({
+    signature_type: Type.Literal('PGP'), gpg_key_id: Nullable(I()), gpg_key_primary_keyid: Nullable(S()), gpg_key_user_name: Nullable(S()),
+    gpg_key_user_email: Nullable(S()), verification_status: S(), gpg_key_subkey_id: Type.Null(), commit_source: S(),
+  }),
+  Entity({ signature_type: Type.Literal('SSH'), verification_status: S(), key: Type.Null(), commit_source: S() }),
+  Entity({ signature_type: Type.Literal('X509'), verification_status: S(), x509_certificate: Type.Null(), commit_source: S() }),
+], { description: 'CommitSignature' });
+
+/** A cherry-pick or revert asked with `dry_run`, that would succeed. */
+export const DryRun = Entity({ dry_run: Type.Literal('success') });

@@ -266,6 +266,14 @@ describe('a project whose repository is missing on disk', () => {
     `/projects/${q.id}/repository/files/README.md/raw?ref=main`,
     `/projects/${q.id}/repository/commits`,
     `/projects/${q.id}/repository/commits/main`,
+    `/projects/${q.id}/repository/commits/main/diff`,
+    `/projects/${q.id}/repository/commits/main/refs`,
+    `/projects/${q.id}/repository/commits/main/signature`,
+    `/projects/${q.id}/repository/files/README.md/blame?ref=main`,
+    `/projects/${q.id}/repository/blobs/abcd1234`,
+    `/projects/${q.id}/repository/archive.zip`,
+    `/projects/${q.id}/repository/merge_base?refs[]=main&refs[]=main`,
+    `/projects/${q.id}/repository/contributors`,
   ].map(async (path) => {
     const r = await call(t.app, 'GET', path, { token: u.reporter.token });
     return [path.replace(String(q.id), ':id'), r.status, r.body];
