@@ -22,6 +22,7 @@ import {
 } from './issues.presenter.ts';
 import { AwardEmoji, Issue, ResourceLabelEvent, ResourceMilestoneEvent, ResourceStateEvent, TimeStats } from './issues.schemas.ts';
 import { parseDuration } from './durations.ts';
+import { noteRoutes, type NoteableKind } from '../notes/notes.routes.ts';
 
 const tags = ['issues'];
 
@@ -195,7 +196,17 @@ const eventRoutes = (kind: 'label' | 'state' | 'milestone', table: EventTable, s
   ];
 };
 
+/** Issues as noteables: their notes and discussions routes (notes/notes.routes.ts), hidden exactly as the issue is. */
+const issueNoteables: NoteableKind = {
+  segment: 'issues', param: 'issue_iid', type: 'Issue', ability: 'read_issue',
+  async find(req, iid) {
+    const issue = await findIssue(req.server, scopeOf(req), iid, 'read_issue', 'Issue');
+    return { type: 'Issue', id: issue.id, iid: issue.iid, projectId: issue.project_id, locked: !!issue.discussion_locked };
+  },
+};
+
 export const issueRoutes: RouteDef<any>[] = [
+  ...noteRoutes(issueNoteables),
   {
     method: 'GET', url: '/issues', summary: 'Issues the caller may read, across projects (created by the caller unless scope says otherwise)', tags,
     access: 'public', response: Type.Array(Issue), input: Input({ ...ListParams }),

@@ -13,6 +13,8 @@ import {
 } from '../labels/labels.lookup.ts';
 import { usersByIds, type User } from '../users/users.service.ts';
 import type { EventContext } from './issues.presenter.ts';
+import { writeIssueSystemNotes } from '../notes/system-notes.ts';
+import { userNotesCounts } from '../notes/notes.service.ts';
 
 // Issues: reading one (the issue-level rules of the policy), creating with the project's next iid, changing them
 // (labels found or created, assignees, milestone, iteration, state), moving, subscriptions, time tracking and
@@ -92,7 +94,7 @@ export interface IssueInput {
   issue_type?: string;
 }
 
-/** What one request changed, for the hooks that follow changes (system notes). */
+/** What one request changed, for the system notes it calls for. */
 export interface IssueChange {
   issue: IssueRow;
   before: IssueRow | null;
@@ -102,25 +104,6 @@ export interface IssueChange {
   addedAssigneeIds: number[];
   removedAssigneeIds: number[];
   at: number;
-}
-
-type IssueChangeHook = (trx: Db, change: IssueChange) => Promise<void>;
-const changeHooks: IssueChangeHook[] = [];
-
-/**
- * The one hook point after an issue's change is written, inside its transaction: the notes area registers here the
- * writer of system notes (state, labels, milestone, assignees, title), so they commit or roll back with the change.
- */
-export function onIssueChange(hook: IssueChangeHook): () => void {
-  changeHooks.push(hook);
-  return () => {
-    const at = changeHooks.indexOf(hook);
-    if (at >= 0) changeHooks.splice(at, 1);
-  };
-}
-
-async function runChangeHooks(trx: Db, change: IssueChange): Promise<void> {
-  for (const hook of changeHooks) await hook(trx, change);
 }
 
 /** Issue types the reference's issue API accepts. */
@@ -240,7 +223,8 @@ async function applyChange(deps: ServiceDeps, trx: Db, scope: IssueScope, before
       action: removed ? 'remove' : 'add', state: after.state, created_at: now,
     }).execute();
   }
-  await runChangeHooks(trx, change);
+  // The system notes of the change commit or roll back with it.
+  await writeIssueSystemNotes(trx, change);
   return change;
 }
 
@@ -561,8 +545,7 @@ export async function loadIssuePresentation(
     milestoneIds.length ? db.selectFrom('milestones').selectAll().where('id', 'in', milestoneIds).execute() : [],
     iterationIds.length ? db.selectFrom('iterations').selectAll().where('id', 'in', iterationIds).execute() : [],
     db.selectFrom('projects').select(['id', 'path', 'full_path', 'namespace_id']).where('id', 'in', projectIds).execute(),
-    db.selectFrom('notes').select(['noteable_id', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('noteable_type', '=', ISSUE).where('noteable_id', 'in', ids).where('system', '=', 0).groupBy('noteable_id').execute(),
+    userNotesCounts(db, ISSUE, ids),
     db.selectFrom('award_emoji').select(['awardable_id', 'name', (eb) => eb.fn.countAll<number>().as('n')])
       .where('awardable_type', '=', ISSUE).where('awardable_id', 'in', ids).where('name', 'in', ['thumbsup', 'thumbsdown'])
       .groupBy(['awardable_id', 'name']).execute(),
@@ -574,7 +557,7 @@ export async function loadIssuePresentation(
   for (const m of milestones) pres.milestones.set(m.id, m);
   for (const i of iterations) pres.iterations.set(i.id, i);
   for (const p of projects) pres.projects.set(p.id, p);
-  for (const n of notes) pres.notes.set(n.noteable_id, Number(n.n));
+  pres.notes = notes;
   for (const v of votes) {
     const e = pres.votes.get(v.awardable_id) ?? { up: 0, down: 0 };
     if (v.name === 'thumbsup') e.up = Number(v.n); else e.down = Number(v.n);

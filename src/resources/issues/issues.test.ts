@@ -5,7 +5,6 @@ import { addMember, castRoles, makeGroup, makeProject, quickUser, Role, type Rol
 import { makeIssue, makeIteration, makeLabel, makeMilestone } from '../../../test/support/fixtures.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { parseDuration, formatDuration } from './durations.ts';
-import { onIssueChange } from './issues.service.ts';
 
 let t: TestApp;
 before(async () => { t = await buildTestApp(); });
@@ -586,29 +585,6 @@ describe('issues: the other routes by role, on a private project', () => {
       });
     });
   }
-});
-
-describe('issues: the change hook', () => {
-  test('runs inside the change with what changed, and a failing hook rolls the change back', async () => {
-    const p = await makeProject(t.app, { visibility: 0 });
-    const owner = await quickUser(t.app);
-    await addMember(t.app, { type: 'Project', id: p.id }, owner.user.id, Role.owner);
-    const issue = await makeIssue(t.app, p, { authorId: owner.user.id, title: 'hooked' });
-    const seen: Array<{ title: string; before: string | null; added: number; state: string }> = [];
-    const off = onIssueChange(async (_trx, c) => { seen.push({ title: c.issue.title, before: c.before?.title ?? null, added: c.addedLabelIds.length, state: c.issue.state }); });
-    try {
-      const r = await call(t.app, 'PUT', `/projects/${p.id}/issues/${issue.iid}`, { token: owner.token, body: { title: 'renamed', labels: 'x,y', state_event: 'close' } });
-      assert.equal(r.status, 200);
-      assert.deepEqual(seen, [{ title: 'renamed', before: 'hooked', added: 2, state: 'closed' }]);
-    } finally { off(); }
-    const offFail = onIssueChange(async () => { throw new Error('notes writer failed'); });
-    try {
-      const r = await call(t.app, 'PUT', `/projects/${p.id}/issues/${issue.iid}`, { token: owner.token, body: { title: 'never' } });
-      assert.equal(r.status, 500);
-      const row = await t.app.db.selectFrom('issues').select('title').where('id', '=', issue.id).executeTakeFirstOrThrow();
-      assert.equal(row.title, 'renamed');
-    } finally { offFail(); }
-  });
 });
 
 describe('issues: subscriptions, time tracking, award emoji, move', () => {

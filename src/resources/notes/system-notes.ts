@@ -1,0 +1,62 @@
+import type { Db } from '../../platform/db/index.ts';
+import type { IssueChange } from '../issues/issues.service.ts';
+import { writeSystemNote, type Noteable } from './notes.service.ts';
+
+// The notes the server writes when an issue changes, in the reference's words (SystemNotes::IssuablesService), by
+// the user who changed it and inside the change's transaction. A new issue gets none: what it was created with is
+// in its resource events.
+
+/** "a", "a and b", "a, b, and c", as Rails' to_sentence joins. */
+export function sentence(items: string[]): string {
+  if (items.length <= 2) return items.join(' and ');
+  return `${items.slice(0, -1).join(', ')}, and ${items[items.length - 1]}`;
+}
+
+const plural = (n: number, word: string) => (n === 1 ? word : `${word}s`);
+
+/** "July 1, 2026", as the reference writes due dates in notes. */
+function longDate(ms: number): string {
+  return new Date(ms).toLocaleDateString('en-US', { year: 'numeric', month: 'long', day: 'numeric', timeZone: 'UTC' });
+}
+
+/** The system notes an issue change calls for, in the order the reference writes them. */
+async function bodiesFor(trx: Db, c: IssueChange): Promise<string[]> {
+  const before = c.before!;
+  const after = c.issue;
+  const out: string[] = [];
+  if (before.title !== after.title) out.push(`changed title from **{-${before.title}-}** to **{+${after.title}+}**`);
+  if ((before.description ?? '') !== (after.description ?? '')) out.push('changed the description');
+  if (c.addedLabelIds.length || c.removedLabelIds.length) {
+    const refs = (ids: number[]) => ids.map((id) => `~${id}`).join(' ');
+    const parts: string[] = [];
+    if (c.addedLabelIds.length) parts.push(`added ${refs(c.addedLabelIds)} ${plural(c.addedLabelIds.length, 'label')}`);
+    if (c.removedLabelIds.length) parts.push(`removed ${refs(c.removedLabelIds)} ${plural(c.removedLabelIds.length, 'label')}`);
+    out.push(parts.join(' and '));
+  }
+  if (before.milestone_id !== after.milestone_id) {
+    const m = after.milestone_id === null ? undefined
+      : await trx.selectFrom('milestones').select(['iid', 'title', 'project_id']).where('id', '=', after.milestone_id).executeTakeFirst();
+    out.push(m ? `changed milestone to ${m.project_id !== null ? `%${m.iid}` : `%"${m.title}"`}` : 'removed milestone');
+  }
+  if (c.addedAssigneeIds.length || c.removedAssigneeIds.length) {
+    const ids = [...c.addedAssigneeIds, ...c.removedAssigneeIds];
+    const names = new Map((await trx.selectFrom('users').select(['id', 'username']).where('id', 'in', ids).execute()).map((u) => [u.id, `@${u.username}`]));
+    const who = (list: number[]) => sentence(list.map((id) => names.get(id) ?? '@ghost'));
+    const parts: string[] = [];
+    if (c.addedAssigneeIds.length) parts.push(`assigned to ${who(c.addedAssigneeIds)}`);
+    if (c.removedAssigneeIds.length) parts.push(`unassigned ${who(c.removedAssigneeIds)}`);
+    out.push(parts.join(' and '));
+  }
+  if (before.due_date !== after.due_date) out.push(after.due_date === null ? 'removed due date' : `changed due date to ${longDate(after.due_date)}`);
+  if (before.confidential !== after.confidential) out.push(after.confidential ? 'made the issue confidential' : 'made the issue visible to everyone');
+  if (!!before.discussion_locked !== !!after.discussion_locked) out.push(after.discussion_locked ? 'locked this issue' : 'unlocked this issue');
+  if (before.state !== after.state) out.push(after.state === 'closed' ? 'closed' : 'reopened');
+  return out;
+}
+
+/** Writes the system notes of an issue change (none for a new issue). */
+export async function writeIssueSystemNotes(trx: Db, c: IssueChange): Promise<void> {
+  if (!c.before) return;
+  const noteable: Noteable = { type: 'Issue', id: c.issue.id, iid: c.issue.iid, projectId: c.issue.project_id, locked: !!c.issue.discussion_locked };
+  for (const body of await bodiesFor(trx, c)) await writeSystemNote(trx, noteable, c.actor.user?.id ?? null, body, c.at);
+}
