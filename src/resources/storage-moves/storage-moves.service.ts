@@ -158,6 +158,10 @@ async function replicate(deps: ServiceDeps, move: MoveRow, o: MoveOptions): Prom
         throw new Error(`Failed to verify project repository checksum from ${before} to ${after}`);
       }
       await placeRepository(deps.config, staged, destination);
+      // A push that passed its read-only check just before the move was scheduled and wrote after the copy shows
+      // here: the source no longer matches what was copied, and the move fails rather than lose the push.
+      const now = await src.checksum();
+      if (now !== before) throw new Error(`Failed to verify project repository checksum from ${now} to ${after}`);
     } catch (e) {
       await removeRepository(staged).catch(() => {});
       throw e;
@@ -198,6 +202,10 @@ async function fail(deps: ServiceDeps, move: MoveRow, e: unknown): Promise<void>
     });
   } else if (current?.state === 'replicated') {
     await setState(deps.db, move.id, 'replicated', 'cleanup_failed', deps.clock.now(), { error_message: message });
+  } else if (!current && source !== destination) {
+    // The project was deleted during the move (its moves went with it): a copy it never switched to is nobody's.
+    const project = await deps.db.selectFrom('projects').select('repository_storage').where('id', '=', move.project_id).executeTakeFirst();
+    if (project?.repository_storage !== move.destination_storage_name) await removeRepository(destination).catch(() => {});
   }
   announceCacheVoid('all');
 }

@@ -2,6 +2,7 @@ import { test, before, after, describe, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import { castRoles, makeProject, quickUser, reloadProject, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
 import { gitClient } from '../repository/testing.ts';
@@ -271,6 +272,33 @@ describe('failures', () => {
     assert.equal((await call(t.app, 'GET', `/projects/${project.id}/repository/branches/main`, { token: admin.token })).body.commit.id, head);
     await g.run(['commit', '--allow-empty', '-q', '-m', 'after failure'], dir);
     assert.equal((await g.run(['push', '-q', 'origin', 'HEAD:main'], dir)).code, 0);
+  });
+
+  test('a push that lands on the source after the copy was verified fails the move instead of being lost', async () => {
+    const { project } = await seeded();
+    const sourcePath = pathOn('default', project);
+    const destPath = pathOn('second', project);
+    const original = Repository.prototype.invalidate;
+    // The verified copy has just taken its place when a late push writes to the source.
+    const spy = mock.method(Repository.prototype, 'invalidate', function (this: Repository) {
+      original.call(this);
+      if (this.path === destPath) execFileSync('git', ['--git-dir', sourcePath, 'update-ref', 'refs/heads/late', 'refs/heads/main']);
+    });
+    let r;
+    try {
+      r = await schedule(project);
+      await t.app.jobs.drain();
+    } finally {
+      spy.mock.restore();
+    }
+    const m = await moveOf(r.body.id);
+    assert.equal(m.state, 'failed');
+    assert.match(m.error_message, /^Failed to verify project repository checksum from [0-9a-f]{40} to [0-9a-f]{40}$/);
+    const row = await reloadProject(t.app, project.id);
+    assert.equal(row.repository_storage, 'default');
+    assert.equal(row.repository_read_only, 0);
+    assert.ok(await new Repository(sourcePath).resolveRef('refs/heads/late'));
+    assert.equal(existsSync(destPath), false);
   });
 
   test('the error message is cut to 256 characters', async () => {
