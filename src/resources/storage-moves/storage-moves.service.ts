@@ -166,6 +166,9 @@ async function replicate(deps: ServiceDeps, move: MoveRow, o: MoveOptions): Prom
       await removeRepository(staged).catch(() => {});
       throw e;
     }
+  } else if (source !== destination) {
+    // No repository on disk yet (it is made on first use): the project must not find a leftover of an older move.
+    await removeRepository(destination);
   }
   // The switch: the project reads from the destination and takes pushes again, in one transaction with the state.
   await deps.db.transaction().execute(async (trx) => {

@@ -407,6 +407,17 @@ describe('restarts', () => {
     assert.equal((await call(t.app, 'GET', `/projects/${project.id}/repository/branches/main`, { token: admin.token })).body.commit.id, head);
   });
 
+  test('a project without a repository on disk moves without finding a leftover at the destination', async () => {
+    const project = await makeProject(t.app, { repository: false });
+    const leftover = pathOn('second', project);
+    await Repository.init(leftover, { defaultBranch: 'stale' });
+    const r = await schedule(project);
+    await t.app.jobs.drain();
+    assert.equal((await moveOf(r.body.id)).state, 'finished');
+    assert.equal((await reloadProject(t.app, project.id)).repository_storage, 'second');
+    assert.equal(existsSync(leftover), false);
+  });
+
   test('a job run again on a move that is over does nothing', async () => {
     const project = await makeProject(t.app, { repository: true });
     const r = await schedule(project);
