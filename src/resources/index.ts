@@ -27,6 +27,7 @@ import { milestoneRoutes } from './milestones/milestones.routes.ts';
 import { iterationRoutes } from './iterations/iterations.routes.ts';
 import { issueRoutes } from './issues/issues.routes.ts';
 import { commitRoutes } from './repository/commits.routes.ts';
+import { storageMoveJobs, storageMoveRoutes } from './storage-moves/storage-moves.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
 
 /** Every resource area of the API, registered in a fixed order. */
@@ -59,13 +60,14 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...iterationRoutes,
     ...issueRoutes,
     ...commitRoutes,
+    ...storageMoveRoutes,
   ]);
   registerGitHttp(app);
 }
 
 /** Every kind of background job the areas run (platform/jobs), defined once per application. */
-export function registerJobs(deps: ServiceDeps): void {
-  for (const jobs of [branchJobs(deps)]) {
+export function registerJobs(deps: ServiceDeps & { log?: { warn(obj: object, msg: string): void } }): void {
+  for (const jobs of [branchJobs(deps), storageMoveJobs(deps)]) {
     for (const [name, kind] of Object.entries(jobs)) deps.jobs.define(name, kind);
   }
 }

@@ -664,6 +664,20 @@ export interface JobsTable {
   finished_at: number | null;
 }
 
+/** A move of a project's repository between storage shards (resources/storage-moves). */
+export interface ProjectRepositoryStorageMovesTable {
+  id: Generated<number>;
+  project_id: number;
+  /** initial | scheduled | started | replicated | finished | failed | cleanup_failed */
+  state: string;
+  source_storage_name: string;
+  destination_storage_name: string;
+  /** Why the move failed, at most 256 characters. */
+  error_message: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -718,4 +732,5 @@ export interface DB {
   resource_state_events: ResourceStateEventsTable;
   resource_milestone_events: ResourceMilestoneEventsTable;
   jobs: JobsTable;
+  project_repository_storage_moves: ProjectRepositoryStorageMovesTable;
 }

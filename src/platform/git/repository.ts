@@ -997,6 +997,23 @@ export class Repository {
   }
 
   /**
+   * Whether a push is writing to the repository now, read from the files receive-pack holds while it works: its
+   * quarantine directory (`objects/tmp_objdir-incoming-*`, from the first pushed object until the objects are
+   * moved in) and the lock files of the refs it updates (`*.lock` under refs/, `packed-refs.lock`, `HEAD.lock`).
+   * Both go away when the push ends, and a push killed mid-way leaves the quarantine behind only until the
+   * start-up sweep. Being files, they are seen by every server process and machine sharing the shard, which an
+   * in-memory counter would not be.
+   */
+  async pushInProgress(): Promise<boolean> {
+    const names = (dir: string) => readdir(dir).catch(() => [] as string[]);
+    if ((await names(join(this.path, 'objects'))).some((n) => n.startsWith('tmp_objdir-incoming-'))) return true;
+    const top = await names(this.path);
+    if (top.includes('packed-refs.lock') || top.includes('HEAD.lock')) return true;
+    const refs = await readdir(join(this.path, 'refs'), { recursive: true }).catch(() => [] as string[]);
+    return refs.some((n) => String(n).endsWith('.lock'));
+  }
+
+  /**
    * Gitaly's repository checksum (XOR of SHA-1 over "<sha> <ref>" lines of HEAD and the usual ref namespaces), so a
    * copied repository can be verified against its source.
    */

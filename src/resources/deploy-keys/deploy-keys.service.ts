@@ -308,3 +308,14 @@ export async function deployKeysOfProject(deps: { db: Db }, projectId: number): 
     .execute();
   return rows.map((r) => ({ id: r.id, title: r.title, can_push: !!r.can_push }));
 }
+
+/** The project summaries (ProjectIdentity) of these projects, by id; other areas show their projects this way too. */
+export async function projectSummariesByIds(db: Db, ids: number[]): Promise<Map<number, ProjectSummaryRow>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('projects')
+    .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+    .select(['projects.id', 'projects.description', 'projects.name', 'projects.path', 'projects.full_path', 'projects.created_at', 'namespaces.full_name as namespace_full_name'])
+    .where('projects.id', 'in', [...new Set(ids)])
+    .execute();
+  return new Map(rows.map((r) => [r.id, r]));
+}

@@ -13,6 +13,7 @@ import * as m0010 from './0010_user_profile.ts';
 import * as m0011 from './0011_planning.ts';
 import * as m0012 from './0012_jobs.ts';
 import * as m0013 from './0013_issues.ts';
+import * as m0014 from './0014_storage_moves.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -34,4 +35,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0011_planning', up: m0011.up },
   { name: '0012_jobs', up: m0012.up },
   { name: '0013_issues', up: m0013.up },
+  { name: '0014_storage_moves', up: m0014.up },
 ];

@@ -1,0 +1,240 @@
+import type { Selectable } from 'kysely';
+import type { Db } from '../../platform/db/index.ts';
+import type { ProjectRepositoryStorageMovesTable } from '../../platform/db/schema.ts';
+import type { ServiceDeps } from '../../platform/deps.ts';
+import { ParamError, RecordNotFoundError, ValidationError } from '../../platform/errors.ts';
+import { Repository } from '../../platform/git/repository.ts';
+import { announceCacheVoid, settled } from '../../platform/cache-bus.ts';
+import { pickStorage, placeRepository, removeRepository, repositoryPath, stagingPath, storageOf } from '../projects/repository.ts';
+
+// Project repository storage moves: the reference's state machine (repository_storage_movable.rb) over a row per
+// move, driven by one durable job per move.
+//
+//   schedule            initial   -> scheduled   the project becomes read-only, in the transaction that makes the row
+//                                                 and queues the job
+//   start               scheduled -> started     the job, once
+//   finish_replication  started   -> replicated  the copy is verified; the project is switched and writable again
+//   finish_cleanup      replicated -> finished   the source repository is removed
+//   do_fail             started   -> failed      the project stays on its source, writable again; the copy is removed
+//   do_fail             replicated -> cleanup_failed   the project lives on the destination; the source is left
+//
+// A job that is run again after its process died (its lease ran out) resumes from the state the row records:
+// `started` copies again from the start (the source is still read-only and unchanged), `replicated` removes the
+// source. The project is only ever switched to a copy that is whole (made in a staging directory, verified, then
+// renamed into place), so nothing is served from a half-copied repository.
+
+export type MoveRow = Selectable<ProjectRepositoryStorageMovesTable>;
+
+export const MOVE_JOB = 'project_repository_storage_move';
+export const SHARD_MOVE_JOB = 'project_repository_shard_move';
+
+const ERROR_MAX = 256;
+
+/** The wire name of a state: the state machine's human name (`cleanup_failed` reads "cleanup failed"). */
+export const stateName = (state: string) => state.replace(/_/g, ' ');
+
+export function movesQuery(db: Db, projectId?: number) {
+  let q = db.selectFrom('project_repository_storage_moves').selectAll();
+  if (projectId !== undefined) q = q.where('project_id', '=', projectId);
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc');
+}
+
+/** One move, of the project when given; "404 Not found" otherwise. */
+export async function getMove(db: Db, id: number, projectId?: number): Promise<MoveRow> {
+  let q = db.selectFrom('project_repository_storage_moves').selectAll().where('id', '=', id);
+  if (projectId !== undefined) q = q.where('project_id', '=', projectId);
+  const row = await q.executeTakeFirst();
+  if (!row) throw new RecordNotFoundError();
+  return row;
+}
+
+/**
+ * Schedules a move of one project's repository (`destination` omitted: a shard chosen by weight). The project
+ * becomes read-only in the same transaction as the row and its job, and only if it was writable: a project already
+ * moving (or made read-only otherwise) is refused with the reference's "is read-only".
+ */
+export async function scheduleMove(deps: ServiceDeps, projectId: number, destination?: string | null, onlyFrom?: string): Promise<MoveRow | null> {
+  const storage = storageOf(deps.config);
+  const dest = destination ?? pickStorage(deps.config);
+  if (!storage.has(dest)) throw new ValidationError({ destination_storage_name: ['is not included in the list'] });
+  return deps.db.transaction().execute(async (trx) => {
+    const project = await trx.selectFrom('projects').select(['id', 'repository_storage']).where('id', '=', projectId).executeTakeFirst();
+    if (!project) throw new ValidationError({ project: ["can't be blank"] });
+    // The whole-shard move passes over projects that left the shard since it listed them.
+    if (onlyFrom !== undefined && project.repository_storage !== onlyFrom) return null;
+    if (!storage.has(project.repository_storage)) throw new ValidationError({ source_storage_name: ['is not included in the list'] });
+    // Conditional, so that of two moves scheduled at once exactly one makes the project read-only.
+    const flipped = await trx.updateTable('projects').set({ repository_read_only: 1 })
+      .where('id', '=', projectId).where('repository_read_only', '=', 0).executeTakeFirst();
+    if (Number(flipped.numUpdatedRows) !== 1) throw new ValidationError({ project: ['is read-only'] });
+    const now = deps.clock.now();
+    const move = await trx.insertInto('project_repository_storage_moves').values({
+      project_id: projectId, state: 'scheduled', source_storage_name: project.repository_storage, destination_storage_name: dest,
+      error_message: null, created_at: now, updated_at: now,
+    }).returningAll().executeTakeFirstOrThrow();
+    await deps.jobs.enqueue(trx, MOVE_JOB, { move_id: move.id }, { uniqueKey: `${MOVE_JOB}:${move.id}` });
+    return move;
+  }).finally(() => announceCacheVoid('all'));
+}
+
+/** Names of the configured shards; an unknown one is the reference's Grape `values:` error. */
+export function assertShardParam(deps: ServiceDeps, param: string, name: string | undefined): void {
+  if (name !== undefined && !storageOf(deps.config).has(name)) throw ParamError.of(param, 'value');
+}
+
+/** Queues the move of every project on `source` (answered 202 at once; the job schedules the moves). */
+export async function scheduleShardMove(deps: ServiceDeps, source: string, destination?: string): Promise<void> {
+  await deps.jobs.enqueue(deps.db, SHARD_MOVE_JOB, { source_storage_name: source, destination_storage_name: destination ?? null });
+}
+
+export interface MoveOptions {
+  /** How many times to look for pushes in progress, and how long to wait between looks (the reference: 3, 10 s). */
+  pushChecks?: number;
+  pushCheckIntervalMs?: number;
+  signal?: AbortSignal;
+}
+
+/** Waits until no push writes to the repository, or gives up with the reference's text. */
+export async function waitForPushes(repo: Repository, o: MoveOptions = {}): Promise<void> {
+  const checks = o.pushChecks ?? 3;
+  for (let i = 0; i < checks; i++) {
+    if (!(await repo.pushInProgress())) return;
+    if (i < checks - 1) await new Promise((r) => setTimeout(r, o.pushCheckIntervalMs ?? 10_000));
+    o.signal?.throwIfAborted();
+  }
+  throw new Error('Timeout waiting for project repository pushes');
+}
+
+const setState = (db: Db, id: number, from: string, to: string, now: number, extra: { error_message?: string } = {}) =>
+  db.updateTable('project_repository_storage_moves').set({ state: to, updated_at: now, ...extra }).where('id', '=', id).where('state', '=', from).executeTakeFirst()
+    .then((r) => Number(r.numUpdatedRows) === 1);
+
+/**
+ * Runs one move (the job). Only a `scheduled` move starts; a `started` or `replicated` one was cut short by a stop
+ * and resumes; any other state means there is nothing left to do.
+ */
+export async function runMove(deps: ServiceDeps, moveId: number, o: MoveOptions = {}): Promise<void> {
+  const move = await deps.db.selectFrom('project_repository_storage_moves').selectAll().where('id', '=', moveId).executeTakeFirst();
+  if (!move) return;
+  if (move.state === 'scheduled') {
+    if (!(await setState(deps.db, move.id, 'scheduled', 'started', deps.clock.now()))) return;
+  } else if (move.state !== 'started' && move.state !== 'replicated') {
+    return;
+  }
+  try {
+    if (move.state !== 'replicated') await replicate(deps, move, o);
+    await cleanup(deps, move);
+  } catch (e) {
+    // A stop (the runner gives the job back) is no failure: the next run resumes from the state recorded.
+    if (o.signal?.aborted) throw e;
+    await fail(deps, move, e);
+  }
+}
+
+/** The project's repository paths on the move's two shards (equal when both shards share one directory). */
+function pathsOf(deps: ServiceDeps, move: MoveRow) {
+  return {
+    source: repositoryPath(deps.config, move.source_storage_name, move.project_id),
+    destination: repositoryPath(deps.config, move.destination_storage_name, move.project_id),
+  };
+}
+
+async function replicate(deps: ServiceDeps, move: MoveRow, o: MoveOptions): Promise<void> {
+  const { source, destination } = pathsOf(deps, move);
+  const src = new Repository(source);
+  if (source !== destination && src.exists()) {
+    await waitForPushes(src, o);
+    // The copy goes through git's pack protocol into a staging directory on the destination shard, and takes its
+    // place with one rename once its checksum matches the source's. Git reads the source as a consistent set of
+    // refs and objects (a file copy could catch a repack or gc half-way) and checks every object it writes; the
+    // rename on the destination's filesystem means the project's path there holds a whole copy or none. A copy
+    // left in staging by a stop is removed by the start-up sweep, and one at the project's path by the next try.
+    const staged = stagingPath(deps.config, move.destination_storage_name);
+    try {
+      const copy = await Repository.copyFrom(source, staged, { refs: 'all' });
+      o.signal?.throwIfAborted();
+      const [before, after] = await Promise.all([src.checksum(), copy.checksum()]);
+      if (before !== after) {
+        throw new Error(`Failed to verify project repository checksum from ${before} to ${after}`);
+      }
+      await placeRepository(deps.config, staged, destination);
+      // A push that passed its read-only check just before the move was scheduled and wrote after the copy shows
+      // here: the source no longer matches what was copied, and the move fails rather than lose the push.
+      const now = await src.checksum();
+      if (now !== before) throw new Error(`Failed to verify project repository checksum from ${now} to ${after}`);
+    } catch (e) {
+      await removeRepository(staged).catch(() => {});
+      throw e;
+    }
+  } else if (source !== destination) {
+    // No repository on disk yet (it is made on first use): the project must not find a leftover of an older move.
+    await removeRepository(destination);
+  }
+  // The switch: the project reads from the destination and takes pushes again, in one transaction with the state.
+  await deps.db.transaction().execute(async (trx) => {
+    const now = deps.clock.now();
+    if (!(await setState(trx, move.id, 'started', 'replicated', now))) throw new Error('The move is no longer started');
+    await trx.updateTable('projects').set({ repository_storage: move.destination_storage_name, repository_read_only: 0, updated_at: now })
+      .where('id', '=', move.project_id).execute();
+  });
+  move.state = 'replicated';
+  // Every worker forgets the project row naming the source before the source goes away.
+  announceCacheVoid('all');
+  await settled();
+}
+
+async function cleanup(deps: ServiceDeps, move: MoveRow): Promise<void> {
+  const { source, destination } = pathsOf(deps, move);
+  if (source !== destination) await removeRepository(source);
+  await setState(deps.db, move.id, 'replicated', 'finished', deps.clock.now());
+}
+
+/** `do_fail`: from started the project stays on its source and is writable again; from replicated the source is left. */
+async function fail(deps: ServiceDeps, move: MoveRow, e: unknown): Promise<void> {
+  const message = (e instanceof Error ? e.message : String(e)).slice(0, ERROR_MAX);
+  const { source, destination } = pathsOf(deps, move);
+  const current = await deps.db.selectFrom('project_repository_storage_moves').select('state').where('id', '=', move.id).executeTakeFirst();
+  if (current?.state === 'started') {
+    // The project never read the copy: it goes, so only the source remains.
+    if (source !== destination) await removeRepository(destination).catch(() => {});
+    await deps.db.transaction().execute(async (trx) => {
+      const now = deps.clock.now();
+      if (await setState(trx, move.id, 'started', 'failed', now, { error_message: message })) {
+        await trx.updateTable('projects').set({ repository_read_only: 0 }).where('id', '=', move.project_id).execute();
+      }
+    });
+  } else if (current?.state === 'replicated') {
+    await setState(deps.db, move.id, 'replicated', 'cleanup_failed', deps.clock.now(), { error_message: message });
+  } else if (!current && source !== destination) {
+    // The project was deleted during the move (its moves went with it): a copy it never switched to is nobody's.
+    const project = await deps.db.selectFrom('projects').select('repository_storage').where('id', '=', move.project_id).executeTakeFirst();
+    if (project?.repository_storage !== move.destination_storage_name) await removeRepository(destination).catch(() => {});
+  }
+  announceCacheVoid('all');
+}
+
+/**
+ * The whole-shard move (the job): schedules a move for every project on `source`, each in its own transaction;
+ * a project that cannot move now (already read-only) is skipped with a log line, as the reference does.
+ */
+export async function runShardMove(
+  deps: ServiceDeps, source: string, destination: string | null, log?: { warn(obj: object, msg: string): void },
+): Promise<void> {
+  if (!storageOf(deps.config).has(source)) throw new Error(`unknown storage shard: ${source}`);
+  let after = 0;
+  for (;;) {
+    const batch = await deps.db.selectFrom('projects').select(['id', 'full_path']).where('repository_storage', '=', source)
+      .where('pending_delete', '=', 0).where('id', '>', after).orderBy('id').limit(100).execute();
+    if (!batch.length) return;
+    for (const p of batch) {
+      try {
+        await scheduleMove(deps, p.id, destination, source);
+      } catch (e) {
+        if (!(e instanceof ValidationError)) throw e;
+        const errors = Object.entries(e.errors).map(([k, v]) => `${k} ${([] as unknown[]).concat(v).join(', ')}`).join(', ');
+        log?.warn({ project_id: p.id }, `Container ${p.full_path} (${p.id}) was skipped: ${errors}`);
+      }
+    }
+    after = batch[batch.length - 1].id;
+  }
+}
