@@ -14,7 +14,12 @@ const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: true, 
 ajv.addFormat('date-time', { type: 'string', validate: (s: string) => parseDateTime(s) !== null });
 ajv.addFormat('date', { type: 'string', validate: (s: string) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s)) });
 
-export type InputValidator = (merged: Record<string, unknown>) => Record<string, unknown>;
+/**
+ * `multipartFields`: the parameters that arrived as fields of a multipart body. python-gitlab turns booleans into
+ * `1` / `0` there (it cannot send Python values as parts); the reference's Boolean coercion reads them as booleans,
+ * so a boolean parameter takes them from a multipart field, and only from one.
+ */
+export type InputValidator = (merged: Record<string, unknown>, multipartFields?: ReadonlySet<string>) => Record<string, unknown>;
 
 export function compileInput(schema: TObject, pathParams: string[] = []): InputValidator {
   const validate: ValidateFunction = ajv.compile(schema);
@@ -27,7 +32,7 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
   const integerLike = order.filter((k) => isIntegerLike(props[k]));
   const commaLists = order.filter((k) => (props[k] as Record<string, unknown>)[COMMA_SEPARATED] === true);
   const fileParams = fileParamsOf(schema);
-  return (merged) => {
+  return (merged, multipartFields) => {
     const input: Record<string, unknown> = { ...merged };
     const strict: Array<{ param: string; problem: ParamProblem }> = [];
     for (const k of commaLists) {
@@ -61,6 +66,7 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
       // Compared case-insensitively: python-gitlab sends Python's `True` / `False`.
       const word = typeof v === 'string' ? v.toLowerCase() : null;
       if (word === 'true' || word === 'false') input[k] = word === 'true';
+      else if ((word === '1' || word === '0') && multipartFields?.has(k)) input[k] = word === '1';
       else strict.push({ param: k, problem: 'invalid' });
     }
     // A file parameter takes a file part and nothing else (no string, no JSON object).
