@@ -52,6 +52,10 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
         strict.push({ param: k, problem: 'invalid' });
       }
     }
+    // A file parameter given empty (`avatar=`) or null asks to remove the file, as the reference reads a blank
+    // avatar; it stays null for the service.
+    const removals = fileParams.filter((k) => input[k] === '' || input[k] === null);
+    for (const k of removals) delete input[k];
     // An empty value (or JSON null) for a non-string parameter means "not given" (`?id_after=` is ignored).
     for (const k of nonString) if (input[k] === '' || input[k] === null) delete input[k];
     // A scalar parameter given an array or a hash (`name[]=v`) is a type error, not its first element.
@@ -79,6 +83,7 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
     for (const k of order) if (!isCleanText(input[k])) strict.push({ param: k, problem: 'invalid' });
     const valid = validate(input);
     for (const [k, f] of files) input[k] = f;
+    for (const k of removals) input[k] = null;
     // Integers beyond 32 bits are no id, page or count this API knows; the database would refuse them.
     for (const k of integers) {
       const v = input[k];

@@ -22,6 +22,7 @@ import { branchRoutes } from './repository/branches.routes.ts';
 import { protectedBranchRoutes, protectedTagRoutes } from './repository/protected.routes.ts';
 import { repositoryRoutes } from './repository/repository.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
+import { registerStoredFiles } from './uploads/uploads.files.ts';
 
 /** Every resource area of the API, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
@@ -50,4 +51,5 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...repositoryRoutes,
   ]);
   registerGitHttp(app);
+  registerStoredFiles(app);
 }

@@ -52,3 +52,33 @@ out["user"] = [u.private_profile, u.can_create_group]
 `);
   assert.deepEqual(out, { user: [true, false] });
 });
+
+test('python-gitlab: project, group and user avatars are stored and served back', { skip }, async () => {
+  const out = await py(`
+p = gl.projects.create({"name": "pic-project", "initialize_with_readme": True, "avatar": io.BytesIO(png)})
+out["project"] = [p.default_branch, p.avatar_url.split("/uploads/")[1]]
+g = gl.groups.create({"name": "pic-group", "path": "pic-group", "avatar": io.BytesIO(png)})
+out["group"] = g.avatar_url.split("/uploads/")[1] if g.avatar_url else None
+local = lambda u: os.environ["GL_URL"] + "/uploads/" + u.split("/uploads/", 1)[1]
+r = gl.session.get(local(p.avatar_url), headers={"PRIVATE-TOKEN": os.environ["GL_TOKEN"]})
+out["served"] = [r.status_code, r.headers["content-type"], r.content == png]
+# python-gitlab sends avatar="" as an empty file part: the reference's uploader skips it, nothing changes.
+p.avatar = ""
+p.save()
+out["empty_file"] = gl.projects.get(p.id).avatar_url == out_url if (out_url := p.avatar_url) else "lost"
+# A blank form field removes it.
+gl.http_put("/projects/%d" % p.id, post_data={"avatar": ""})
+out["removed"] = gl.projects.get(p.id).avatar_url
+u = gl.users.create({"email": "picu@example.com", "username": "picu", "name": "Pic", "password": "s3cret-password", "avatar": io.BytesIO(png)})
+out["user"] = u.avatar_url.split("/uploads/")[1]
+out["anon"] = gitlab.Gitlab(os.environ["GL_URL"]).session.get(local(u.avatar_url)).status_code
+`);
+  assert.equal(out.project[0], 'main');
+  assert.match(out.project[1], /^-\/system\/project\/avatar\/\d+\/avatar\.png$/);
+  assert.match(out.group, /^-\/system\/group\/avatar\/\d+\/avatar\.png$/);
+  assert.deepEqual(out.served, [200, 'image/png', true]);
+  assert.equal(out.removed, null);
+  assert.equal(out.empty_file, true);
+  assert.match(out.user, /^-\/system\/user\/avatar\/\d+\/avatar\.png$/);
+  assert.equal(out.anon, 200);
+});

@@ -1,6 +1,7 @@
 import { iso, webUrl } from '../../http/format.ts';
 import { visibilityName, type ProjectRow } from '../../platform/membership.ts';
 import type { Group } from './groups.service.ts';
+import { avatarUrl } from '../../platform/storage/avatars.ts';
 
 // The group entity in the reference's field order (Group, then GroupDetail's additions).
 
@@ -35,7 +36,7 @@ export function groupEntity(g: Group, base: string) {
     default_branch: g.default_branch,
     default_branch_protection: g.default_branch_protection,
     default_branch_protection_defaults: branchProtectionDefaults(g.default_branch_protection),
-    avatar_url: null,
+    avatar_url: avatarUrl(base, 'group', g.id, g.avatar),
     request_access_enabled: !!g.request_access_enabled,
     full_name: g.full_name,
     full_path: g.full_path,
@@ -78,11 +79,11 @@ export function projectSummary(p: ProjectRow, ns: Group, base: string) {
     created_at: iso(p.created_at),
     default_branch: p.default_branch,
     web_url: webUrl(base, p.full_path),
-    avatar_url: null,
+    avatar_url: avatarUrl(base, 'project', p.id, (p as { avatar?: string | null }).avatar),
     last_activity_at: iso(p.last_activity_at),
     namespace: {
       id: ns.id, name: ns.name, path: ns.path, kind: ns.kind, full_path: ns.full_path, parent_id: ns.parent_id,
-      avatar_url: null, web_url: groupWebUrl(base, ns),
+      avatar_url: avatarUrl(base, 'group', ns.id, ns.avatar), web_url: groupWebUrl(base, ns),
     },
     visibility: visibilityName(p.visibility_level),
     archived: !!p.archived,

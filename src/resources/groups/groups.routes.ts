@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
-import { Bool, Enum, Input, Int, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
+import { Bool, Enum, File, Input, Int, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { pageParams, paginateQuery, setKeysetLink } from '../../http/pagination.ts';
 import { findGroup } from '../../http/access.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
@@ -35,6 +35,7 @@ const SettingsParams = {
   request_access_enabled: Opt(Bool()),
   default_branch_protection: Opt(IntEnum([0, 1, 2, 3, 4])),
   default_branch: Opt(Str()),
+  avatar: Opt(File({ description: 'avatar image (multipart); empty to remove it' })),
 };
 
 const ListParams = {

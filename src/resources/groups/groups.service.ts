@@ -9,6 +9,8 @@ import { memberOfSelfOrAncestor, readableGroups } from '../../platform/access/qu
 import { canReadVisibility } from '../../platform/access/policy.ts';
 import type { Actor } from '../../http/auth.ts';
 import { pathProblem } from '../users/users.service.ts';
+import { checkAvatar, removeAvatar, withAvatar } from '../../platform/storage/avatars.ts';
+import type { UploadedFile } from '../../platform/storage/uploads.ts';
 
 export type Group = NamespaceRow;
 
@@ -33,6 +35,8 @@ export interface GroupSettingsInput {
   request_access_enabled?: boolean;
   default_branch_protection?: number;
   default_branch?: string;
+  /** A new avatar (a file part), or null to remove it. */
+  avatar?: UploadedFile | null;
 }
 
 // Letters (any script), digits, emoji, '_', '.', '-', space and parentheses; starts with a letter, digit, emoji or '_'.
@@ -106,9 +110,10 @@ export async function createGroup(deps: ServiceDeps, creatorId: number, parent: 
   const fullPath = parent ? `${parent.full_path}/${input.path}` : input.path;
   if (!errors.path && (await routeTaken(deps.db, fullPath))) addError(errors, 'path', 'has already been taken');
   if (Object.keys(errors).length) throw new ValidationError(errors);
+  checkAvatar(input.avatar);
 
   const now = deps.clock.now();
-  return deps.db.transaction().execute(async (trx) => {
+  return withAvatar(deps.config.dataDir, 'group', input.avatar ?? undefined, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
     const row = await trx.insertInto('namespaces').values({
       name: input.name, path: input.path, kind: 'group', parent_id: parent?.id ?? null, owner_id: null,
       visibility_level: visibility, description: input.description ?? '',
@@ -123,8 +128,9 @@ export async function createGroup(deps: ServiceDeps, creatorId: number, parent: 
       source_type: 'Namespace', source_id: row.id, user_id: creatorId, access_level: AccessLevel.OWNER,
       expires_at: null, created_by_id: creatorId, created_at: now, updated_at: now,
     }).execute();
+    await applyAvatar(trx, row.id);
     return trx.selectFrom('namespaces').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
-  }).catch((e) => {
+  })).catch((e) => {
     // Another request took the path between the check above and this insert.
     if (isUniqueViolation(e)) throw new ValidationError({ path: ['has already been taken'] });
     throw e;
@@ -150,17 +156,19 @@ export async function updateGroup(deps: ServiceDeps, group: Group, input: GroupS
     if (await routeTaken(deps.db, full, group.id)) addError(errors, 'path', 'has already been taken');
   }
   if (Object.keys(errors).length) throw new ValidationError(errors);
+  checkAvatar(input.avatar);
 
   const set: Record<string, unknown> = { ...settingsValues(input), updated_at: deps.clock.now() };
   if (input.name !== undefined) set.name = input.name;
   if (input.path !== undefined) set.path = input.path;
-  return deps.db.transaction().execute(async (trx) => {
+  return withAvatar(deps.config.dataDir, 'group', input.avatar, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
     await trx.updateTable('namespaces').set(set).where('id', '=', group.id).execute();
+    await applyAvatar(trx, group.id);
     if ((input.name !== undefined && input.name !== group.name) || (input.path !== undefined && input.path !== group.path)) {
       await refreshSubtree(trx, group.id);
     }
     return trx.selectFrom('namespaces').selectAll().where('id', '=', group.id).executeTakeFirstOrThrow();
-  });
+  }));
 }
 
 /** Why a transfer is refused, in the reference's words ("Transfer failed: ..."). */

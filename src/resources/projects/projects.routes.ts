@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
-import { Bool, DateOnly, DateTime, Enum, Input, Int, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
+import { Bool, DateOnly, DateTime, Enum, File, Input, Int, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { COUNT_LIMIT, pageParams, paginateQuery, setKeysetLink, setOffsetHeaders } from '../../http/pagination.ts';
 import { type ProjectContext } from '../../http/access.ts';
 import { accepted, keysetUnavailable, offsetLimitExceeded, sendRendered } from '../../http/errors.ts';
@@ -58,6 +58,7 @@ const ProjectAttributes = {
   public_builds: Opt(Bool()),
   ...Object.fromEntries([...COLUMN_FEATURES, ...SETTING_FEATURES].map((f) => [`${f}_access_level`, Opt(FeatureLevel)])),
   ...Object.fromEntries(SETTING_PARAMS.map((k) => [k, Opt(SETTING_TYPES[k] ?? Bool())])),
+  avatar: Opt(File({ description: 'avatar image (multipart); empty to remove it' })),
 };
 const UPDATE_KEYS = ['name', 'path', 'description', 'default_branch', 'visibility', 'topics', 'tag_list', ...Object.keys(ProjectAttributes).filter((k) => !['name', 'path', 'description', 'visibility', 'topics', 'tag_list'].includes(k))];
 
@@ -407,7 +408,7 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input({ search: Opt(Str()), without_projects: Opt(Bool()), ...PaginationParams }),
     handler: async (req, reply) => {
       const rows = await paginateQuery(req, reply, topicsQuery(req.server, { search: req.input.search, withoutProjects: req.input.without_projects }));
-      return rows.map(topicEntity);
+      return rows.map((r) => topicEntity(r, req.server.config.externalUrl));
     },
   },
   {

@@ -1,4 +1,6 @@
 import { storedSettings } from '../../platform/project-rows.ts';
+import { checkAvatar, removeAvatar, withAvatar } from '../../platform/storage/avatars.ts';
+import type { UploadedFile } from '../../platform/storage/uploads.ts';
 import type { Selectable, Transaction } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB, NamespacesTable, ProjectsTable } from '../../platform/db/schema.ts';
@@ -116,6 +118,8 @@ export interface ProjectAttributes {
   jobs_enabled?: boolean;
   snippets_enabled?: boolean;
   container_registry_enabled?: boolean;
+  /** A new avatar (a file part), or null to remove it. */
+  avatar?: UploadedFile | null;
   [key: string]: unknown;
 }
 
@@ -343,6 +347,7 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
   const errors: Record<string, string[]> = {};
   const add = (k: string, m: string) => (errors[k] ??= []).push(m);
   if (!opts.owner && !(await canCreateIn(deps, actor, ns))) add('namespace', 'is not valid');
+  checkAvatar(input.avatar);
 
   const name = (input.name ?? input.path ?? '').trim();
   const path = input.path ?? pathFromName(name);
@@ -371,7 +376,7 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
   const now = deps.clock.now();
   const shard = pickStorage(deps.config);
   const runners = newRunnersToken();
-  const project = await withStagedRepository(deps, shard, async (staged) => {
+  const project = await withAvatar(deps.config.dataDir, 'project', input.avatar ?? undefined, (applyAvatar) => withStagedRepository(deps, shard, async (staged) => {
     await initRepository(staged, defaultBranch);
     if (input.initialize_with_readme) {
       await commitReadme(staged, defaultBranch, `# ${name}\n\n${input.description ?? ''}\n`, { name: user.name, email: user.email }, now);
@@ -397,8 +402,9 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
       }).execute();
     }
     if (topics.length) await setTopics(trx, row.id, topics, now);
+    await applyAvatar(trx, row.id);
     return row;
-  });
+  }));
   return { ...(await reload(deps, project.id)), runners_token: runners.token };
 }
 
@@ -478,6 +484,7 @@ export async function updateProject(deps: ServiceDeps, ctx: ProjectContext, inpu
   const topics = normalizeTopics(input.topics ?? input.tag_list);
   if (topics?.some((t) => t.length > 255)) add('topics', 'is too long (maximum is 255 characters)');
   if (Object.keys(errors).length) throw new ValidationError(errors);
+  checkAvatar(input.avatar);
   if (Object.keys(settings).length) set.settings = JSON.stringify({ ...JSON.parse(p.settings || '{}'), ...settings });
   const now = deps.clock.now();
   set.updated_at = now;
@@ -485,11 +492,12 @@ export async function updateProject(deps: ServiceDeps, ctx: ProjectContext, inpu
     set.full_path = fullPath;
     set.full_path_lower = fullPath.toLowerCase();
   }
-  await deps.db.transaction().execute(async (trx) => {
+  await withAvatar(deps.config.dataDir, 'project', input.avatar, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
     if (set.path !== undefined) await moveRoute(trx, p, fullPath, now);
     await trx.updateTable('projects').set(set).where('id', '=', p.id).execute();
     if (topics) await setTopics(trx, p.id, topics, now);
-  });
+    await applyAvatar(trx, p.id);
+  }));
   if (set.default_branch !== undefined) {
     await setHead(projectRepositoryPath(deps, p), String(set.default_branch));
     await refreshRepositoryFacts(deps, { ...p, default_branch: String(set.default_branch) });
@@ -519,6 +527,7 @@ export async function deleteProject(deps: ServiceDeps, p: Project): Promise<void
     }
     await trx.deleteFrom('projects').where('id', '=', p.id).execute();
   });
+  await removeAvatar(deps.config.dataDir, 'project', p.id);
 }
 
 export async function setArchived(deps: ServiceDeps, p: Project, archived: boolean): Promise<Project> {

@@ -11,6 +11,7 @@ import * as m0008 from './0008_project_row_version.ts';
 import * as m0009 from './0009_runners_token_digest.ts';
 import * as m0010 from './0010_user_profile.ts';
 import * as m0011 from './0011_planning.ts';
+import * as m0012 from './0012_groups_projects.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -30,4 +31,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0009_runners_token_digest', up: m0009.up },
   { name: '0010_user_profile', up: m0010.up },
   { name: '0011_planning', up: m0011.up },
+  { name: '0012_groups_projects', up: m0012.up },
 ];
