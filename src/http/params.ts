@@ -26,6 +26,8 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
   const props = (schema.properties ?? {}) as Record<string, TSchema>;
   const order = Object.keys(props);
   const nonString = order.filter((k) => !acceptsString(props[k]));
+  // Dates and datetimes: JSON null is "not given" (python-gitlab sends `"expires_at": null` for an unset date).
+  const formatted = order.filter((k) => typeof props[k].format === 'string');
   const booleans = order.filter((k) => isBoolean(props[k]));
   const scalars = order.filter((k) => isScalar(props[k]));
   const integers = order.filter((k) => props[k].type === 'integer');
@@ -58,6 +60,7 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
     for (const k of removals) delete input[k];
     // An empty value (or JSON null) for a non-string parameter means "not given" (`?id_after=` is ignored).
     for (const k of nonString) if (input[k] === '' || input[k] === null) delete input[k];
+    for (const k of formatted) if (input[k] === null) delete input[k];
     // A scalar parameter given an array or a hash (`name[]=v`) is a type error, not its first element.
     for (const k of scalars) {
       const v = input[k];

@@ -82,3 +82,19 @@ out["anon"] = gitlab.Gitlab(os.environ["GL_URL"]).session.get(local(u.avatar_url
   assert.match(out.user, /^-\/system\/user\/avatar\/\d+\/avatar\.png$/);
   assert.equal(out.anon, 200);
 });
+
+test('python-gitlab: group projects with include_subgroups, with_shared and filters', { skip }, async () => {
+  const out = await py(`
+g = gl.groups.create({"name": "gp-top", "path": "gp-top"})
+s = gl.groups.create({"name": "gp-sub", "path": "gp-sub", "parent_id": g.id})
+gl.projects.create({"name": "top-one", "namespace_id": g.id})
+gl.projects.create({"name": "sub-one", "namespace_id": s.id})
+other = gl.projects.create({"name": "elsewhere"})
+other.share(g.id, 30)
+out["plain"] = sorted(p.path for p in g.projects.list())
+out["subgroups"] = sorted(p.path for p in g.projects.list(include_subgroups=True, with_shared=False))
+out["search"] = [p.path for p in g.projects.list(search="top", simple=True)]
+out["archived"] = [p.path for p in g.projects.list(archived=True)]
+`);
+  assert.deepEqual(out, { plain: ['elsewhere', 'top-one'], subgroups: ['sub-one', 'top-one'], search: ['top-one'], archived: [] });
+});

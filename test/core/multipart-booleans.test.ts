@@ -50,3 +50,13 @@ test('1 and 0 outside a multipart body are refused as before', async () => {
   res = await call(t.app, 'GET', '/users', { token: admin.token, query: { blocked: '1' } });
   assert.deepEqual([res.status, res.body], [400, { error: 'blocked is invalid' }]);
 });
+
+test('JSON null for an optional date is "not given" (python-gitlab sends expires_at: null); other text stays refused', async () => {
+  const g = await call(t.app, 'POST', '/groups', { token: admin.token, body: { name: 'nulldate', path: 'nulldate' } });
+  const p = await call(t.app, 'POST', '/projects', { token: admin.token, body: { name: 'nulldate' } });
+  let res = await call(t.app, 'POST', `/projects/${p.body.id}/share`, { token: admin.token, body: { group_id: g.body.id, group_access: 30, expires_at: null } });
+  assert.equal(res.status, 201, res.text);
+  assert.equal(res.body.expires_at, null);
+  res = await call(t.app, 'POST', `/projects/${p.body.id}/share`, { token: admin.token, body: { group_id: g.body.id, group_access: 30, expires_at: 'soon' } });
+  assert.deepEqual([res.status, res.body], [400, { error: 'expires_at is invalid' }]);
+});

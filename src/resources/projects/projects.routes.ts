@@ -10,6 +10,7 @@ import type { Actor } from '../../http/auth.ts';
 import { NotFoundError, ParamError } from '../../platform/errors.ts';
 import { ROLE_LEVELS, ALL_ACCESS_LEVELS } from '../../platform/membership.ts';
 import { getUserOr404 } from '../users/users.service.ts';
+import { subtreeIds } from '../groups/groups.service.ts';
 import {
   COLUMN_FEATURES, SETTING_FEATURES, SETTING_PARAMS, createProject, customAttributeOr404, customAttributes, deleteCustomAttribute, deleteProject,
   forkProject, personalNamespace, reload, setArchived, setCustomAttribute, setStar, shareProject, starrersQuery, topicsQuery, transferProject,
@@ -129,6 +130,49 @@ const UserListParams = {
   pagination: Opt(Str()),
   ...PaginationParams,
 };
+
+/** GET /groups/:id/projects: the reference's filters of a group's project listing. */
+const GroupListParams = {
+  id: Str(),
+  archived: Opt(Bool()),
+  visibility: Opt(Visibility),
+  order_by: Opt(Enum(USER_ORDER_BY, { default: 'created_at' })),
+  sort: Opt(Enum(['asc', 'desc'] as const, { default: 'desc' })),
+  search: Opt(Str()),
+  simple: Opt(Bool({ default: false })),
+  owned: Opt(Bool({ default: false })),
+  starred: Opt(Bool({ default: false })),
+  with_issues_enabled: Opt(Bool({ default: false })),
+  with_merge_requests_enabled: Opt(Bool({ default: false })),
+  with_shared: Opt(Bool({ default: true })),
+  include_subgroups: Opt(Bool({ default: false })),
+  min_access_level: Opt(IntEnum(ALL_ACCESS_LEVELS)),
+  with_custom_attributes: Opt(Bool({ default: false })),
+  statistics: Opt(Bool({ default: false })),
+  ...PaginationParams,
+};
+const { id: _gid, with_shared: _ws, include_subgroups: _is, ...GroupListFilters } = GroupListParams;
+
+/** GET /users/:user_id/starred_projects */
+const StarredListParams = {
+  user_id: Str(),
+  archived: Opt(Bool()),
+  visibility: Opt(Visibility),
+  order_by: Opt(Enum(USER_ORDER_BY, { default: 'created_at' })),
+  sort: Opt(Enum(['asc', 'desc'] as const, { default: 'desc' })),
+  search: Opt(Str()),
+  simple: Opt(Bool({ default: false })),
+  owned: Opt(Bool({ default: false })),
+  membership: Opt(Bool({ default: false })),
+  starred: Opt(Bool({ default: false })),
+  statistics: Opt(Bool({ default: false })),
+  with_issues_enabled: Opt(Bool({ default: false })),
+  with_merge_requests_enabled: Opt(Bool({ default: false })),
+  min_access_level: Opt(IntEnum(ALL_ACCESS_LEVELS)),
+  with_custom_attributes: Opt(Bool({ default: false })),
+  ...PaginationParams,
+};
+const { user_id: _uid, ...StarredListFilters } = StarredListParams;
 
 function wantsFull(actor: Actor, simple: boolean | undefined): boolean {
   return !!actor.user && !simple;
@@ -426,6 +470,32 @@ export const projectRoutes: RouteDef<any>[] = [
         return [];
       }
       return listProjects(req, reply, { namespaceId: ns.id }, UserListParams);
+    },
+  },
+  {
+    method: 'GET', url: '/groups/:id/projects', summary: "A group's projects", tags: ['groups', 'projects'], access: 'public', group: { ability: 'read_group' },
+    response: Type.Array(AnyProject),
+    input: Input(GroupListParams),
+    handler: async (req, reply) => {
+      const { group } = req.group;
+      const namespaceIds = req.input.include_subgroups ? await subtreeIds(req.server.db, group) : [group.id];
+      return listProjects(req, reply, { group: { namespaceIds, sharedWith: req.input.with_shared ? group.id : undefined } }, GroupListFilters);
+    },
+  },
+  {
+    method: 'GET', url: '/users/:user_id/starred_projects', summary: 'Projects a user starred', tags: ['projects'], access: 'public',
+    response: Type.Array(AnyProject),
+    input: Input(StarredListParams),
+    handler: async (req, reply) => {
+      const raw = String(req.input.user_id);
+      if (/^\d+$/.test(raw) && Number(raw) > 2_147_483_647) throw new NotFoundError('User');
+      const user = await getUserOr404(req.server, raw);
+      // A private profile hides what its owner starred from everyone but them and administrators.
+      if (user.private_profile && req.actor.user?.id !== user.id && !req.actor.admin) {
+        setOffsetHeaders(req, reply, pageParams(req.input), 0, false);
+        return [];
+      }
+      return listProjects(req, reply, { starredBy: user.id }, StarredListFilters);
     },
   },
 ];
