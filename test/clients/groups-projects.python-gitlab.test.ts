@@ -98,3 +98,20 @@ out["archived"] = [p.path for p in g.projects.list(archived=True)]
 `);
   assert.deepEqual(out, { plain: ['elsewhere', 'top-one'], subgroups: ['sub-one', 'top-one'], search: ['top-one'], archived: [] });
 });
+
+test('python-gitlab: group share and unshare, group custom attributes', { skip }, async () => {
+  const out = await py(`
+g = gl.groups.create({"name": "share-me", "path": "share-me"})
+team = gl.groups.create({"name": "team", "path": "team"})
+g.share(team.id, 30)
+g = gl.groups.get(g.id)
+out["shared"] = [[s["group_id"] == team.id, s["group_access_level"]] for s in g.shared_with_groups]
+g.unshare(team.id)
+out["unshared"] = gl.groups.get(g.id).shared_with_groups
+g.customattributes.set("color", "blue")
+out["attrs"] = [[a.key, a.value] for a in g.customattributes.list()]
+g.customattributes.delete("color")
+out["after"] = len(g.customattributes.list())
+`);
+  assert.deepEqual(out, { shared: [[true, 30]], unshared: [], attrs: [['color', 'blue']], after: 0 });
+});

@@ -1,6 +1,6 @@
 import { iso, webUrl } from '../../http/format.ts';
 import { visibilityName, type ProjectRow } from '../../platform/membership.ts';
-import type { Group } from './groups.service.ts';
+import type { Group, GroupShare } from './groups.service.ts';
 import { avatarUrl } from '../../platform/storage/avatars.ts';
 
 // The group entity in the reference's field order (Group, then GroupDetail's additions).
@@ -90,8 +90,15 @@ export function projectSummary(p: ProjectRow, ns: Group, base: string) {
   };
 }
 
-export function groupDetail(g: Group, base: string, opts: { projects?: ReturnType<typeof projectSummary>[] } = {}) {
-  const out: Record<string, unknown> = { ...groupEntity(g, base), shared_with_groups: [] };
+export function groupShare(s: GroupShare) {
+  return {
+    group_id: s.group_id, group_name: s.group_name, group_full_path: s.group_full_path, group_access_level: s.group_access_level,
+    expires_at: s.expires_at === null ? null : new Date(s.expires_at).toISOString().slice(0, 10),
+  };
+}
+
+export function groupDetail(g: Group, base: string, opts: { projects?: ReturnType<typeof projectSummary>[]; shares?: GroupShare[] } = {}) {
+  const out: Record<string, unknown> = { ...groupEntity(g, base), shared_with_groups: (opts.shares ?? []).map(groupShare) };
   if (g.parent_id === null) out.prevent_sharing_groups_outside_hierarchy = false;
   if (opts.projects) {
     out.projects = opts.projects;

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import { containsText, isUniqueViolation } from '../../platform/db/dialect.ts';
-import { ValidationError, ForbiddenError, BadRequestError, ParamError, RuleError } from '../../platform/errors.ts';
+import { ValidationError, ForbiddenError, BadRequestError, ParamError, RuleError, ConflictError, NotFoundError } from '../../platform/errors.ts';
 import { AccessLevel, Visibility, projectAccessLevels, visibilityName, type NamespaceRow, type VisibilityName } from '../../platform/membership.ts';
 import { memberOfSelfOrAncestor, readableGroups } from '../../platform/access/queries.ts';
 import { canReadVisibility } from '../../platform/access/policy.ts';
@@ -360,4 +360,41 @@ export async function visibleGroupProjects(deps: ServiceDeps, actor: Actor, g: G
     .orderBy('id', 'asc').limit(100).execute();
   const levels = actor.user ? await projectAccessLevels(db, actor.user.id, rows, deps.clock.now()) : new Map();
   return rows.filter((p) => canReadVisibility(actor, p.visibility_level, levels.get(p.id)?.effective ?? 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sharing a group with another group: the other group's members reach this group (and what is below it) at the
+// lower of the share's level and their own (platform/membership.ts).
+
+export interface GroupShare { group_id: number; group_name: string; group_full_path: string; group_access_level: number; expires_at: number | null }
+
+/** The groups each of these groups is shared with, in the order the shares were made. */
+export async function sharedWithGroups(deps: ServiceDeps, groupIds: number[]): Promise<Map<number, GroupShare[]>> {
+  const out = new Map<number, GroupShare[]>(groupIds.map((id) => [id, []]));
+  if (groupIds.length === 0) return out;
+  const rows = await deps.db.selectFrom('group_group_links as l').innerJoin('namespaces as w', 'w.id', 'l.shared_with_group_id')
+    .select(['l.shared_group_id', 'l.shared_with_group_id', 'l.group_access', 'l.expires_at', 'w.name', 'w.full_path'])
+    .where('l.shared_group_id', 'in', groupIds).orderBy('l.id').execute();
+  for (const r of rows) {
+    out.get(r.shared_group_id)!.push({ group_id: r.shared_with_group_id, group_name: r.name, group_full_path: r.full_path, group_access_level: r.group_access, expires_at: r.expires_at });
+  }
+  return out;
+}
+
+export async function shareGroup(deps: ServiceDeps, group: Group, target: Group, input: { group_access: number; expires_at?: string }): Promise<void> {
+  if (target.id === group.id) throw new ValidationError({ shared_with_group: ['cannot be the group itself'] });
+  const now = deps.clock.now();
+  const expires = input.expires_at ? Date.parse(`${input.expires_at}T00:00:00Z`) : null;
+  if (expires !== null && expires <= now) throw new ValidationError({ expires_at: ['cannot be a date in the past'] });
+  await deps.db.insertInto('group_group_links').values({
+    shared_group_id: group.id, shared_with_group_id: target.id, group_access: input.group_access, expires_at: expires, created_at: now, updated_at: now,
+  }).execute().catch((e) => {
+    if (isUniqueViolation(e)) throw new ConflictError('Group already shared with this group');
+    throw e;
+  });
+}
+
+export async function unshareGroup(deps: ServiceDeps, group: Group, sharedWithId: number): Promise<void> {
+  const r = await deps.db.deleteFrom('group_group_links').where('shared_group_id', '=', group.id).where('shared_with_group_id', '=', sharedWithId).executeTakeFirst();
+  if (Number(r.numDeletedRows) === 0) throw new NotFoundError('Group Link');
 }

@@ -415,7 +415,7 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input(idParam),
     handler: async (req) => {
       const ctx = req.project;
-      return customAttributes(req.server, ctx.project.id);
+      return customAttributes(req.server, { kind: 'project', id: ctx.project.id });
     },
   },
   {
@@ -424,7 +424,7 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input({ ...idParam, key: Str() }),
     handler: async (req) => {
       const ctx = req.project;
-      return customAttributeOr404(req.server, ctx.project.id, req.input.key);
+      return customAttributeOr404(req.server, { kind: 'project', id: ctx.project.id }, req.input.key);
     },
   },
   {
@@ -433,7 +433,7 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input({ ...idParam, key: Str(), value: Str() }),
     handler: async (req) => {
       const ctx = req.project;
-      return setCustomAttribute(req.server, ctx.project.id, req.input.key, req.input.value);
+      return setCustomAttribute(req.server, { kind: 'project', id: ctx.project.id }, req.input.key, req.input.value);
     },
   },
   {
@@ -442,7 +442,7 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input({ ...idParam, key: Str() }),
     handler: async (req) => {
       const ctx = req.project;
-      await deleteCustomAttribute(req.server, ctx.project.id, req.input.key);
+      await deleteCustomAttribute(req.server, { kind: 'project', id: ctx.project.id }, req.input.key);
       return undefined;
     },
   },

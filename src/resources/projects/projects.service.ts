@@ -687,37 +687,42 @@ export async function unshareProject(deps: ServiceDeps, p: Project, groupId: num
 }
 
 // ---------------------------------------------------------------------------------------------
-// Custom attributes
+// Custom attributes (of projects and of groups: one set of rules, one table per owner kind)
 
-export async function customAttributes(deps: ServiceDeps, projectId: number): Promise<Array<{ key: string; value: string }>> {
-  return deps.db.selectFrom('project_custom_attributes').select(['key', 'value']).where('project_id', '=', projectId).orderBy('key').execute();
+const ATTRIBUTE_TABLES = {
+  project: { table: 'project_custom_attributes', owner: 'project_id' },
+  group: { table: 'group_custom_attributes', owner: 'group_id' },
+} as const;
+export type AttributeOwner = { kind: keyof typeof ATTRIBUTE_TABLES; id: number };
+
+export async function customAttributes(deps: ServiceDeps, o: AttributeOwner): Promise<Array<{ key: string; value: string }>> {
+  const t = ATTRIBUTE_TABLES[o.kind];
+  return (deps.db as any).selectFrom(t.table).select(['key', 'value']).where(t.owner, '=', o.id).orderBy('key').execute();
 }
 
-export async function customAttributeOr404(deps: ServiceDeps, projectId: number, key: string): Promise<{ key: string; value: string }> {
-  const row = await deps.db.selectFrom('project_custom_attributes').select(['key', 'value'])
-    .where('project_id', '=', projectId).where('key', '=', key).executeTakeFirst();
+export async function customAttributeOr404(deps: ServiceDeps, o: AttributeOwner, key: string): Promise<{ key: string; value: string }> {
+  const t = ATTRIBUTE_TABLES[o.kind];
+  const row = await (deps.db as any).selectFrom(t.table).select(['key', 'value']).where(t.owner, '=', o.id).where('key', '=', key).executeTakeFirst();
   if (!row) throw new NotFoundError('Custom Attribute');
   return row;
 }
 
-export async function deleteCustomAttribute(deps: ServiceDeps, projectId: number, key: string): Promise<void> {
-  const r = await deps.db.deleteFrom('project_custom_attributes').where('project_id', '=', projectId).where('key', '=', key).executeTakeFirst();
+export async function deleteCustomAttribute(deps: ServiceDeps, o: AttributeOwner, key: string): Promise<void> {
+  const t = ATTRIBUTE_TABLES[o.kind];
+  const r = await (deps.db as any).deleteFrom(t.table).where(t.owner, '=', o.id).where('key', '=', key).executeTakeFirst();
   if (Number(r.numDeletedRows) === 0) throw new NotFoundError('Custom Attribute');
 }
 
-export async function setCustomAttribute(deps: ServiceDeps, projectId: number, key: string, value: string): Promise<{ key: string; value: string }> {
+export async function setCustomAttribute(deps: ServiceDeps, o: AttributeOwner, key: string, value: string): Promise<{ key: string; value: string }> {
+  const t = ATTRIBUTE_TABLES[o.kind];
   const now = deps.clock.now();
-  const r = await deps.db.updateTable('project_custom_attributes').set({ value, updated_at: now }).where('project_id', '=', projectId).where('key', '=', key).executeTakeFirst();
-  if (Number(r.numUpdatedRows) === 0) {
-    await deps.db.insertInto('project_custom_attributes').values({ project_id: projectId, key, value, created_at: now, updated_at: now }).execute();
-  }
+  await deps.db.transaction().execute(async (trx: any) => {
+    const r = await trx.updateTable(t.table).set({ value, updated_at: now }).where(t.owner, '=', o.id).where('key', '=', key).executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) await trx.insertInto(t.table).values({ [t.owner]: o.id, key, value, created_at: now, updated_at: now }).execute();
+  });
   return { key, value };
 }
 
-// ---------------------------------------------------------------------------------------------
-// Starrers and topics
-
-/** Who starred the project, newest star first; private profiles are listed only to themselves and administrators. */
 export function starrersQuery(deps: ServiceDeps, actor: Actor, projectId: number, search: string | undefined) {
   let q = deps.db.selectFrom('users_star_projects as s').innerJoin('users as u', 'u.id', 's.user_id')
     .selectAll('u').select(['s.created_at as starred_since', 's.id as star_id'])
