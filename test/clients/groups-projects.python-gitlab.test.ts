@@ -115,3 +115,18 @@ out["after"] = len(g.customattributes.list())
 `);
   assert.deepEqual(out, { shared: [[true, 30]], unshared: [], attrs: [['color', 'blue']], after: 0 });
 });
+
+test('python-gitlab: default branch protection of new projects, and of groups', { skip }, async () => {
+  const out = await py(`
+p = gl.projects.create({"name": "guarded", "initialize_with_readme": True})
+out["personal"] = [[b.name, b.push_access_levels[0]["access_level"], b.merge_access_levels[0]["access_level"]] for b in p.protectedbranches.list()]
+g = gl.groups.create({"name": "open-group", "path": "open-group", "default_branch_protection": 0})
+out["group_level"] = g.default_branch_protection
+q = gl.projects.create({"name": "unguarded", "namespace_id": g.id, "initialize_with_readme": True})
+out["in_open_group"] = [b.name for b in q.protectedbranches.list()]
+g.default_branch_protection = 2
+g.save()
+out["group_level_after"] = gl.groups.get(g.id).default_branch_protection
+`);
+  assert.deepEqual(out, { personal: [['main', 40, 40]], group_level: 0, in_open_group: [], group_level_after: 2 });
+});

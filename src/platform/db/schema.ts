@@ -133,6 +133,8 @@ export interface ProjectsTable {
   row_version: Generated<number>;
   /** The stored avatar's file name (0012). */
   avatar: Generated<string | null>;
+  /** 1 once the default branch protection was applied to the first default branch (0012). */
+  default_branch_protection_applied: Generated<number>;
 }
 
 export interface SessionsTable {

@@ -2,6 +2,7 @@ import { iso, webUrl } from '../../http/format.ts';
 import { visibilityName, type ProjectRow } from '../../platform/membership.ts';
 import type { Group, GroupShare } from './groups.service.ts';
 import { avatarUrl } from '../../platform/storage/avatars.ts';
+import { branchProtectionDefaults } from '../../platform/branch-protection.ts';
 
 // The group entity in the reference's field order (Group, then GroupDetail's additions).
 
@@ -47,24 +48,6 @@ export function groupEntity(g: Group, base: string) {
     max_artifacts_size: null,
     marked_for_deletion_on: null,
   };
-}
-
-// default_branch_protection 0..4 expressed as the settings object the reference derives from it.
-function branchProtectionDefaults(level: number) {
-  const maintainers = [{ access_level: 40 }];
-  const developers = [{ access_level: 30 }];
-  switch (level) {
-    case 0:
-      return { allowed_to_push: developers, allow_force_push: true, allowed_to_merge: maintainers };
-    case 1:
-      return { allowed_to_push: developers, allow_force_push: false, allowed_to_merge: developers };
-    case 3:
-      return { allowed_to_push: maintainers, allow_force_push: false, allowed_to_merge: developers };
-    case 4:
-      return { allowed_to_push: maintainers, allow_force_push: false, allowed_to_merge: maintainers, developer_can_initial_push: true };
-    default:
-      return { allowed_to_push: maintainers, allow_force_push: false, allowed_to_merge: maintainers };
-  }
 }
 
 /** A short summary of a project in the group detail (identity fields, namespace and state). */

@@ -120,6 +120,8 @@ export async function createGroup(deps: ServiceDeps, creatorId: number, parent: 
       full_path: fullPath, full_path_lower: fullPath.toLowerCase(),
       full_name: parent ? `${parent.full_name} / ${input.name}` : input.name, traversal: '/',
       request_access_enabled: 1, project_creation_level: 'developer', subgroup_creation_level: 'maintainer',
+      // A new group takes the instance's default branch protection unless given its own.
+      default_branch_protection: deps.config.defaultBranchProtection,
       created_at: now, updated_at: now,
     }).returning('id').executeTakeFirstOrThrow();
     await trx.updateTable('namespaces').set({ ...settingsValues({ ...input, visibility: undefined }), traversal: `${parent?.traversal ?? '/'}${row.id}/` })

@@ -1,4 +1,6 @@
 import { storedSettings } from '../../platform/project-rows.ts';
+import { branchProtectionDefaults, protectsDefaultBranch } from '../../platform/branch-protection.ts';
+import { createProtectedBranch } from '../repository/protected.service.ts';
 import { checkAvatar, removeAvatar, withAvatar } from '../../platform/storage/avatars.ts';
 import type { UploadedFile } from '../../platform/storage/uploads.ts';
 import type { Selectable, Transaction } from 'kysely';
@@ -293,6 +295,31 @@ export async function refreshRepositoryFacts(deps: ServiceDeps, project: Pick<Pr
   const path = repositoryPath(deps.config, project.repository_storage, project.id);
   const facts = await readRepositoryFacts(path, project.default_branch);
   await deps.db.transaction().execute((trx) => writeRepositoryFacts(trx, project.id, facts, deps.clock.now()));
+  if (!facts.empty && facts.commitCount > 0) await protectDefaultBranchOnce(deps, project.id);
+}
+
+/**
+ * Once a project's default branch first holds commits (its first push or commit, or its creation with a README),
+ * protects it as the default branch protection of its group (or, in a personal namespace, of the instance) says,
+ * through the protected-branches rules; never again after that, so a branch unprotected later stays so. A stop
+ * between the rule and the mark is repaired by the next ref change (the rule then exists already).
+ */
+export async function protectDefaultBranchOnce(deps: ServiceDeps, projectId: number): Promise<void> {
+  const p = await deps.db.selectFrom('projects as p').innerJoin('namespaces as n', 'n.id', 'p.namespace_id')
+    .select(['p.id', 'p.default_branch', 'p.empty_repo', 'p.default_branch_protection_applied', 'n.kind', 'n.default_branch_protection'])
+    .where('p.id', '=', projectId).executeTakeFirst();
+  if (!p || p.default_branch_protection_applied || p.empty_repo || !p.default_branch) return;
+  const level = p.kind === 'group' ? p.default_branch_protection : deps.config.defaultBranchProtection;
+  if (protectsDefaultBranch(level)) {
+    const d = branchProtectionDefaults(level);
+    await createProtectedBranch(deps, p.id, {
+      name: p.default_branch, allow_force_push: d.allow_force_push, code_owner_approval_required: false,
+      push: d.allowed_to_push, merge: d.allowed_to_merge, unprotect: [{ access_level: AccessLevel.MAINTAINER }],
+    }).catch((e) => {
+      if (!(e instanceof ConflictError)) throw e;
+    });
+  }
+  await deps.db.updateTable('projects').set({ default_branch_protection_applied: 1 }).where('id', '=', p.id).execute();
 }
 
 async function writeRepositoryFacts(trx: Transaction<DB>, projectId: number, facts: RepositoryFacts, now: number): Promise<void> {
@@ -405,6 +432,7 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
     await applyAvatar(trx, row.id);
     return row;
   }));
+  await protectDefaultBranchOnce(deps, project.id);
   return { ...(await reload(deps, project.id)), runners_token: runners.token };
 }
 
@@ -651,6 +679,7 @@ export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectC
     await trx.updateTable('projects').set((eb) => ({ forks_count: eb('forks_count', '+', 1) })).where('id', '=', src.id).execute();
     return row;
   });
+  await protectDefaultBranchOnce(deps, fork.id);
   return { ...(await reload(deps, fork.id)), runners_token: runners.token };
 }
 

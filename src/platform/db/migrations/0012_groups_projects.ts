@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { idColumn, timeType, type DialectName } from '../dialect.ts';
 
-// What groups, projects and users keep beyond their rows: avatars (the stored file's name; the file lives under the
+// What groups, projects and users keep beyond their rows: whether a project's default branch protection was applied, avatars (the stored file's name; the file lives under the
 // data dir's uploads), group shares (a group invited into another with a role), group custom attributes, and the
 // files uploaded into a project for its Markdown (`/uploads/:secret/:filename`).
 export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
@@ -9,6 +9,10 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
   for (const table of ['users', 'namespaces', 'projects', 'topics']) {
     await db.schema.alterTable(table).addColumn('avatar', 'varchar(255)').execute();
   }
+  // Whether the default branch protection was applied to the project's first default branch (once, as the
+  // reference does when that branch is created); projects that already have commits count as done.
+  await db.schema.alterTable('projects').addColumn('default_branch_protection_applied', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.updateTable('projects').set({ default_branch_protection_applied: 1 }).where('empty_repo', '=', 0).execute();
 
   await idColumn(db.schema.createTable('group_group_links'), dialect)
     .addColumn('shared_group_id', 'integer', (c) => c.notNull().references('namespaces.id').onDelete('cascade'))
