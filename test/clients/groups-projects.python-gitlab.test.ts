@@ -130,3 +130,19 @@ out["group_level_after"] = gl.groups.get(g.id).default_branch_protection
 `);
   assert.deepEqual(out, { personal: [['main', 40, 40]], group_level: 0, in_open_group: [], group_level_after: 2 });
 });
+
+test('python-gitlab: deleting a group that holds projects', { skip }, async () => {
+  const out = await py(`
+g = gl.groups.create({"name": "to-delete", "path": "to-delete"})
+s = gl.groups.create({"name": "to-delete-sub", "path": "to-delete-sub", "parent_id": g.id})
+p = gl.projects.create({"name": "inside", "namespace_id": s.id, "initialize_with_readme": True})
+g.delete()
+try:
+    gl.projects.get(p.id)
+    out["project"] = "still there"
+except gitlab.GitlabGetError as e:
+    out["project"] = e.response_code
+out["groups"] = [x.path for x in gl.groups.list(search="to-delete")]
+`);
+  assert.deepEqual(out, { project: 404, groups: [] });
+});

@@ -3,13 +3,16 @@ import { sql } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import { containsText, isUniqueViolation } from '../../platform/db/dialect.ts';
-import { ValidationError, ForbiddenError, BadRequestError, ParamError, RuleError, ConflictError, NotFoundError } from '../../platform/errors.ts';
+import { ValidationError, ForbiddenError, ParamError, RuleError, ConflictError, NotFoundError } from '../../platform/errors.ts';
 import { AccessLevel, Visibility, projectAccessLevels, visibilityName, type NamespaceRow, type VisibilityName } from '../../platform/membership.ts';
 import { memberOfSelfOrAncestor, readableGroups } from '../../platform/access/queries.ts';
 import { canReadVisibility } from '../../platform/access/policy.ts';
 import type { Actor } from '../../http/auth.ts';
 import { pathProblem } from '../users/users.service.ts';
 import { checkAvatar, removeAvatar, withAvatar } from '../../platform/storage/avatars.ts';
+import { removeProjectUploads } from '../../platform/storage/uploads.ts';
+import { deleteProjectRows, projectRepositoryPath } from '../projects/projects.service.ts';
+import { removeRepository } from '../projects/repository.ts';
 import type { UploadedFile } from '../../platform/storage/uploads.ts';
 
 export type Group = NamespaceRow;
@@ -242,22 +245,33 @@ export async function subtreeIds(db: Kysely<DB>, group: Pick<Group, 'traversal'>
 }
 
 /**
- * Removes a group, its subgroups and their memberships and bots. A group that still holds projects
- * (in it or below it) is refused: their repositories belong to the projects' own removal.
+ * Removes a group with its subgroups and their projects, as the reference does. The rows go first, in one
+ * transaction; once it committed, each project's repository is moved aside and removed (a kill in between leaves
+ * `+deleted` leftovers that the start-up sweep removes, or an unreferenced repository no row names, never a row
+ * without its repository), then the avatars and uploads.
  */
 export async function deleteGroup(deps: ServiceDeps, group: Group): Promise<void> {
   const ids = await subtreeIds(deps.db, group);
-  const project = await deps.db.selectFrom('projects').select('id').where('namespace_id', 'in', ids).executeTakeFirst();
-  if (project) throw new BadRequestError('Group still holds projects; delete or transfer them first');
+  const projects = await deps.db.selectFrom('projects').select(['id', 'repository_storage', 'forked_from_project_id']).where('namespace_id', 'in', ids).execute();
   await deps.db.transaction().execute(async (trx) => {
+    await deleteProjectRows(trx, projects);
     const bots = await trx.selectFrom('resource_bots').select('user_id').where('source_type', '=', 'Namespace').where('source_id', 'in', ids).execute();
     await trx.deleteFrom('members').where('source_type', '=', 'Namespace').where('source_id', 'in', ids).execute();
     if (bots.length) await trx.deleteFrom('users').where('id', 'in', bots.map((b) => b.user_id)).execute();
+    await trx.deleteFrom('project_group_links').where('group_id', 'in', ids).execute();
+    await trx.deleteFrom('group_group_links').where((eb) => eb.or([eb('shared_group_id', 'in', ids), eb('shared_with_group_id', 'in', ids)])).execute();
+    await trx.deleteFrom('group_custom_attributes').where('group_id', 'in', ids).execute();
     // Children first, so that no row ever points at a removed parent.
     const rows = await trx.selectFrom('namespaces').select(['id', 'traversal']).where('id', 'in', ids).execute();
     rows.sort((a, b) => b.traversal.length - a.traversal.length);
     for (const r of rows) await trx.deleteFrom('namespaces').where('id', '=', r.id).execute();
   });
+  for (const p of projects) {
+    await removeRepository(projectRepositoryPath(deps, p));
+    await removeAvatar(deps.config.dataDir, 'project', p.id);
+    await removeProjectUploads(deps.config.dataDir, p.id);
+  }
+  for (const id of ids) await removeAvatar(deps.config.dataDir, 'group', id);
 }
 
 export function assertCanCreateTopLevel(actor: Actor): void {

@@ -2,7 +2,7 @@ import { storedSettings } from '../../platform/project-rows.ts';
 import { branchProtectionDefaults, protectsDefaultBranch } from '../../platform/branch-protection.ts';
 import { createProtectedBranch } from '../repository/protected.service.ts';
 import { checkAvatar, removeAvatar, withAvatar } from '../../platform/storage/avatars.ts';
-import type { UploadedFile } from '../../platform/storage/uploads.ts';
+import { removeProjectUploads, type UploadedFile } from '../../platform/storage/uploads.ts';
 import type { Selectable, Transaction } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB, NamespacesTable, ProjectsTable } from '../../platform/db/schema.ts';
@@ -541,21 +541,37 @@ export async function deleteProject(deps: ServiceDeps, p: Project): Promise<void
   const now = deps.clock.now();
   await deps.db.updateTable('projects').set({ pending_delete: 1, marked_for_deletion_at: now, updated_at: now }).where('id', '=', p.id).execute();
   await removeRepository(projectRepositoryPath(deps, p));
-  await deps.db.transaction().execute(async (trx) => {
-    const topicIds = (await trx.selectFrom('project_topics').select('topic_id').where('project_id', '=', p.id).execute()).map((r) => r.topic_id);
-    if (topicIds.length) await trx.updateTable('topics').set((eb) => ({ total_projects_count: eb('total_projects_count', '-', 1) })).where('id', 'in', topicIds).execute();
-    for (const table of ['project_topics', 'users_star_projects', 'project_group_links', 'project_custom_attributes', 'project_statistics', 'project_languages'] as const) {
-      await trx.deleteFrom(table).where('project_id', '=', p.id).execute();
-    }
-    await trx.deleteFrom('redirect_routes').where('source_type', '=', 'Project').where('source_id', '=', p.id).execute();
-    await trx.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', '=', p.id).execute();
-    await trx.updateTable('projects').set({ forked_from_project_id: null }).where('forked_from_project_id', '=', p.id).execute();
-    if (p.forked_from_project_id) {
+  await deps.db.transaction().execute((trx) => deleteProjectRows(trx, [p]));
+  await removeAvatar(deps.config.dataDir, 'project', p.id);
+  await removeProjectUploads(deps.config.dataDir, p.id);
+}
+
+/**
+ * Removes the rows of these projects and everything that hangs off them (inside the caller's transaction); their
+ * repositories and files are the caller's to remove once it committed.
+ */
+export async function deleteProjectRows(trx: Transaction<DB>, projects: Array<Pick<Project, 'id' | 'forked_from_project_id'>>): Promise<void> {
+  if (projects.length === 0) return;
+  const ids = projects.map((p) => p.id);
+  const topics = await trx.selectFrom('project_topics').select('topic_id').where('project_id', 'in', ids).execute();
+  const perTopic = new Map<number, number>();
+  for (const t of topics) perTopic.set(t.topic_id, (perTopic.get(t.topic_id) ?? 0) + 1);
+  for (const [topicId, n] of perTopic) {
+    await trx.updateTable('topics').set((eb) => ({ total_projects_count: eb('total_projects_count', '-', n) })).where('id', '=', topicId).execute();
+  }
+  for (const table of ['project_topics', 'users_star_projects', 'project_group_links', 'project_custom_attributes', 'project_statistics', 'project_languages', 'project_uploads'] as const) {
+    await trx.deleteFrom(table).where('project_id', 'in', ids).execute();
+  }
+  await trx.deleteFrom('redirect_routes').where('source_type', '=', 'Project').where('source_id', 'in', ids).execute();
+  await trx.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', 'in', ids).execute();
+  await trx.updateTable('projects').set({ forked_from_project_id: null }).where('forked_from_project_id', 'in', ids).execute();
+  const gone = new Set(ids);
+  for (const p of projects) {
+    if (p.forked_from_project_id && !gone.has(p.forked_from_project_id)) {
       await trx.updateTable('projects').set((eb) => ({ forks_count: eb('forks_count', '-', 1) })).where('id', '=', p.forked_from_project_id).execute();
     }
-    await trx.deleteFrom('projects').where('id', '=', p.id).execute();
-  });
-  await removeAvatar(deps.config.dataDir, 'project', p.id);
+  }
+  await trx.deleteFrom('projects').where('id', 'in', ids).execute();
 }
 
 export async function setArchived(deps: ServiceDeps, p: Project, archived: boolean): Promise<Project> {
