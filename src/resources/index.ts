@@ -23,6 +23,7 @@ import { protectedBranchRoutes, protectedTagRoutes } from './repository/protecte
 import { repositoryRoutes } from './repository/repository.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
 import { registerStoredFiles } from './uploads/uploads.files.ts';
+import { registerProjectUploadFiles, uploadRoutes } from './uploads/uploads.routes.ts';
 
 /** Every resource area of the API, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
@@ -49,7 +50,8 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...protectedBranchRoutes,
     ...protectedTagRoutes,
     ...repositoryRoutes,
+    ...uploadRoutes,
   ]);
   registerGitHttp(app);
-  registerStoredFiles(app);
+  registerStoredFiles(app, (scope) => registerProjectUploadFiles(scope, app));
 }

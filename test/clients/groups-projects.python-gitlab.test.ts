@@ -146,3 +146,33 @@ out["groups"] = [x.path for x in gl.groups.list(search="to-delete")]
 `);
   assert.deepEqual(out, { project: 404, groups: [] });
 });
+
+test("python-gitlab: a project's groups and users, starred projects, languages, namespace exists, topics, uploads", { skip }, async () => {
+  const out = await py(`
+g = gl.groups.create({"name": "pg-parent", "path": "pg-parent"})
+p = gl.projects.create({"name": "extras", "namespace_id": g.id, "initialize_with_readme": True})
+out["groups"] = [x.full_path for x in p.groups.list()]
+out["users"] = [x.username for x in p.users.list()]
+p.star()
+me = gl.users.get(gl.http_get("/user")["id"])
+out["starred"] = [x.path for x in me.starred_projects.list()]
+p.files.create({"file_path": "main.py", "branch": "main", "content": "print('hi')", "commit_message": "code"})
+out["languages"] = p.languages()
+out["exists"] = gl.http_get("/namespaces/pg-parent/exists")
+t = gl.topics.create({"name": "py-topic", "title": "Py topic"})
+t.description = "described"
+t.save()
+out["topic"] = [gl.topics.get(t.id).description, gl.topics.get(t.id).title]
+t.delete()
+up = p.upload("shot.png", filedata=png)
+# python-gitlab 3.12 keeps alt, url and markdown of the answer.
+out["upload"] = [up["alt"], up["markdown"] == "![shot](%s)" % up["url"], up["url"].startswith("/uploads/")]
+r = gl.session.get(os.environ["GL_URL"] + "/pg-parent/extras" + up["url"], headers={"PRIVATE-TOKEN": os.environ["GL_TOKEN"]})
+out["served"] = [r.status_code, r.content == png]
+`);
+  assert.deepEqual(out, {
+    groups: ['pg-parent'], users: ['gpadmin'], starred: ['extras'], languages: { Python: 100 },
+    exists: { exists: true, suggests: ['pg-parent1'] }, topic: ['described', 'Py topic'],
+    upload: ['shot', true, true], served: [200, true],
+  });
+});

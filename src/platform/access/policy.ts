@@ -65,6 +65,7 @@ export const PROJECT_ABILITIES = {
   create_issue: { feature: 'issues', user: true, write: true },
   admin_issue: { feature: 'issues', min: G.REPORTER, write: true },
   destroy_issue: { feature: 'issues', min: G.OWNER },
+  upload_file: { user: true, write: true },
   read_label: {},
   admin_label: { min: G.REPORTER, write: true },
   read_milestone: {},

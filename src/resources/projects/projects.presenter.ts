@@ -368,3 +368,7 @@ export function projectShare(link: Selectable<DB['project_group_links']>): Recor
     expires_at: link.expires_at === null ? null : new Date(link.expires_at).toISOString().slice(0, 10),
   };
 }
+
+export function publicGroupDetails(g: Pick<Namespace, 'id' | 'name' | 'full_name' | 'full_path' | 'avatar'>, base: string): Record<string, unknown> {
+  return { id: g.id, web_url: webUrl(base, 'groups', g.full_path), name: g.name, avatar_url: avatarUrl(base, 'group', g.id, g.avatar), full_name: g.full_name, full_path: g.full_path };
+}

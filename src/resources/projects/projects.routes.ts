@@ -14,14 +14,17 @@ import { subtreeIds } from '../groups/groups.service.ts';
 import {
   COLUMN_FEATURES, SETTING_FEATURES, SETTING_PARAMS, createProject, customAttributeOr404, customAttributes, deleteCustomAttribute, deleteProject,
   forkProject, personalNamespace, reload, setArchived, setCustomAttribute, setStar, shareProject, starrersQuery, topicsQuery, transferProject,
-  unlinkFork, unshareProject, updateProject, type Project,
+  unlinkFork, unshareProject, updateProject, type Project, namespaceById, projectGroupsQuery, projectUsersQuery, projectLanguages,
+  topicOr404, createTopic, updateTopic, deleteTopic,
 } from './projects.service.ts';
 import { ORDER_BY, USER_ORDER_BY, accessFromAuthorization, buildListQuery, cachedPage, cappedCount, type BuiltList, type ListInput, type ListScope } from './projects.list.ts';
 import { projectRows, type RowKey } from '../../platform/project-rows.ts';
 import { jsonArray, renderProjects } from './projects.render.ts';
 import { bodyFromParts } from '../../http/plumbing.ts';
-import { loadPresentation, presentOne, projectShare, starrer, topicEntity, type PresentOptions } from './projects.presenter.ts';
-import { AnyProject, CustomAttribute, ProjectShare, Starrer, Topic } from './projects.schemas.ts';
+import { loadPresentation, presentOne, projectShare, publicGroupDetails, starrer, topicEntity, type PresentOptions } from './projects.presenter.ts';
+import { AnyProject, CustomAttribute, ProjectShare, PublicGroupDetails, Starrer, Topic } from './projects.schemas.ts';
+import { UserBasic } from '../users/users.schemas.ts';
+import { userBasic } from '../users/users.presenter.ts';
 import { Accepted } from '../../http/response-schemas.ts';
 
 const OFFSET_LIMIT = 50_000;
@@ -496,6 +499,67 @@ export const projectRoutes: RouteDef<any>[] = [
         return [];
       }
       return listProjects(req, reply, { starredBy: user.id }, StarredListFilters);
+    },
+  },
+  {
+    method: 'GET', url: '/projects/:id/groups', summary: "A project's groups: its ancestors and the groups it is shared with", tags: ['projects'], access: 'public', project: { ability: 'read_project' },
+    response: Type.Array(PublicGroupDetails),
+    input: Input({ ...idParam, search: Opt(Str()), skip_groups: Opt(Type.Array(Id())), with_shared: Opt(Bool({ default: false })), shared_min_access_level: Opt(IntEnum(ROLE_LEVELS)), ...PaginationParams }),
+    handler: async (req, reply) => {
+      const { project } = req.project;
+      const ns = (await namespaceById(req.server, project.namespace_id))!;
+      const rows = await paginateQuery(req, reply, projectGroupsQuery(req.server, req.actor, ns, project, req.input));
+      const base = req.server.config.externalUrl;
+      return rows.map((g) => publicGroupDetails(g, base));
+    },
+  },
+  {
+    method: 'GET', url: '/projects/:id/users', summary: "Users with access to a project through a membership", tags: ['projects'], access: 'public', project: { ability: 'read_project' },
+    response: Type.Array(UserBasic),
+    input: Input({ ...idParam, search: Opt(Str()), skip_users: Opt(Type.Array(Id())), ...PaginationParams }),
+    handler: async (req, reply) => {
+      const { project } = req.project;
+      const ns = (await namespaceById(req.server, project.namespace_id))!;
+      const rows = await paginateQuery(req, reply, projectUsersQuery(req.server, ns, project, req.input));
+      return rows.map((u) => userBasic(u, req.server.config.externalUrl));
+    },
+  },
+  {
+    method: 'GET', url: '/projects/:id/languages', summary: "The languages of a project's default branch, in percent", tags: ['projects'], access: 'public', project: { ability: 'download_code' },
+    response: Type.Record(Type.String(), Type.Number()),
+    input: Input(idParam),
+    handler: async (req) => projectLanguages(req.server, req.project.project.id),
+  },
+  {
+    method: 'GET', url: '/topics/:id', summary: 'One topic', tags: ['topics'], access: 'public',
+    response: Topic,
+    input: Input({ id: Id() }),
+    handler: async (req) => topicEntity(await topicOr404(req.server, req.input.id), req.server.config.externalUrl),
+  },
+  {
+    method: 'POST', url: '/topics', summary: 'Create a topic', tags: ['topics'], access: 'admin',
+    response: Topic,
+    input: Input({ name: Str(), title: Str(), description: Opt(Str()), avatar: Opt(File({ description: 'avatar image (multipart)' })) }),
+    handler: async (req) => topicEntity(await createTopic(req.server, req.input), req.server.config.externalUrl),
+  },
+  {
+    method: 'PUT', url: '/topics/:id', summary: 'Edit a topic', tags: ['topics'], access: 'admin',
+    response: Topic,
+    input: Input({ id: Id(), name: Opt(Str()), title: Opt(Str()), description: Opt(Str()), avatar: Opt(File({ description: 'avatar image (multipart); empty to remove it' })) }),
+    handler: async (req) => {
+      const t = await topicOr404(req.server, req.input.id);
+      const { id: _id, ...rest } = req.input;
+      atLeastOne(rest, ['name', 'title', 'description', 'avatar']);
+      return topicEntity(await updateTopic(req.server, t, rest), req.server.config.externalUrl);
+    },
+  },
+  {
+    method: 'DELETE', url: '/topics/:id', summary: 'Delete a topic', tags: ['topics'], access: 'admin',
+    response: null,
+    input: Input({ id: Id() }),
+    handler: async (req) => {
+      await deleteTopic(req.server, await topicOr404(req.server, req.input.id));
+      return undefined;
     },
   },
 ];

@@ -16,7 +16,8 @@ import {
 } from '../../platform/errors.ts';
 import { AccessLevel, Visibility, groupAccessLevels, visibilityName, type VisibilityName } from '../../platform/membership.ts';
 import { pathProblem } from '../users/users.service.ts';
-import { containsText } from '../../platform/db/dialect.ts';
+import { containsText, isUniqueViolation } from '../../platform/db/dialect.ts';
+import { readableGroups } from '../../platform/access/queries.ts';
 import {
   commitReadme, copyRepository, initRepository, pickStorage, placeRepository, readRepositoryFacts, removeRepository, repositoryPath, setHead,
   stagingPath, type RepositoryFacts,
@@ -786,4 +787,113 @@ export function topicsQuery(deps: ServiceDeps, f: { search?: string; withoutProj
   if (f.search) q = q.where(containsText('name_lower', String(f.search)));
   if (f.withoutProjects) q = q.where('total_projects_count', '=', 0);
   return q.orderBy('total_projects_count', 'desc').orderBy('id', 'asc');
+}
+
+// ---------------------------------------------------------------------------------------------
+// A project's groups and users, its languages
+
+/**
+ * GET /projects/:id/groups: the project's group and its ancestors, and with `with_shared` the groups it is shared
+ * with (at `shared_min_access_level` or above), as far as the caller may read them; by name.
+ */
+export function projectGroupsQuery(deps: ServiceDeps, actor: Actor, ns: Namespace, p: Project, f: { search?: string; skip_groups?: number[]; with_shared?: boolean; shared_min_access_level?: number }) {
+  const own = ns.kind === 'group' ? ns.traversal.split('/').filter(Boolean).map(Number) : [];
+  let q = deps.db.selectFrom('namespaces').selectAll().where('kind', '=', 'group').where((eb) => eb.or([
+    eb('id', 'in', own.length ? own : [0]),
+    ...(f.with_shared ? [eb('id', 'in', deps.db.selectFrom('project_group_links').select('group_id').where('project_id', '=', p.id)
+      .where('group_access', '>=', f.shared_min_access_level ?? 0))] : []),
+  ])).where(readableGroups(actor, deps.clock.now()));
+  if (f.search) q = q.where((eb) => eb.or([containsText('namespaces.name', f.search!), containsText('namespaces.path', f.search!)]));
+  if (f.skip_groups?.length) q = q.where('id', 'not in', f.skip_groups);
+  return q.orderBy('name', 'asc').orderBy('id', 'asc');
+}
+
+/** GET /projects/:id/users: the users with a membership of the project, of one of its groups, or of a group it is shared with. */
+export function projectUsersQuery(deps: ServiceDeps, ns: Namespace, p: Project, f: { search?: string; skip_users?: number[] }) {
+  const now = deps.clock.now();
+  const groups = ns.kind === 'group' ? ns.traversal.split('/').filter(Boolean).map(Number) : [];
+  const db = deps.db;
+  let q = db.selectFrom('users').selectAll().where('user_type', '=', 'human').where('id', 'in', db.selectFrom('members as m').select('m.user_id')
+    .where((eb) => eb.or([eb('m.expires_at', 'is', null), eb('m.expires_at', '>', now)]))
+    .where((eb) => eb.or([
+      eb.and([eb('m.source_type', '=', 'Project'), eb('m.source_id', '=', p.id)]),
+      eb.and([eb('m.source_type', '=', 'Namespace'), eb('m.source_id', 'in', groups.length ? groups : [0])]),
+      eb.and([eb('m.source_type', '=', 'Namespace'), eb('m.source_id', 'in', db.selectFrom('project_group_links').select('group_id').where('project_id', '=', p.id))]),
+    ])));
+  if (f.search) q = q.where((eb) => eb.or([containsText('users.username', f.search!), containsText('users.name', f.search!)]));
+  if (f.skip_users?.length) q = q.where('id', 'not in', f.skip_users);
+  return q.orderBy('id', 'asc');
+}
+
+/** The share of each language in the default branch, largest first, as the reference answers it. */
+export async function projectLanguages(deps: ServiceDeps, projectId: number): Promise<Record<string, number>> {
+  const rows = await deps.db.selectFrom('project_languages').select(['name', 'share']).where('project_id', '=', projectId).orderBy('share', 'desc').orderBy('name').execute();
+  return Object.fromEntries(rows.map((r) => [r.name, Math.round(Number(r.share) * 100) / 100]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Topics (administrators)
+
+export async function topicOr404(deps: ServiceDeps, id: number): Promise<Selectable<DB['topics']>> {
+  const t = await deps.db.selectFrom('topics').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!t) throw new NotFoundError('Topic');
+  return t;
+}
+
+export interface TopicInput { name?: string; title?: string; description?: string; avatar?: UploadedFile | null }
+
+async function checkTopic(deps: ServiceDeps, input: TopicInput, exceptId?: number): Promise<void> {
+  const errors: Record<string, string[]> = {};
+  if (input.name !== undefined) {
+    const name = input.name.trim();
+    if (!name) (errors.name ??= []).push("can't be blank");
+    else if (name.length > 255) (errors.name ??= []).push('is too long (maximum is 255 characters)');
+    else {
+      const taken = await deps.db.selectFrom('topics').select('id').where('name_lower', '=', name.toLowerCase()).executeTakeFirst();
+      if (taken && taken.id !== exceptId) (errors.name ??= []).push('has already been taken');
+    }
+  }
+  if (input.title !== undefined && !input.title.trim()) (errors.title ??= []).push("can't be blank");
+  if (input.title !== undefined && input.title.length > 255) (errors.title ??= []).push('is too long (maximum is 255 characters)');
+  if (input.description !== undefined && input.description.length > 1024) (errors.description ??= []).push('is too long (maximum is 1024 characters)');
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+  checkAvatar(input.avatar);
+}
+
+export async function createTopic(deps: ServiceDeps, input: TopicInput & { name: string; title: string }): Promise<Selectable<DB['topics']>> {
+  await checkTopic(deps, input);
+  const now = deps.clock.now();
+  const name = input.name.trim();
+  return withAvatar(deps.config.dataDir, 'topic', input.avatar ?? undefined, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
+    const row = await trx.insertInto('topics').values({
+      name, name_lower: name.toLowerCase(), title: input.title, description: input.description ?? null, total_projects_count: 0, created_at: now, updated_at: now,
+    }).returning('id').executeTakeFirstOrThrow();
+    await applyAvatar(trx, row.id);
+    return trx.selectFrom('topics').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
+  })).catch((e) => {
+    if (isUniqueViolation(e)) throw new ValidationError({ name: ['has already been taken'] });
+    throw e;
+  });
+}
+
+export async function updateTopic(deps: ServiceDeps, t: Selectable<DB['topics']>, input: TopicInput): Promise<Selectable<DB['topics']>> {
+  await checkTopic(deps, input, t.id);
+  const set: Record<string, unknown> = { updated_at: deps.clock.now() };
+  if (input.name !== undefined) Object.assign(set, { name: input.name.trim(), name_lower: input.name.trim().toLowerCase() });
+  if (input.title !== undefined) set.title = input.title;
+  if (input.description !== undefined) set.description = input.description;
+  return withAvatar(deps.config.dataDir, 'topic', input.avatar, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
+    await trx.updateTable('topics').set(set).where('id', '=', t.id).execute();
+    await applyAvatar(trx, t.id);
+    return trx.selectFrom('topics').selectAll().where('id', '=', t.id).executeTakeFirstOrThrow();
+  }));
+}
+
+/** Removes a topic from every project that carries it, then the topic and its avatar. */
+export async function deleteTopic(deps: ServiceDeps, t: Selectable<DB['topics']>): Promise<void> {
+  await deps.db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('project_topics').where('topic_id', '=', t.id).execute();
+    await trx.deleteFrom('topics').where('id', '=', t.id).execute();
+  });
+  await removeAvatar(deps.config.dataDir, 'topic', t.id);
 }

@@ -17,13 +17,13 @@ const TYPES: Record<string, string> = {
   mp4: 'video/mp4', webm: 'video/webm', mp3: 'audio/mpeg', wav: 'audio/wav', ogg: 'audio/ogg',
 };
 
-/** Sends a stored file: images and media inline with their type, anything else as a download. */
+/** Sends a stored file: images, audio, video and PDF inline with their type (as the reference), anything else as a download. */
 export async function sendStoredFile(reply: FastifyReply, path: string, name: string): Promise<FastifyReply> {
   const st = await stat(path).catch(() => null);
   if (!st?.isFile()) return sendRendered(reply, routeNotFound);
   const ext = extname(name).slice(1).toLowerCase();
   const type = TYPES[ext];
-  const inline = !!type && !type.startsWith('application/');
+  const inline = !!type && (/^(image|video|audio)\//.test(type) || type === 'application/pdf');
   reply.header('content-type', type ?? 'application/octet-stream');
   reply.header('content-length', String(st.size));
   reply.header('content-disposition', `${inline ? 'inline' : 'attachment'}; filename="${name.replace(/["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`);
