@@ -35,6 +35,12 @@ export interface Config {
   authCacheMs: number;
   /** Server processes that share the port (`bellows serve`); 1 serves from the starting process itself. */
   workers: number;
+  /**
+   * The instance's default branch protection (the reference's application setting `default_branch_protection`):
+   * 0 none, 1 developers push, 2 full (Maintainers push and merge), 3 developers merge, 4 developers' initial push.
+   * Applies to projects in personal namespaces and is the default of new groups.
+   */
+  defaultBranchProtection: number;
 }
 
 export class ConfigError extends Error {}
@@ -46,7 +52,7 @@ export const FILE_KEYS = [
   'port', 'host', 'data_dir', 'external_url', 'database_url', 'root_password', 'root_token', 'log_level',
   'impersonation_enabled', 'admin_mode', 'max_query_string_bytes', 'rate_limit_authenticated',
   'rate_limit_unauthenticated', 'rate_limit_period', 'storage', 'monitoring_allowlist', 'password_hash_cost', 'auth_cache_ms',
-  'workers',
+  'workers', 'default_branch_protection',
 ] as const;
 
 type Layer = Record<string, unknown>;
@@ -125,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     monitoringAllowlist,
     authCacheMs: toInt('BELLOWS_AUTH_CACHE_MS', pick('BELLOWS_AUTH_CACHE_MS', 'auth_cache_ms', overrides.authCacheMs ?? 2000), 0, 60_000),
     workers: toWorkers(pick('BELLOWS_WORKERS', 'workers', overrides.workers ?? 'auto')),
+    defaultBranchProtection: toInt('BELLOWS_DEFAULT_BRANCH_PROTECTION', pick('BELLOWS_DEFAULT_BRANCH_PROTECTION', 'default_branch_protection', overrides.defaultBranchProtection ?? 2), 0, 4),
   };
   return deepFreeze(config);
 }

@@ -14,20 +14,27 @@ const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: true, 
 ajv.addFormat('date-time', { type: 'string', validate: (s: string) => parseDateTime(s) !== null });
 ajv.addFormat('date', { type: 'string', validate: (s: string) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s)) });
 
-export type InputValidator = (merged: Record<string, unknown>) => Record<string, unknown>;
+/**
+ * `multipartFields`: the parameters that arrived as fields of a multipart body. python-gitlab turns booleans into
+ * `1` / `0` there (it cannot send Python values as parts); the reference's Boolean coercion reads them as booleans,
+ * so a boolean parameter takes them from a multipart field, and only from one.
+ */
+export type InputValidator = (merged: Record<string, unknown>, multipartFields?: ReadonlySet<string>) => Record<string, unknown>;
 
 export function compileInput(schema: TObject, pathParams: string[] = []): InputValidator {
   const validate: ValidateFunction = ajv.compile(schema);
   const props = (schema.properties ?? {}) as Record<string, TSchema>;
   const order = Object.keys(props);
   const nonString = order.filter((k) => !acceptsString(props[k]));
+  // Dates and datetimes: JSON null is "not given" (python-gitlab sends `"expires_at": null` for an unset date).
+  const formatted = order.filter((k) => typeof props[k].format === 'string');
   const booleans = order.filter((k) => isBoolean(props[k]));
   const scalars = order.filter((k) => isScalar(props[k]));
   const integers = order.filter((k) => props[k].type === 'integer');
   const integerLike = order.filter((k) => isIntegerLike(props[k]));
   const commaLists = order.filter((k) => (props[k] as Record<string, unknown>)[COMMA_SEPARATED] === true);
   const fileParams = fileParamsOf(schema);
-  return (merged) => {
+  return (merged, multipartFields) => {
     const input: Record<string, unknown> = { ...merged };
     const strict: Array<{ param: string; problem: ParamProblem }> = [];
     for (const k of commaLists) {
@@ -47,8 +54,13 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
         strict.push({ param: k, problem: 'invalid' });
       }
     }
+    // A file parameter given empty (`avatar=`) or null asks to remove the file, as the reference reads a blank
+    // avatar; it stays null for the service.
+    const removals = fileParams.filter((k) => input[k] === '' || input[k] === null);
+    for (const k of removals) delete input[k];
     // An empty value (or JSON null) for a non-string parameter means "not given" (`?id_after=` is ignored).
     for (const k of nonString) if (input[k] === '' || input[k] === null) delete input[k];
+    for (const k of formatted) if (input[k] === null) delete input[k];
     // A scalar parameter given an array or a hash (`name[]=v`) is a type error, not its first element.
     for (const k of scalars) {
       const v = input[k];
@@ -61,6 +73,7 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
       // Compared case-insensitively: python-gitlab sends Python's `True` / `False`.
       const word = typeof v === 'string' ? v.toLowerCase() : null;
       if (word === 'true' || word === 'false') input[k] = word === 'true';
+      else if ((word === '1' || word === '0') && multipartFields?.has(k)) input[k] = word === '1';
       else strict.push({ param: k, problem: 'invalid' });
     }
     // A file parameter takes a file part and nothing else (no string, no JSON object).
@@ -73,6 +86,7 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
     for (const k of order) if (!isCleanText(input[k])) strict.push({ param: k, problem: 'invalid' });
     const valid = validate(input);
     for (const [k, f] of files) input[k] = f;
+    for (const k of removals) input[k] = null;
     // Integers beyond 32 bits are no id, page or count this API knows; the database would refuse them.
     for (const k of integers) {
       const v = input[k];

@@ -113,7 +113,8 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
       serializerCompiler: () => (data) => JSON.stringify(data),
       handler: async (request, reply) => {
         const req = request as unknown as ApiRequest<any>;
-        if (isMultipart(req)) req.body = await readMultipart(req, reply, fileParams);
+        const multipart = isMultipart(req);
+        if (multipart) req.body = await readMultipart(req, reply, fileParams);
         const params = mergedParams(req);
         const limiter = req.server.rateLimiter;
         let actor: Actor;
@@ -132,7 +133,8 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
         req.server.auth.checkScopes(actor, accepted);
         if (def.access === 'authenticated') requireUser(actor);
         if (def.access === 'admin') requireAdmin(actor);
-        req.input = validate(params);
+        // Path parameters win over body fields of the same name, so they are no multipart field.
+        req.input = validate(params, multipart ? new Set(Object.keys(req.body as object).filter((k) => !pathParams.includes(k))) : undefined);
         if (def.project) req.project = await findProject(req.server, actor, req.input[def.project.param ?? 'id'], def.project.ability);
         if (def.group) req.group = await findGroup(req.server.db, actor, req.input[def.group.param ?? 'id'], def.group.ability);
         if (def.status) reply.code(def.status);

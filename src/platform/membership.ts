@@ -40,21 +40,34 @@ export async function groupOfProject(db: Db, project: Pick<ProjectRow, 'namespac
 const active = (now: number) => (eb: any) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]);
 
 /**
- * The user's effective level in each group: the highest of its own membership and the
- * memberships inherited from every ancestor group. One query for any number of groups.
+ * The user's effective level in each group: the highest of its own membership, the memberships inherited from
+ * every ancestor group, and the group shares of the group or an ancestor (a group shared with another group gives
+ * that group's members the lower of the share's level and their level there). Two queries for any number of groups.
  */
 export async function groupAccessLevels(db: Db, userId: number, groups: Array<Pick<NamespaceRow, 'id' | 'traversal'>>, now = Date.now()): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   if (groups.length === 0) return out;
   const ids = new Set<number>();
   for (const g of groups) for (const a of ancestorIds(g)) ids.add(a);
+  const links = await db.selectFrom('group_group_links as l').innerJoin('namespaces as w', 'w.id', 'l.shared_with_group_id')
+    .select(['l.shared_group_id', 'l.group_access', 'w.traversal'])
+    .where('l.shared_group_id', 'in', [...ids])
+    .where((eb) => eb.or([eb('l.expires_at', 'is', null), eb('l.expires_at', '>', now)])).execute();
+  const memberOf = new Set(ids);
+  for (const l of links) for (const a of ancestorIds(l)) memberOf.add(a);
   const rows = await db.selectFrom('members').select(['source_id', 'access_level'])
     .where('source_type', '=', 'Namespace').where('user_id', '=', userId)
-    .where('source_id', 'in', [...ids]).where(active(now)).execute();
+    .where('source_id', 'in', [...memberOf]).where(active(now)).execute();
   const direct = new Map(rows.map((r) => [r.source_id, r.access_level]));
+  const inherited = (n: Pick<NamespaceRow, 'traversal'>) => Math.max(0, ...ancestorIds(n).map((a) => direct.get(a) ?? 0));
+  const viaShares = new Map<number, number>();
+  for (const l of links) {
+    const level = Math.min(l.group_access, inherited(l));
+    if (level > (viaShares.get(l.shared_group_id) ?? 0)) viaShares.set(l.shared_group_id, level);
+  }
   for (const g of groups) {
     let best = 0;
-    for (const a of ancestorIds(g)) best = Math.max(best, direct.get(a) ?? 0);
+    for (const a of ancestorIds(g)) best = Math.max(best, direct.get(a) ?? 0, viaShares.get(a) ?? 0);
     if (best > 0) out.set(g.id, best);
   }
   return out;
@@ -164,6 +177,25 @@ async function readAuthorization(db: Db, userId: number, now: number): Promise<A
       let best = 0;
       for (const a of ancestorIds(g)) best = Math.max(best, direct.get(a) ?? 0);
       if (best > 0) groupLevels.set(g.id, best);
+    }
+    // Groups shared with a group the user reaches, and everything below them, at the lower of the share's level
+    // and the user's level in the group shared with.
+    const links = await db.selectFrom('group_group_links as l').innerJoin('namespaces as s', 's.id', 'l.shared_group_id')
+      .select(['l.shared_with_group_id', 'l.group_access', 's.traversal'])
+      .where('l.shared_with_group_id', 'in', [...groupLevels.keys()])
+      .where((eb) => eb.or([eb('l.expires_at', 'is', null), eb('l.expires_at', '>', now)])).execute();
+    if (links.length) {
+      const below = await db.selectFrom('namespaces').select(['id', 'traversal'])
+        .where((eb) => eb.or(links.map((l) => eb.and([eb('traversal', '>=', l.traversal), eb('traversal', '<', `${l.traversal.slice(0, -1)}0`)]))))
+        .execute();
+      const byMembership = new Map(groupLevels);
+      for (const g of below) {
+        for (const l of links) {
+          if (!g.traversal.startsWith(l.traversal)) continue;
+          const level = Math.min(l.group_access, byMembership.get(l.shared_with_group_id) ?? 0);
+          if (level > (groupLevels.get(g.id) ?? 0)) groupLevels.set(g.id, level);
+        }
+      }
     }
   }
   // Literal id lists (rather than subqueries) let PostgreSQL combine the arms of the authorisation test

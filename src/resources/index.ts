@@ -29,6 +29,8 @@ import { issueRoutes } from './issues/issues.routes.ts';
 import { commitRoutes } from './repository/commits.routes.ts';
 import { storageMoveJobs, storageMoveRoutes } from './storage-moves/storage-moves.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
+import { registerStoredFiles } from './uploads/uploads.files.ts';
+import { registerProjectUploadFiles, uploadRoutes } from './uploads/uploads.routes.ts';
 
 /** Every resource area of the API, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
@@ -61,8 +63,10 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...issueRoutes,
     ...commitRoutes,
     ...storageMoveRoutes,
+    ...uploadRoutes,
   ]);
   registerGitHttp(app);
+  registerStoredFiles(app, (scope) => registerProjectUploadFiles(scope, app));
 }
 
 /** Every kind of background job the areas run (platform/jobs), defined once per application. */

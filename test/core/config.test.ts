@@ -38,9 +38,15 @@ describe('loadConfig', () => {
       monitoringAllowlist: ['127.0.0.0/8', '::1'],
       authCacheMs: 2000,
       workers: Math.min(16, availableParallelism()),
+      defaultBranchProtection: 2,
     });
     assert.deepEqual(c.storage, [{ name: 'default', path: resolve('data', 'repositories'), weight: 100 }]);
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.rateLimit), 'frozen');
+  });
+
+  test('default_branch_protection: 0 to 4', () => {
+    assert.equal(loadConfig({ BELLOWS_DEFAULT_BRANCH_PROTECTION: '0' }).defaultBranchProtection, 0);
+    assert.throws(() => loadConfig({ BELLOWS_DEFAULT_BRANCH_PROTECTION: '5' }), /BELLOWS_DEFAULT_BRANCH_PROTECTION/);
   });
 
   test('workers: a count, or auto for one per core', () => {

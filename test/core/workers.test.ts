@@ -52,10 +52,10 @@ test('two workers: revocations, edits and new branches are seen by the next read
     }
 
     // Branch protection rules are cached with branch listings; protecting a branch through one worker shows at
-    // once on the other.
-    const isProtected = async () => (await call(branches, 'GET', ROOT)).json.find((b: { name: string }) => b.name === 'main').protected;
+    // once on the other. (The default branch is protected from the project's creation; a topic branch is not.)
+    const isProtected = async () => (await call(branches, 'GET', ROOT)).json.find((b: { name: string }) => b.name === 'topic-1').protected;
     assert.deepEqual(await Promise.all(Array.from({ length: 4 }, isProtected)), [false, false, false, false]);
-    assert.equal((await call(`${api}/projects/${project.json.id}/protected_branches?name=main`, 'POST', ROOT)).status, 201);
+    assert.equal((await call(`${api}/projects/${project.json.id}/protected_branches?name=topic-1`, 'POST', ROOT)).status, 201);
     assert.deepEqual(await Promise.all(Array.from({ length: 4 }, isProtected)), [true, true, true, true]);
 
     // Writers in both workers at once: transactions wait for each other instead of failing.

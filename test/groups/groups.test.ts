@@ -376,7 +376,7 @@ test('GET /groups/:id/subgroups lists readable direct children', async () => {
   assert.deepEqual(r.body.map((g: any) => g.full_path), ['sg/a/deep']);
 });
 
-test('DELETE /groups/:id: Owner only, 202, removes subgroups and memberships; refused while projects remain', async () => {
+test('DELETE /groups/:id: Owner only, 202, removes subgroups, memberships and the projects they hold', async () => {
   const u = await makeUser(t.app);
   const top = await mkGroup(t.app, u.token, { name: 'del', path: 'del' });
   const sub = await mkGroup(t.app, u.token, { name: 'dsub', path: 'dsub', parent_id: top.id });
@@ -388,13 +388,11 @@ test('DELETE /groups/:id: Owner only, 202, removes subgroups and memberships; re
   r = await call(t.app, 'DELETE', `/groups/${top.id}`, { token: stranger.token });
   assert.deepEqual([r.status, r.body], [404, { message: '404 Group Not Found' }]);
   const p = await mkProject(t.app, { id: sub.id, full_path: sub.full_path }, 'keep');
-  r = await call(t.app, 'DELETE', `/groups/${top.id}`, { token: u.token });
-  assert.deepEqual([r.status, r.body], [400, { message: '400 Bad request - Group still holds projects; delete or transfer them first' }]);
-  await t.app.db.deleteFrom('projects').where('id', '=', p.id).execute();
   r = await call(t.app, 'DELETE', `/groups/${top.id}`, { token: u.token, headers: { 'if-unmodified-since': 'Mon, 01 Jan 2001 00:00:00 GMT' } });
   assert.deepEqual([r.status, r.body], [412, { message: '412 Precondition Failed' }]);
   r = await call(t.app, 'DELETE', `/groups/${top.id}`, { token: u.token });
   assert.deepEqual([r.status, r.body], [202, { message: '202 Accepted' }]);
+  assert.deepEqual(await t.app.db.selectFrom('projects').select('id').where('id', '=', p.id).execute(), []);
   const left = await t.app.db.selectFrom('namespaces').select('id').where('id', 'in', [top.id, sub.id]).execute();
   assert.deepEqual(left, []);
   const members = await t.app.db.selectFrom('members').select('id').where('source_type', '=', 'Namespace').where('source_id', 'in', [top.id, sub.id]).execute();

@@ -81,6 +81,25 @@ export interface CallOptions {
   body?: unknown;
   form?: Record<string, string>;
   query?: Record<string, string>;
+  /** A multipart/form-data body: fields as text, files as `{ filename, content, type? }`. */
+  multipart?: Record<string, string | { filename: string; content: Buffer | string; type?: string }>;
+}
+
+/** Encodes a multipart/form-data body as a client does. */
+export function multipartBody(parts: NonNullable<CallOptions['multipart']>): { payload: Buffer; contentType: string } {
+  const boundary = `----bellows${Math.random().toString(16).slice(2)}`;
+  const chunks: Buffer[] = [];
+  for (const [name, v] of Object.entries(parts)) {
+    if (typeof v === 'string') {
+      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${v}\r\n`));
+    } else {
+      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${v.filename}"\r\nContent-Type: ${v.type ?? 'application/octet-stream'}\r\n\r\n`));
+      chunks.push(Buffer.isBuffer(v.content) ? v.content : Buffer.from(v.content));
+      chunks.push(Buffer.from('\r\n'));
+    }
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { payload: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
 export interface CallResult {
@@ -101,6 +120,10 @@ export async function call(app: FastifyInstance, method: string, url: string, o:
   } else if (o.form) {
     req.payload = new URLSearchParams(o.form).toString();
     headers['content-type'] = 'application/x-www-form-urlencoded';
+  } else if (o.multipart) {
+    const m = multipartBody(o.multipart);
+    req.payload = m.payload;
+    headers['content-type'] = m.contentType;
   }
   const res = await app.inject(req);
   let body: any = res.body;

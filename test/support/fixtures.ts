@@ -49,7 +49,7 @@ export async function userNamespace(app: FastifyInstance, userId: number): Promi
  * A project in a group or in a user's personal namespace (`visibility` 0 private, 10 internal, 20 public);
  * `repository: true` also makes its bare repository with an unborn `main`.
  */
-export async function makeProject(app: FastifyInstance, o: { namespace?: { id: number; full_path: string }; owner?: { id: number }; path?: string; visibility?: number; description?: string | null; creatorId?: number | null; repository?: boolean } = {}): Promise<ProjectRow> {
+export async function makeProject(app: FastifyInstance, o: { namespace?: { id: number; full_path: string }; owner?: { id: number }; path?: string; visibility?: number; description?: string | null; creatorId?: number | null; repository?: boolean; protectOnFirstCommit?: boolean } = {}): Promise<ProjectRow> {
   let ns = o.namespace;
   if (!ns) {
     const owner = o.owner ?? (await quickUser(app)).user;
@@ -63,6 +63,9 @@ export async function makeProject(app: FastifyInstance, o: { namespace?: { id: n
     description: o.description === undefined ? null : o.description, visibility_level: o.visibility ?? 0, creator_id: o.creatorId ?? null, archived: 0,
     default_branch: null, repository_storage: 'default', repository_read_only: 0, empty_repo: 1, pending_delete: 0,
     created_at: now, updated_at: now, last_activity_at: now,
+    // A fixture project stands for an existing one: its default branch protection counts as settled (nothing is
+    // protected) unless the test asks for the first-commit rule of a new project.
+    default_branch_protection_applied: o.protectOnFirstCommit ? 0 : 1,
   }).returningAll().executeTakeFirstOrThrow();
   if (o.repository) await repoFor(app.config, row).ensure('main');
   return row;

@@ -75,6 +75,7 @@ export const PROJECT_ABILITIES = {
   set_issue_iid: { feature: 'issues', min: G.OWNER, write: true },
   set_issue_created_at: { feature: 'issues', min: G.OWNER, write: true },
   set_issue_updated_at: { feature: 'issues', min: G.OWNER, write: true },
+  upload_file: { user: true, write: true },
   read_merge_request: { feature: 'merge_requests', code: true },
   create_merge_request: { feature: 'merge_requests', code: true, min: G.DEVELOPER, write: true },
   read_wiki: { feature: 'wiki' },

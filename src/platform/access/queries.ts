@@ -60,12 +60,22 @@ export function visibleExpr(eb: any, actor: Actor, a: Authorization | null, now:
   return eb.or(parts);
 }
 
-/** SQL condition: the namespace row `namespaces` is the user's through a membership of it or of an ancestor. */
+/**
+ * SQL condition: the namespace row `namespaces` is the user's through a membership of it or of an ancestor, or
+ * through a share of it or of an ancestor with a group the user is a member of (at the lower of the two levels).
+ */
 export function memberOfSelfOrAncestor(userId: number, now: number, minLevel = 0) {
-  return sql<boolean>`exists (select 1 from members m join namespaces a on a.id = m.source_id
+  return sql<boolean>`(exists (select 1 from members m join namespaces a on a.id = m.source_id
     where m.source_type = 'Namespace' and m.user_id = ${userId} and m.access_level >= ${minLevel}
       and (m.expires_at is null or m.expires_at > ${now})
-      and namespaces.traversal like a.traversal || '%')`;
+      and namespaces.traversal like a.traversal || '%')
+    or exists (select 1 from group_group_links l join namespaces sg on sg.id = l.shared_group_id
+      join namespaces wg on wg.id = l.shared_with_group_id
+      join members m2 on m2.source_type = 'Namespace' and m2.user_id = ${userId}
+      join namespaces a2 on a2.id = m2.source_id
+    where l.group_access >= ${minLevel} and m2.access_level >= ${minLevel}
+      and (l.expires_at is null or l.expires_at > ${now}) and (m2.expires_at is null or m2.expires_at > ${now})
+      and namespaces.traversal like sg.traversal || '%' and wg.traversal like a2.traversal || '%'))`;
 }
 
 /** SQL condition: groups the actor may read (public; internal for signed-in non-external users; members; admins all). */

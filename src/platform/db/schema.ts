@@ -28,6 +28,8 @@ export interface UsersTable {
   last_activity_on: number | null;
   current_sign_in_at: number | null;
   confirmed_at: number | null;
+  /** The stored avatar's file name (0012). */
+  avatar: Generated<string | null>;
 }
 
 export interface NamespacesTable {
@@ -58,6 +60,8 @@ export interface NamespacesTable {
   lfs_enabled: Generated<number>;
   default_branch_protection: Generated<number>;
   default_branch: Generated<string | null>;
+  /** The stored avatar's file name (0012). */
+  avatar: Generated<string | null>;
 }
 
 export interface MembersTable {
@@ -127,6 +131,10 @@ export interface ProjectsTable {
   settings: Generated<string>;
   /** Moved by a database trigger on every update of the row (row caches compare it). */
   row_version: Generated<number>;
+  /** The stored avatar's file name (0012). */
+  avatar: Generated<string | null>;
+  /** 1 once the default branch protection was applied to the first default branch (0012). */
+  default_branch_protection_applied: Generated<number>;
 }
 
 export interface SessionsTable {
@@ -357,6 +365,8 @@ export interface TopicsTable {
   total_projects_count: Generated<number>;
   created_at: number;
   updated_at: number;
+  /** The stored avatar's file name (0012). */
+  avatar: Generated<string | null>;
 }
 
 export interface ProjectTopicsTable {
@@ -379,6 +389,36 @@ export interface ProjectGroupLinksTable {
   expires_at: number | null;
   created_at: number;
   updated_at: number;
+}
+
+export interface GroupGroupLinksTable {
+  id: Generated<number>;
+  /** The group shared (whose projects the other group's members reach). */
+  shared_group_id: number;
+  shared_with_group_id: number;
+  group_access: number;
+  expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface GroupCustomAttributesTable {
+  id: Generated<number>;
+  group_id: number;
+  key: string;
+  value: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ProjectUploadsTable {
+  id: Generated<number>;
+  project_id: number;
+  secret: string;
+  filename: string;
+  size: number;
+  uploaded_by_id: number | null;
+  created_at: number;
 }
 
 export interface ProjectCustomAttributesTable {
@@ -704,6 +744,9 @@ export interface DB {
   users_star_projects: UsersStarProjectsTable;
   project_group_links: ProjectGroupLinksTable;
   project_custom_attributes: ProjectCustomAttributesTable;
+  group_group_links: GroupGroupLinksTable;
+  group_custom_attributes: GroupCustomAttributesTable;
+  project_uploads: ProjectUploadsTable;
   ssh_keys: SshKeysTable;
   gpg_keys: GpgKeysTable;
   emails: EmailsTable;

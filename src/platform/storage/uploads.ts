@@ -51,3 +51,13 @@ export async function keepUpload(dataDir: string, file: UploadedFile, relative: 
 export async function discardUploads(files: UploadedFile[]): Promise<void> {
   await Promise.all(files.map((f) => rm(f.path, { force: true })));
 }
+
+/** Where the files uploaded into a project for its Markdown live (`uploads/project/<id>/<secret>/<name>`). */
+export function projectUploadsDir(dataDir: string, projectId: number): string {
+  return join(uploadsRoot(dataDir), 'project', String(projectId));
+}
+
+/** Removes a deleted project's uploaded files (after its rows are gone). */
+export async function removeProjectUploads(dataDir: string, projectId: number): Promise<void> {
+  await rm(projectUploadsDir(dataDir, projectId), { recursive: true, force: true });
+}

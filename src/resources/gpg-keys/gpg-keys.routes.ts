@@ -31,7 +31,7 @@ export const gpgKeyRoutes: RouteDef<any>[] = [
   },
   {
     method: 'DELETE', url: '/user/gpg_keys/:key_id', summary: 'Remove a GPG key of the signed-in user', tags, access: 'authenticated',
-    response: null, status: 202,
+    response: null,
     input: Input({ key_id: Int() }),
     handler: async (req) => {
       await removeGpgKey(req.server, await getGpgKeyOr404(req.server.db, me(req).id, req.input.key_id));

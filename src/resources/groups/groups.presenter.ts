@@ -1,6 +1,8 @@
 import { iso, webUrl } from '../../http/format.ts';
 import { visibilityName, type ProjectRow } from '../../platform/membership.ts';
-import type { Group } from './groups.service.ts';
+import type { Group, GroupShare } from './groups.service.ts';
+import { avatarUrl } from '../../platform/storage/avatars.ts';
+import { branchProtectionDefaults } from '../../platform/branch-protection.ts';
 
 // The group entity in the reference's field order (Group, then GroupDetail's additions).
 
@@ -35,7 +37,7 @@ export function groupEntity(g: Group, base: string) {
     default_branch: g.default_branch,
     default_branch_protection: g.default_branch_protection,
     default_branch_protection_defaults: branchProtectionDefaults(g.default_branch_protection),
-    avatar_url: null,
+    avatar_url: avatarUrl(base, 'group', g.id, g.avatar),
     request_access_enabled: !!g.request_access_enabled,
     full_name: g.full_name,
     full_path: g.full_path,
@@ -46,24 +48,6 @@ export function groupEntity(g: Group, base: string) {
     max_artifacts_size: null,
     marked_for_deletion_on: null,
   };
-}
-
-// default_branch_protection 0..4 expressed as the settings object the reference derives from it.
-function branchProtectionDefaults(level: number) {
-  const maintainers = [{ access_level: 40 }];
-  const developers = [{ access_level: 30 }];
-  switch (level) {
-    case 0:
-      return { allowed_to_push: developers, allow_force_push: true, allowed_to_merge: maintainers };
-    case 1:
-      return { allowed_to_push: developers, allow_force_push: false, allowed_to_merge: developers };
-    case 3:
-      return { allowed_to_push: maintainers, allow_force_push: false, allowed_to_merge: developers };
-    case 4:
-      return { allowed_to_push: maintainers, allow_force_push: false, allowed_to_merge: maintainers, developer_can_initial_push: true };
-    default:
-      return { allowed_to_push: maintainers, allow_force_push: false, allowed_to_merge: maintainers };
-  }
 }
 
 /** A short summary of a project in the group detail (identity fields, namespace and state). */
@@ -78,19 +62,26 @@ export function projectSummary(p: ProjectRow, ns: Group, base: string) {
     created_at: iso(p.created_at),
     default_branch: p.default_branch,
     web_url: webUrl(base, p.full_path),
-    avatar_url: null,
+    avatar_url: avatarUrl(base, 'project', p.id, (p as { avatar?: string | null }).avatar),
     last_activity_at: iso(p.last_activity_at),
     namespace: {
       id: ns.id, name: ns.name, path: ns.path, kind: ns.kind, full_path: ns.full_path, parent_id: ns.parent_id,
-      avatar_url: null, web_url: groupWebUrl(base, ns),
+      avatar_url: avatarUrl(base, 'group', ns.id, ns.avatar), web_url: groupWebUrl(base, ns),
     },
     visibility: visibilityName(p.visibility_level),
     archived: !!p.archived,
   };
 }
 
-export function groupDetail(g: Group, base: string, opts: { projects?: ReturnType<typeof projectSummary>[] } = {}) {
-  const out: Record<string, unknown> = { ...groupEntity(g, base), shared_with_groups: [] };
+export function groupShare(s: GroupShare) {
+  return {
+    group_id: s.group_id, group_name: s.group_name, group_full_path: s.group_full_path, group_access_level: s.group_access_level,
+    expires_at: s.expires_at === null ? null : new Date(s.expires_at).toISOString().slice(0, 10),
+  };
+}
+
+export function groupDetail(g: Group, base: string, opts: { projects?: ReturnType<typeof projectSummary>[]; shares?: GroupShare[] } = {}) {
+  const out: Record<string, unknown> = { ...groupEntity(g, base), shared_with_groups: (opts.shares ?? []).map(groupShare) };
   if (g.parent_id === null) out.prevent_sharing_groups_outside_hierarchy = false;
   if (opts.projects) {
     out.projects = opts.projects;

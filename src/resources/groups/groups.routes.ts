@@ -1,20 +1,22 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
-import { Bool, Enum, Input, Int, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
+import { Bool, DateOnly, Enum, File, Input, Int, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { pageParams, paginateQuery, setKeysetLink } from '../../http/pagination.ts';
 import { findGroup } from '../../http/access.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { accepted, keysetUnavailable, offsetLimitExceeded, sendRendered } from '../../http/errors.ts';
 import { ForbiddenError } from '../../platform/errors.ts';
-import { ALL_ACCESS_LEVELS } from '../../platform/membership.ts';
+import { ALL_ACCESS_LEVELS, ROLE_LEVELS } from '../../platform/membership.ts';
 import {
   PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, assertCanCreateTopLevel, createGroup, deleteGroup, encodeGroupCursor, groupKeysetPage,
-  groupListQuery, orderedGroups, transferFailure, transferGroup, updateGroup, visibleGroupProjects, type Group, type GroupListInput,
+  groupListQuery, orderedGroups, shareGroup, sharedWithGroups, transferFailure, transferGroup, unshareGroup, updateGroup, visibleGroupProjects, type Group, type GroupListInput,
 } from './groups.service.ts';
 import { groupDetail, groupEntity, projectSummary } from './groups.presenter.ts';
 import { canGroup } from '../../platform/access/policy.ts';
 import { Group as GroupShape, GroupDetail } from './groups.schemas.ts';
+import { CustomAttribute } from '../projects/projects.schemas.ts';
+import { customAttributeOr404, customAttributes, deleteCustomAttribute, setCustomAttribute } from '../projects/projects.service.ts';
 import { Accepted } from '../../http/response-schemas.ts';
 
 const OFFSET_LIMIT = 50_000;
@@ -35,6 +37,7 @@ const SettingsParams = {
   request_access_enabled: Opt(Bool()),
   default_branch_protection: Opt(IntEnum([0, 1, 2, 3, 4])),
   default_branch: Opt(Str()),
+  avatar: Opt(File({ description: 'avatar image (multipart); empty to remove it' })),
 };
 
 const ListParams = {
@@ -79,6 +82,13 @@ async function listGroups(req: ApiRequest<any>, reply: FastifyReply, parent: Gro
   return presentList(req, rows);
 }
 
+/** The group's detail: its shares, and its projects when asked. */
+async function detail(req: ApiRequest<any>, g: Group, withProjects = false) {
+  const shares = (await sharedWithGroups(req.server, [g.id])).get(g.id) ?? [];
+  const projects = withProjects ? await groupProjects(req, g) : undefined;
+  return groupDetail(g, req.server.config.externalUrl, { projects, shares });
+}
+
 async function groupProjects(req: ApiRequest<any>, g: Group) {
   const rows = await visibleGroupProjects(req.server, req.actor, g);
   const base = req.server.config.externalUrl;
@@ -108,7 +118,7 @@ export const groupRoutes: RouteDef<any>[] = [
       }
       const { parent_id: _p, ...settings } = i;
       const g = await createGroup(req.server, req.actor.user!.id, parent, settings);
-      return groupDetail(g, req.server.config.externalUrl);
+      return detail(req, g);
     },
   },
   {
@@ -119,7 +129,7 @@ export const groupRoutes: RouteDef<any>[] = [
       const { group } = req.group;
       const base = req.server.config.externalUrl;
       if (!req.input.with_projects) return groupEntity(group, base);
-      return groupDetail(group, base, { projects: await groupProjects(req, group) });
+      return detail(req, group, true);
     },
   },
   {
@@ -130,7 +140,7 @@ export const groupRoutes: RouteDef<any>[] = [
       const ctx = req.group;
       const { id: _id, ...settings } = req.input;
       const g = await updateGroup(req.server, ctx.group, settings);
-      return groupDetail(g, req.server.config.externalUrl, { projects: await groupProjects(req, g) });
+      return detail(req, g, true);
     },
   },
   {
@@ -177,7 +187,54 @@ export const groupRoutes: RouteDef<any>[] = [
         throw transferFailure("You don't have enough permissions.");
       }
       const g = await transferGroup(req.server, ctx.group, target);
-      return groupDetail(g, req.server.config.externalUrl);
+      return detail(req, g);
+    },
+  },
+  {
+    method: 'POST', url: '/groups/:id/share', summary: 'Share a group with another group', tags: ['groups'], access: 'authenticated', group: { ability: 'admin_group' },
+    response: GroupDetail,
+    input: Input({ id: Str(), group_id: Int(), group_access: IntEnum(ROLE_LEVELS), expires_at: Opt(DateOnly()) }),
+    handler: async (req) => {
+      const { group } = req.group;
+      const target = await findGroup(req.server.db, req.actor, req.input.group_id);
+      await shareGroup(req.server, group, target.group, req.input);
+      return detail(req, group);
+    },
+  },
+  {
+    method: 'DELETE', url: '/groups/:id/share/:group_id', summary: 'Stop sharing a group with another group', tags: ['groups'], access: 'authenticated', group: { ability: 'admin_group' },
+    response: null,
+    input: Input({ id: Str(), group_id: Int() }),
+    handler: async (req) => {
+      await unshareGroup(req.server, req.group.group, req.input.group_id);
+      return undefined;
+    },
+  },
+  {
+    method: 'GET', url: '/groups/:id/custom_attributes', summary: 'Custom attributes of a group', tags: ['groups'], access: 'admin', group: { ability: 'read_group' },
+    response: Type.Array(CustomAttribute),
+    input: Input({ id: Str() }),
+    handler: async (req) => customAttributes(req.server, { kind: 'group', id: req.group.group.id }),
+  },
+  {
+    method: 'GET', url: '/groups/:id/custom_attributes/:key', summary: 'One custom attribute of a group', tags: ['groups'], access: 'admin', group: { ability: 'read_group' },
+    response: CustomAttribute,
+    input: Input({ id: Str(), key: Str() }),
+    handler: async (req) => customAttributeOr404(req.server, { kind: 'group', id: req.group.group.id }, req.input.key),
+  },
+  {
+    method: 'PUT', url: '/groups/:id/custom_attributes/:key', summary: 'Set a custom attribute of a group', tags: ['groups'], access: 'admin', group: { ability: 'read_group' },
+    response: CustomAttribute,
+    input: Input({ id: Str(), key: Str(), value: Str() }),
+    handler: async (req) => setCustomAttribute(req.server, { kind: 'group', id: req.group.group.id }, req.input.key, req.input.value),
+  },
+  {
+    method: 'DELETE', url: '/groups/:id/custom_attributes/:key', summary: 'Delete a custom attribute of a group', tags: ['groups'], access: 'admin', group: { ability: 'read_group' },
+    response: null,
+    input: Input({ id: Str(), key: Str() }),
+    handler: async (req) => {
+      await deleteCustomAttribute(req.server, { kind: 'group', id: req.group.group.id }, req.input.key);
+      return undefined;
     },
   },
 ];

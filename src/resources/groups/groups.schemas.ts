@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Entity, Iso, Nullable } from '../../http/response-schemas.ts';
+import { Entity, Iso, IsoDay, Nullable } from '../../http/response-schemas.ts';
 import { NamespaceBasic } from '../namespaces/namespaces.schemas.ts';
 
 // Response shapes of groups.presenter.ts, same field order.
@@ -37,7 +37,10 @@ export const GroupProject = Entity({
 
 export const GroupDetail = Entity({
   ...groupFields,
-  shared_with_groups: Type.Array(Type.Unknown()),
+  shared_with_groups: Type.Array(Entity({
+    group_id: Type.Integer(), group_name: Type.String(), group_full_path: Type.String(), group_access_level: Type.Integer(),
+    expires_at: Nullable(IsoDay()),
+  })),
   /** Top-level groups only. */
   prevent_sharing_groups_outside_hierarchy: Type.Optional(Type.Boolean()),
   /** With `with_projects`. */

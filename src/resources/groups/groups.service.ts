@@ -3,12 +3,17 @@ import { sql } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import { containsText, isUniqueViolation } from '../../platform/db/dialect.ts';
-import { ValidationError, ForbiddenError, BadRequestError, ParamError, RuleError } from '../../platform/errors.ts';
+import { ValidationError, ForbiddenError, ParamError, RuleError, ConflictError, NotFoundError } from '../../platform/errors.ts';
 import { AccessLevel, Visibility, projectAccessLevels, visibilityName, type NamespaceRow, type VisibilityName } from '../../platform/membership.ts';
 import { memberOfSelfOrAncestor, readableGroups } from '../../platform/access/queries.ts';
 import { canReadVisibility } from '../../platform/access/policy.ts';
 import type { Actor } from '../../http/auth.ts';
 import { pathProblem } from '../users/users.service.ts';
+import { checkAvatar, removeAvatar, withAvatar } from '../../platform/storage/avatars.ts';
+import { removeProjectUploads } from '../../platform/storage/uploads.ts';
+import { deleteProjectRows, projectRepositoryPath } from '../projects/projects.service.ts';
+import { removeRepository } from '../projects/repository.ts';
+import type { UploadedFile } from '../../platform/storage/uploads.ts';
 
 export type Group = NamespaceRow;
 
@@ -33,6 +38,8 @@ export interface GroupSettingsInput {
   request_access_enabled?: boolean;
   default_branch_protection?: number;
   default_branch?: string;
+  /** A new avatar (a file part), or null to remove it. */
+  avatar?: UploadedFile | null;
 }
 
 // Letters (any script), digits, emoji, '_', '.', '-', space and parentheses; starts with a letter, digit, emoji or '_'.
@@ -106,15 +113,18 @@ export async function createGroup(deps: ServiceDeps, creatorId: number, parent: 
   const fullPath = parent ? `${parent.full_path}/${input.path}` : input.path;
   if (!errors.path && (await routeTaken(deps.db, fullPath))) addError(errors, 'path', 'has already been taken');
   if (Object.keys(errors).length) throw new ValidationError(errors);
+  checkAvatar(input.avatar);
 
   const now = deps.clock.now();
-  return deps.db.transaction().execute(async (trx) => {
+  return withAvatar(deps.config.dataDir, 'group', input.avatar ?? undefined, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
     const row = await trx.insertInto('namespaces').values({
       name: input.name, path: input.path, kind: 'group', parent_id: parent?.id ?? null, owner_id: null,
       visibility_level: visibility, description: input.description ?? '',
       full_path: fullPath, full_path_lower: fullPath.toLowerCase(),
       full_name: parent ? `${parent.full_name} / ${input.name}` : input.name, traversal: '/',
       request_access_enabled: 1, project_creation_level: 'developer', subgroup_creation_level: 'maintainer',
+      // A new group takes the instance's default branch protection unless given its own.
+      default_branch_protection: deps.config.defaultBranchProtection,
       created_at: now, updated_at: now,
     }).returning('id').executeTakeFirstOrThrow();
     await trx.updateTable('namespaces').set({ ...settingsValues({ ...input, visibility: undefined }), traversal: `${parent?.traversal ?? '/'}${row.id}/` })
@@ -123,8 +133,9 @@ export async function createGroup(deps: ServiceDeps, creatorId: number, parent: 
       source_type: 'Namespace', source_id: row.id, user_id: creatorId, access_level: AccessLevel.OWNER,
       expires_at: null, created_by_id: creatorId, created_at: now, updated_at: now,
     }).execute();
+    await applyAvatar(trx, row.id);
     return trx.selectFrom('namespaces').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
-  }).catch((e) => {
+  })).catch((e) => {
     // Another request took the path between the check above and this insert.
     if (isUniqueViolation(e)) throw new ValidationError({ path: ['has already been taken'] });
     throw e;
@@ -150,17 +161,19 @@ export async function updateGroup(deps: ServiceDeps, group: Group, input: GroupS
     if (await routeTaken(deps.db, full, group.id)) addError(errors, 'path', 'has already been taken');
   }
   if (Object.keys(errors).length) throw new ValidationError(errors);
+  checkAvatar(input.avatar);
 
   const set: Record<string, unknown> = { ...settingsValues(input), updated_at: deps.clock.now() };
   if (input.name !== undefined) set.name = input.name;
   if (input.path !== undefined) set.path = input.path;
-  return deps.db.transaction().execute(async (trx) => {
+  return withAvatar(deps.config.dataDir, 'group', input.avatar, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
     await trx.updateTable('namespaces').set(set).where('id', '=', group.id).execute();
+    await applyAvatar(trx, group.id);
     if ((input.name !== undefined && input.name !== group.name) || (input.path !== undefined && input.path !== group.path)) {
       await refreshSubtree(trx, group.id);
     }
     return trx.selectFrom('namespaces').selectAll().where('id', '=', group.id).executeTakeFirstOrThrow();
-  });
+  }));
 }
 
 /** Why a transfer is refused, in the reference's words ("Transfer failed: ..."). */
@@ -232,22 +245,33 @@ export async function subtreeIds(db: Kysely<DB>, group: Pick<Group, 'traversal'>
 }
 
 /**
- * Removes a group, its subgroups and their memberships and bots. A group that still holds projects
- * (in it or below it) is refused: their repositories belong to the projects' own removal.
+ * Removes a group with its subgroups and their projects, as the reference does. The rows go first, in one
+ * transaction; once it committed, each project's repository is moved aside and removed (a kill in between leaves
+ * `+deleted` leftovers that the start-up sweep removes, or an unreferenced repository no row names, never a row
+ * without its repository), then the avatars and uploads.
  */
 export async function deleteGroup(deps: ServiceDeps, group: Group): Promise<void> {
   const ids = await subtreeIds(deps.db, group);
-  const project = await deps.db.selectFrom('projects').select('id').where('namespace_id', 'in', ids).executeTakeFirst();
-  if (project) throw new BadRequestError('Group still holds projects; delete or transfer them first');
+  const projects = await deps.db.selectFrom('projects').select(['id', 'repository_storage', 'forked_from_project_id']).where('namespace_id', 'in', ids).execute();
   await deps.db.transaction().execute(async (trx) => {
+    await deleteProjectRows(trx, projects);
     const bots = await trx.selectFrom('resource_bots').select('user_id').where('source_type', '=', 'Namespace').where('source_id', 'in', ids).execute();
     await trx.deleteFrom('members').where('source_type', '=', 'Namespace').where('source_id', 'in', ids).execute();
     if (bots.length) await trx.deleteFrom('users').where('id', 'in', bots.map((b) => b.user_id)).execute();
+    await trx.deleteFrom('project_group_links').where('group_id', 'in', ids).execute();
+    await trx.deleteFrom('group_group_links').where((eb) => eb.or([eb('shared_group_id', 'in', ids), eb('shared_with_group_id', 'in', ids)])).execute();
+    await trx.deleteFrom('group_custom_attributes').where('group_id', 'in', ids).execute();
     // Children first, so that no row ever points at a removed parent.
     const rows = await trx.selectFrom('namespaces').select(['id', 'traversal']).where('id', 'in', ids).execute();
     rows.sort((a, b) => b.traversal.length - a.traversal.length);
     for (const r of rows) await trx.deleteFrom('namespaces').where('id', '=', r.id).execute();
   });
+  for (const p of projects) {
+    await removeRepository(projectRepositoryPath(deps, p));
+    await removeAvatar(deps.config.dataDir, 'project', p.id);
+    await removeProjectUploads(deps.config.dataDir, p.id);
+  }
+  for (const id of ids) await removeAvatar(deps.config.dataDir, 'group', id);
 }
 
 export function assertCanCreateTopLevel(actor: Actor): void {
@@ -352,4 +376,41 @@ export async function visibleGroupProjects(deps: ServiceDeps, actor: Actor, g: G
     .orderBy('id', 'asc').limit(100).execute();
   const levels = actor.user ? await projectAccessLevels(db, actor.user.id, rows, deps.clock.now()) : new Map();
   return rows.filter((p) => canReadVisibility(actor, p.visibility_level, levels.get(p.id)?.effective ?? 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sharing a group with another group: the other group's members reach this group (and what is below it) at the
+// lower of the share's level and their own (platform/membership.ts).
+
+export interface GroupShare { group_id: number; group_name: string; group_full_path: string; group_access_level: number; expires_at: number | null }
+
+/** The groups each of these groups is shared with, in the order the shares were made. */
+export async function sharedWithGroups(deps: ServiceDeps, groupIds: number[]): Promise<Map<number, GroupShare[]>> {
+  const out = new Map<number, GroupShare[]>(groupIds.map((id) => [id, []]));
+  if (groupIds.length === 0) return out;
+  const rows = await deps.db.selectFrom('group_group_links as l').innerJoin('namespaces as w', 'w.id', 'l.shared_with_group_id')
+    .select(['l.shared_group_id', 'l.shared_with_group_id', 'l.group_access', 'l.expires_at', 'w.name', 'w.full_path'])
+    .where('l.shared_group_id', 'in', groupIds).orderBy('l.id').execute();
+  for (const r of rows) {
+    out.get(r.shared_group_id)!.push({ group_id: r.shared_with_group_id, group_name: r.name, group_full_path: r.full_path, group_access_level: r.group_access, expires_at: r.expires_at });
+  }
+  return out;
+}
+
+export async function shareGroup(deps: ServiceDeps, group: Group, target: Group, input: { group_access: number; expires_at?: string }): Promise<void> {
+  if (target.id === group.id) throw new ValidationError({ shared_with_group: ['cannot be the group itself'] });
+  const now = deps.clock.now();
+  const expires = input.expires_at ? Date.parse(`${input.expires_at}T00:00:00Z`) : null;
+  if (expires !== null && expires <= now) throw new ValidationError({ expires_at: ['cannot be a date in the past'] });
+  await deps.db.insertInto('group_group_links').values({
+    shared_group_id: group.id, shared_with_group_id: target.id, group_access: input.group_access, expires_at: expires, created_at: now, updated_at: now,
+  }).execute().catch((e) => {
+    if (isUniqueViolation(e)) throw new ConflictError('Group already shared with this group');
+    throw e;
+  });
+}
+
+export async function unshareGroup(deps: ServiceDeps, group: Group, sharedWithId: number): Promise<void> {
+  const r = await deps.db.deleteFrom('group_group_links').where('shared_group_id', '=', group.id).where('shared_with_group_id', '=', sharedWithId).executeTakeFirst();
+  if (Number(r.numDeletedRows) === 0) throw new NotFoundError('Group Link');
 }

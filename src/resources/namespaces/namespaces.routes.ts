@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
-import { Bool, Input, Opt, PaginationParams, Str } from '../../http/schemas.ts';
+import { Bool, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateArray } from '../../http/pagination.ts';
 import { parseIdOrPath } from '../../http/params.ts';
 import type { NamespaceRow } from '../../platform/membership.ts';
 import { usersByIds } from '../users/users.service.ts';
-import { creatableNamespaces, membersWithDescendants, readableNamespaceOr404, seesMemberCount } from './namespaces.service.ts';
+import { creatableNamespaces, membersWithDescendants, namespaceExists, readableNamespaceOr404, seesMemberCount } from './namespaces.service.ts';
+import { Entity } from '../../http/response-schemas.ts';
 import { namespaceEntity } from './namespaces.presenter.ts';
 import { Namespace } from './namespaces.schemas.ts';
 
@@ -42,5 +43,11 @@ export const namespaceRoutes: RouteDef<any>[] = [
       const { rows, levels } = await readableNamespaceOr404(req.server, req.actor, parseIdOrPath(req.input.id));
       return (await present(req, rows, levels))[0];
     },
+  },
+  {
+    method: 'GET', url: '/namespaces/:id/exists', summary: 'Whether a namespace path is taken, with a free one suggested', tags: ['namespaces'], access: 'authenticated',
+    response: Entity({ exists: Type.Boolean(), suggests: Type.Array(Type.String()) }),
+    input: Input({ id: Str(), parent_id: Opt(Int()) }),
+    handler: async (req) => namespaceExists(req.server, req.input.id, req.input.parent_id ?? null),
   },
 ];

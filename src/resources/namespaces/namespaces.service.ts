@@ -79,3 +79,16 @@ export async function membersWithDescendants(deps: ServiceDeps, ns: NamespaceRow
     .where((eb) => eb.or([eb('members.expires_at', 'is', null), eb('members.expires_at', '>', now)])).execute();
   return rows.length;
 }
+
+/**
+ * GET /namespaces/:path/exists: whether a namespace with this path exists at the top level (or under `parentId`),
+ * compared case-insensitively, and if so the first free path made by appending a number, as the reference suggests.
+ */
+export async function namespaceExists(deps: ServiceDeps, path: string, parentId: number | null): Promise<{ exists: boolean; suggests: string[] }> {
+  const taken = async (p: string) => !!(await deps.db.selectFrom('namespaces').select('id')
+    .where((eb) => eb(eb.fn('lower', ['path']), '=', p.toLowerCase()))
+    .where('parent_id', parentId === null ? 'is' : '=', parentId as any).executeTakeFirst());
+  if (!(await taken(path))) return { exists: false, suggests: [] };
+  for (let n = 1; n < 1000; n++) if (!(await taken(`${path}${n}`))) return { exists: true, suggests: [`${path}${n}`] };
+  return { exists: true, suggests: [] };
+}

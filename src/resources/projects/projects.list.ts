@@ -75,6 +75,13 @@ export interface ListScope {
   namespaceId?: number;
   /** GET /projects/:id/forks */
   forkedFrom?: number;
+  /**
+   * GET /groups/:id/projects: the projects in these namespaces (the group, or the group and its subgroups), and
+   * with `sharedWith` those shared with that group. owned/min_access_level narrow them as on GET /projects.
+   */
+  group?: { namespaceIds: number[]; sharedWith?: number };
+  /** GET /users/:id/starred_projects: the projects that user starred. */
+  starredBy?: number;
 }
 
 export interface BuiltList {
@@ -131,6 +138,16 @@ export async function buildListQuery(deps: ServiceDeps, actor: Actor, i: ListInp
   }
   if (scope.namespaceId !== undefined) q = q.where('projects.namespace_id', '=', scope.namespaceId);
   if (scope.forkedFrom !== undefined) q = q.where('projects.forked_from_project_id', '=', scope.forkedFrom);
+  if (scope.group) {
+    const g = scope.group;
+    q = q.where((eb: any) => eb.or([
+      eb('projects.namespace_id', 'in', g.namespaceIds),
+      ...(g.sharedWith !== undefined ? [eb('projects.id', 'in', db.selectFrom('project_group_links').select('project_id').where('group_id', '=', g.sharedWith))] : []),
+    ]));
+  }
+  if (scope.starredBy !== undefined) {
+    q = q.where('projects.id', 'in', db.selectFrom('users_star_projects').select('project_id').where('user_id', '=', scope.starredBy));
+  }
 
   // Filters (all AND-ed).
   if (i.archived !== undefined) q = q.where('projects.archived', '=', i.archived ? 1 : 0);

@@ -1,3 +1,4 @@
+import { avatarUrl } from '../../platform/storage/avatars.ts';
 import type { Selectable } from 'kysely';
 import { openIssueCounts } from '../issues/issues.service.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
@@ -13,9 +14,9 @@ import { defineMemo } from '../../platform/read-cache.ts';
 // Project entities in the reference's field order. Everything a page needs is loaded in one batch
 // (a constant number of queries whatever the page size), then each row is rendered from memory.
 
-type NsRow = Pick<Namespace, 'id' | 'name' | 'path' | 'kind' | 'full_path' | 'full_name' | 'parent_id' | 'owner_id'>;
+type NsRow = Pick<Namespace, 'id' | 'name' | 'path' | 'kind' | 'full_path' | 'full_name' | 'parent_id' | 'owner_id'> & { avatar?: string | null; owner_avatar?: string | null };
 type Stats = Selectable<DB['project_statistics']>;
-type OwnerRow = Pick<Selectable<DB['users']>, 'id' | 'username' | 'name' | 'state'>;
+type OwnerRow = Pick<Selectable<DB['users']>, 'id' | 'username' | 'name' | 'state' | 'avatar'>;
 
 export interface PresentOptions {
   full: boolean;
@@ -43,7 +44,7 @@ export interface Presentation {
 
 const NO_ACCESS: ProjectAccess = { project: null, group: null, effective: 0 };
 
-type NsWithOwner = NsRow & { owner_username: string | null; owner_name: string | null; owner_state: string | null };
+type NsWithOwner = NsRow & { owner_username: string | null; owner_name: string | null; owner_state: string | null; owner_avatar: string | null };
 
 // Namespaces (with a personal namespace's owner) and topics are shared by many projects of a page and across
 // pages: they are read caches (see platform/read-cache.ts), like the caller's authorisation (renames, transfers,
@@ -52,8 +53,8 @@ type NsWithOwner = NsRow & { owner_username: string | null; owner_name: string |
 function namespacesWithOwners(deps: ServiceDeps, ids: number[]): Promise<Map<number, NsWithOwner>> {
   return deps.caches.define<number, NsWithOwner>('namespaces', { max: 50_000 }).getMany(ids, async (missing) => {
     const rows = await deps.db.selectFrom('namespaces as n').leftJoin('users as u', 'u.id', 'n.owner_id')
-      .select(['n.id', 'n.name', 'n.path', 'n.kind', 'n.full_path', 'n.full_name', 'n.parent_id', 'n.owner_id',
-        'u.username as owner_username', 'u.name as owner_name', 'u.state as owner_state'])
+      .select(['n.id', 'n.name', 'n.path', 'n.kind', 'n.full_path', 'n.full_name', 'n.parent_id', 'n.owner_id', 'n.avatar',
+        'u.username as owner_username', 'u.name as owner_name', 'u.state as owner_state', 'u.avatar as owner_avatar'])
       .where('n.id', 'in', missing).execute();
     return new Map(rows.map((r) => [r.id, r]));
   });
@@ -119,7 +120,7 @@ export async function loadPresentation(deps: ServiceDeps, actor: Actor, rows: Pr
   }
   for (const n of namespaces.values()) {
     if (n.kind === 'user' && n.owner_id !== null && n.owner_username !== null) {
-      pres.owners.set(n.owner_id, { id: n.owner_id, username: n.owner_username, name: n.owner_name!, state: n.owner_state! });
+      pres.owners.set(n.owner_id, { id: n.owner_id, username: n.owner_username, name: n.owner_name!, state: n.owner_state!, avatar: n.owner_avatar });
     }
   }
   // A fork's source is shown only when the caller can read it.
@@ -138,7 +139,9 @@ function levelOf(pres: Presentation, p: Project): number {
 function namespaceEntity(ns: NsRow | undefined, base: string) {
   if (!ns) return null;
   return {
-    id: ns.id, name: ns.name, path: ns.path, kind: ns.kind, full_path: ns.full_path, parent_id: ns.parent_id, avatar_url: null,
+    id: ns.id, name: ns.name, path: ns.path, kind: ns.kind, full_path: ns.full_path, parent_id: ns.parent_id,
+    // A personal namespace shows its owner's avatar, a group its own.
+    avatar_url: ns.kind === 'user' ? avatarUrl(base, 'user', ns.owner_id ?? 0, ns.owner_avatar) : avatarUrl(base, 'group', ns.id, ns.avatar),
     web_url: ns.kind === 'user' ? webUrl(base, ns.full_path) : webUrl(base, 'groups', ns.full_path),
   };
 }
@@ -178,7 +181,7 @@ export function simpleProject(p: Project, pres: Presentation): Record<string, un
     ssh_url_to_repo: `git@${hostOf(base).hostname}:${p.full_path}.git`,
     http_url_to_repo: `${web}.git`,
     web_url: web,
-    avatar_url: null,
+    avatar_url: avatarUrl(base, 'project', p.id, p.avatar),
     star_count: p.star_count,
     last_activity_at: iso(p.last_activity_at),
     namespace: namespaceEntity(ns, base),
@@ -237,7 +240,7 @@ export function fullProject(p: Project, pres: Presentation): Record<string, unkn
     web_url: web,
     readme_url: readCode ? (p.readme_path ? `${web}/-/blob/${p.default_branch ?? 'main'}/${p.readme_path}` : null) : undefined,
     forks_count: readCode ? p.forks_count : undefined,
-    avatar_url: null,
+    avatar_url: avatarUrl(base, 'project', p.id, p.avatar),
     star_count: p.star_count,
     last_activity_at: iso(p.last_activity_at),
     namespace: namespaceEntity(ns, base),
@@ -366,8 +369,8 @@ export function starrer(r: Record<string, any>, base: string): Record<string, un
   return { starred_since: iso(r.starred_since), user: userBasic(r as any, base) };
 }
 
-export function topicEntity(t: Selectable<DB['topics']>): Record<string, unknown> {
-  return { id: t.id, name: t.name, title: t.title, description: t.description, total_projects_count: t.total_projects_count, avatar_url: null };
+export function topicEntity(t: Selectable<DB['topics']>, base: string): Record<string, unknown> {
+  return { id: t.id, name: t.name, title: t.title, description: t.description, total_projects_count: t.total_projects_count, avatar_url: avatarUrl(base, 'topic', t.id, t.avatar) };
 }
 
 /** A project's share with a group; the expiry is a date. */
@@ -376,4 +379,8 @@ export function projectShare(link: Selectable<DB['project_group_links']>): Recor
     id: link.id, project_id: link.project_id, group_id: link.group_id, group_access: link.group_access,
     expires_at: link.expires_at === null ? null : new Date(link.expires_at).toISOString().slice(0, 10),
   };
+}
+
+export function publicGroupDetails(g: Pick<Namespace, 'id' | 'name' | 'full_name' | 'full_path' | 'avatar'>, base: string): Record<string, unknown> {
+  return { id: g.id, web_url: webUrl(base, 'groups', g.full_path), name: g.name, avatar_url: avatarUrl(base, 'group', g.id, g.avatar), full_name: g.full_name, full_path: g.full_path };
 }

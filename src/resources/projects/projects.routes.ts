@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
-import { Bool, DateOnly, DateTime, Enum, Input, Int, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
+import { Bool, DateOnly, DateTime, Enum, File, Input, Int, IntEnum, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { COUNT_LIMIT, pageParams, paginateQuery, setKeysetLink, setOffsetHeaders } from '../../http/pagination.ts';
 import { type ProjectContext } from '../../http/access.ts';
 import { accepted, keysetUnavailable, offsetLimitExceeded, sendRendered } from '../../http/errors.ts';
@@ -10,17 +10,21 @@ import type { Actor } from '../../http/auth.ts';
 import { NotFoundError, ParamError } from '../../platform/errors.ts';
 import { ROLE_LEVELS, ALL_ACCESS_LEVELS } from '../../platform/membership.ts';
 import { getUserOr404 } from '../users/users.service.ts';
+import { subtreeIds } from '../groups/groups.service.ts';
 import {
   COLUMN_FEATURES, SETTING_FEATURES, SETTING_PARAMS, createProject, customAttributeOr404, customAttributes, deleteCustomAttribute, deleteProject,
   forkProject, personalNamespace, reload, setArchived, setCustomAttribute, setStar, shareProject, starrersQuery, topicsQuery, transferProject,
-  unlinkFork, unshareProject, updateProject, type Project,
+  unlinkFork, unshareProject, updateProject, type Project, namespaceById, projectGroupsQuery, projectUsersQuery, projectLanguages,
+  topicOr404, createTopic, updateTopic, deleteTopic,
 } from './projects.service.ts';
 import { ORDER_BY, USER_ORDER_BY, accessFromAuthorization, buildListQuery, cachedPage, cappedCount, type BuiltList, type ListInput, type ListScope } from './projects.list.ts';
 import { projectRows, type RowKey } from '../../platform/project-rows.ts';
 import { jsonArray, renderProjects } from './projects.render.ts';
 import { bodyFromParts } from '../../http/plumbing.ts';
-import { loadPresentation, presentOne, projectShare, starrer, topicEntity, type PresentOptions } from './projects.presenter.ts';
-import { AnyProject, CustomAttribute, ProjectShare, Starrer, Topic } from './projects.schemas.ts';
+import { loadPresentation, presentOne, projectShare, publicGroupDetails, starrer, topicEntity, type PresentOptions } from './projects.presenter.ts';
+import { AnyProject, CustomAttribute, ProjectShare, PublicGroupDetails, Starrer, Topic } from './projects.schemas.ts';
+import { UserBasic } from '../users/users.schemas.ts';
+import { userBasic } from '../users/users.presenter.ts';
 import { Accepted } from '../../http/response-schemas.ts';
 
 const OFFSET_LIMIT = 50_000;
@@ -58,6 +62,7 @@ const ProjectAttributes = {
   public_builds: Opt(Bool()),
   ...Object.fromEntries([...COLUMN_FEATURES, ...SETTING_FEATURES].map((f) => [`${f}_access_level`, Opt(FeatureLevel)])),
   ...Object.fromEntries(SETTING_PARAMS.map((k) => [k, Opt(SETTING_TYPES[k] ?? Bool())])),
+  avatar: Opt(File({ description: 'avatar image (multipart); empty to remove it' })),
 };
 const UPDATE_KEYS = ['name', 'path', 'description', 'default_branch', 'visibility', 'topics', 'tag_list', ...Object.keys(ProjectAttributes).filter((k) => !['name', 'path', 'description', 'visibility', 'topics', 'tag_list'].includes(k))];
 
@@ -128,6 +133,49 @@ const UserListParams = {
   pagination: Opt(Str()),
   ...PaginationParams,
 };
+
+/** GET /groups/:id/projects: the reference's filters of a group's project listing. */
+const GroupListParams = {
+  id: Str(),
+  archived: Opt(Bool()),
+  visibility: Opt(Visibility),
+  order_by: Opt(Enum(USER_ORDER_BY, { default: 'created_at' })),
+  sort: Opt(Enum(['asc', 'desc'] as const, { default: 'desc' })),
+  search: Opt(Str()),
+  simple: Opt(Bool({ default: false })),
+  owned: Opt(Bool({ default: false })),
+  starred: Opt(Bool({ default: false })),
+  with_issues_enabled: Opt(Bool({ default: false })),
+  with_merge_requests_enabled: Opt(Bool({ default: false })),
+  with_shared: Opt(Bool({ default: true })),
+  include_subgroups: Opt(Bool({ default: false })),
+  min_access_level: Opt(IntEnum(ALL_ACCESS_LEVELS)),
+  with_custom_attributes: Opt(Bool({ default: false })),
+  statistics: Opt(Bool({ default: false })),
+  ...PaginationParams,
+};
+const { id: _gid, with_shared: _ws, include_subgroups: _is, ...GroupListFilters } = GroupListParams;
+
+/** GET /users/:user_id/starred_projects */
+const StarredListParams = {
+  user_id: Str(),
+  archived: Opt(Bool()),
+  visibility: Opt(Visibility),
+  order_by: Opt(Enum(USER_ORDER_BY, { default: 'created_at' })),
+  sort: Opt(Enum(['asc', 'desc'] as const, { default: 'desc' })),
+  search: Opt(Str()),
+  simple: Opt(Bool({ default: false })),
+  owned: Opt(Bool({ default: false })),
+  membership: Opt(Bool({ default: false })),
+  starred: Opt(Bool({ default: false })),
+  statistics: Opt(Bool({ default: false })),
+  with_issues_enabled: Opt(Bool({ default: false })),
+  with_merge_requests_enabled: Opt(Bool({ default: false })),
+  min_access_level: Opt(IntEnum(ALL_ACCESS_LEVELS)),
+  with_custom_attributes: Opt(Bool({ default: false })),
+  ...PaginationParams,
+};
+const { user_id: _uid, ...StarredListFilters } = StarredListParams;
 
 function wantsFull(actor: Actor, simple: boolean | undefined): boolean {
   return !!actor.user && !simple;
@@ -370,7 +418,7 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input(idParam),
     handler: async (req) => {
       const ctx = req.project;
-      return customAttributes(req.server, ctx.project.id);
+      return customAttributes(req.server, { kind: 'project', id: ctx.project.id });
     },
   },
   {
@@ -379,7 +427,7 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input({ ...idParam, key: Str() }),
     handler: async (req) => {
       const ctx = req.project;
-      return customAttributeOr404(req.server, ctx.project.id, req.input.key);
+      return customAttributeOr404(req.server, { kind: 'project', id: ctx.project.id }, req.input.key);
     },
   },
   {
@@ -388,7 +436,7 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input({ ...idParam, key: Str(), value: Str() }),
     handler: async (req) => {
       const ctx = req.project;
-      return setCustomAttribute(req.server, ctx.project.id, req.input.key, req.input.value);
+      return setCustomAttribute(req.server, { kind: 'project', id: ctx.project.id }, req.input.key, req.input.value);
     },
   },
   {
@@ -397,7 +445,7 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input({ ...idParam, key: Str() }),
     handler: async (req) => {
       const ctx = req.project;
-      await deleteCustomAttribute(req.server, ctx.project.id, req.input.key);
+      await deleteCustomAttribute(req.server, { kind: 'project', id: ctx.project.id }, req.input.key);
       return undefined;
     },
   },
@@ -407,7 +455,7 @@ export const projectRoutes: RouteDef<any>[] = [
     input: Input({ search: Opt(Str()), without_projects: Opt(Bool()), ...PaginationParams }),
     handler: async (req, reply) => {
       const rows = await paginateQuery(req, reply, topicsQuery(req.server, { search: req.input.search, withoutProjects: req.input.without_projects }));
-      return rows.map(topicEntity);
+      return rows.map((r) => topicEntity(r, req.server.config.externalUrl));
     },
   },
   {
@@ -425,6 +473,93 @@ export const projectRoutes: RouteDef<any>[] = [
         return [];
       }
       return listProjects(req, reply, { namespaceId: ns.id }, UserListParams);
+    },
+  },
+  {
+    method: 'GET', url: '/groups/:id/projects', summary: "A group's projects", tags: ['groups', 'projects'], access: 'public', group: { ability: 'read_group' },
+    response: Type.Array(AnyProject),
+    input: Input(GroupListParams),
+    handler: async (req, reply) => {
+      const { group } = req.group;
+      const namespaceIds = req.input.include_subgroups ? await subtreeIds(req.server.db, group) : [group.id];
+      return listProjects(req, reply, { group: { namespaceIds, sharedWith: req.input.with_shared ? group.id : undefined } }, GroupListFilters);
+    },
+  },
+  {
+    method: 'GET', url: '/users/:user_id/starred_projects', summary: 'Projects a user starred', tags: ['projects'], access: 'public',
+    response: Type.Array(AnyProject),
+    input: Input(StarredListParams),
+    handler: async (req, reply) => {
+      const raw = String(req.input.user_id);
+      if (/^\d+$/.test(raw) && Number(raw) > 2_147_483_647) throw new NotFoundError('User');
+      const user = await getUserOr404(req.server, raw);
+      // A private profile hides what its owner starred from everyone but them and administrators.
+      if (user.private_profile && req.actor.user?.id !== user.id && !req.actor.admin) {
+        setOffsetHeaders(req, reply, pageParams(req.input), 0, false);
+        return [];
+      }
+      return listProjects(req, reply, { starredBy: user.id }, StarredListFilters);
+    },
+  },
+  {
+    method: 'GET', url: '/projects/:id/groups', summary: "A project's groups: its ancestors and the groups it is shared with", tags: ['projects'], access: 'public', project: { ability: 'read_project' },
+    response: Type.Array(PublicGroupDetails),
+    input: Input({ ...idParam, search: Opt(Str()), skip_groups: Opt(Type.Array(Id())), with_shared: Opt(Bool({ default: false })), shared_min_access_level: Opt(IntEnum(ROLE_LEVELS)), ...PaginationParams }),
+    handler: async (req, reply) => {
+      const { project } = req.project;
+      const ns = (await namespaceById(req.server, project.namespace_id))!;
+      const rows = await paginateQuery(req, reply, projectGroupsQuery(req.server, req.actor, ns, project, req.input));
+      const base = req.server.config.externalUrl;
+      return rows.map((g) => publicGroupDetails(g, base));
+    },
+  },
+  {
+    method: 'GET', url: '/projects/:id/users', summary: "Users with access to a project through a membership", tags: ['projects'], access: 'public', project: { ability: 'read_project' },
+    response: Type.Array(UserBasic),
+    input: Input({ ...idParam, search: Opt(Str()), skip_users: Opt(Type.Array(Id())), ...PaginationParams }),
+    handler: async (req, reply) => {
+      const { project } = req.project;
+      const ns = (await namespaceById(req.server, project.namespace_id))!;
+      const rows = await paginateQuery(req, reply, projectUsersQuery(req.server, ns, project, req.input));
+      return rows.map((u) => userBasic(u, req.server.config.externalUrl));
+    },
+  },
+  {
+    method: 'GET', url: '/projects/:id/languages', summary: "The languages of a project's default branch, in percent", tags: ['projects'], access: 'public', project: { ability: 'download_code' },
+    response: Type.Record(Type.String(), Type.Number()),
+    input: Input(idParam),
+    handler: async (req) => projectLanguages(req.server, req.project.project.id),
+  },
+  {
+    method: 'GET', url: '/topics/:id', summary: 'One topic', tags: ['topics'], access: 'public',
+    response: Topic,
+    input: Input({ id: Id() }),
+    handler: async (req) => topicEntity(await topicOr404(req.server, req.input.id), req.server.config.externalUrl),
+  },
+  {
+    method: 'POST', url: '/topics', summary: 'Create a topic', tags: ['topics'], access: 'admin',
+    response: Topic,
+    input: Input({ name: Str(), title: Str(), description: Opt(Str()), avatar: Opt(File({ description: 'avatar image (multipart)' })) }),
+    handler: async (req) => topicEntity(await createTopic(req.server, req.input), req.server.config.externalUrl),
+  },
+  {
+    method: 'PUT', url: '/topics/:id', summary: 'Edit a topic', tags: ['topics'], access: 'admin',
+    response: Topic,
+    input: Input({ id: Id(), name: Opt(Str()), title: Opt(Str()), description: Opt(Str()), avatar: Opt(File({ description: 'avatar image (multipart); empty to remove it' })) }),
+    handler: async (req) => {
+      const t = await topicOr404(req.server, req.input.id);
+      const { id: _id, ...rest } = req.input;
+      atLeastOne(rest, ['name', 'title', 'description', 'avatar']);
+      return topicEntity(await updateTopic(req.server, t, rest), req.server.config.externalUrl);
+    },
+  },
+  {
+    method: 'DELETE', url: '/topics/:id', summary: 'Delete a topic', tags: ['topics'], access: 'admin',
+    response: null,
+    input: Input({ id: Id() }),
+    handler: async (req) => {
+      await deleteTopic(req.server, await topicOr404(req.server, req.input.id));
+      return undefined;
     },
   },
 ];

@@ -86,3 +86,8 @@ export const ProjectShare = Entity({
 export const Topic = Entity({
   id: I(), name: S(), title: S(), description: Nullable(S()), total_projects_count: I(), avatar_url: Nullable(S()),
 }, { description: 'Topic' });
+
+/** A group as GET /projects/:id/groups lists it (the reference's PublicGroupDetails). */
+export const PublicGroupDetails = Entity({
+  id: I(), web_url: S(), name: S(), avatar_url: Nullable(S()), full_name: S(), full_path: S(),
+}, { description: 'PublicGroupDetails' });

@@ -1,4 +1,8 @@
 import { storedSettings } from '../../platform/project-rows.ts';
+import { branchProtectionDefaults, protectsDefaultBranch } from '../../platform/branch-protection.ts';
+import { createProtectedBranch } from '../repository/protected.service.ts';
+import { checkAvatar, removeAvatar, withAvatar } from '../../platform/storage/avatars.ts';
+import { removeProjectUploads, type UploadedFile } from '../../platform/storage/uploads.ts';
 import type { Selectable, Transaction } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB, NamespacesTable, ProjectsTable } from '../../platform/db/schema.ts';
@@ -12,7 +16,8 @@ import {
 } from '../../platform/errors.ts';
 import { AccessLevel, Visibility, groupAccessLevels, visibilityName, type VisibilityName } from '../../platform/membership.ts';
 import { pathProblem } from '../users/users.service.ts';
-import { containsText } from '../../platform/db/dialect.ts';
+import { containsText, isUniqueViolation } from '../../platform/db/dialect.ts';
+import { readableGroups } from '../../platform/access/queries.ts';
 import {
   commitReadme, copyRepository, initRepository, pickStorage, placeRepository, readRepositoryFacts, removeRepository, repositoryPath, setHead,
   stagingPath, type RepositoryFacts,
@@ -116,6 +121,8 @@ export interface ProjectAttributes {
   jobs_enabled?: boolean;
   snippets_enabled?: boolean;
   container_registry_enabled?: boolean;
+  /** A new avatar (a file part), or null to remove it. */
+  avatar?: UploadedFile | null;
   [key: string]: unknown;
 }
 
@@ -289,6 +296,31 @@ export async function refreshRepositoryFacts(deps: ServiceDeps, project: Pick<Pr
   const path = repositoryPath(deps.config, project.repository_storage, project.id);
   const facts = await readRepositoryFacts(path, project.default_branch);
   await deps.db.transaction().execute((trx) => writeRepositoryFacts(trx, project.id, facts, deps.clock.now()));
+  if (!facts.empty && facts.commitCount > 0) await protectDefaultBranchOnce(deps, project.id);
+}
+
+/**
+ * Once a project's default branch first holds commits (its first push or commit, or its creation with a README),
+ * protects it as the default branch protection of its group (or, in a personal namespace, of the instance) says,
+ * through the protected-branches rules; never again after that, so a branch unprotected later stays so. A stop
+ * between the rule and the mark is repaired by the next ref change (the rule then exists already).
+ */
+export async function protectDefaultBranchOnce(deps: ServiceDeps, projectId: number): Promise<void> {
+  const p = await deps.db.selectFrom('projects as p').innerJoin('namespaces as n', 'n.id', 'p.namespace_id')
+    .select(['p.id', 'p.default_branch', 'p.empty_repo', 'p.default_branch_protection_applied', 'n.kind', 'n.default_branch_protection'])
+    .where('p.id', '=', projectId).executeTakeFirst();
+  if (!p || p.default_branch_protection_applied || p.empty_repo || !p.default_branch) return;
+  const level = p.kind === 'group' ? p.default_branch_protection : deps.config.defaultBranchProtection;
+  if (protectsDefaultBranch(level)) {
+    const d = branchProtectionDefaults(level);
+    await createProtectedBranch(deps, p.id, {
+      name: p.default_branch, allow_force_push: d.allow_force_push, code_owner_approval_required: false,
+      push: d.allowed_to_push, merge: d.allowed_to_merge, unprotect: [{ access_level: AccessLevel.MAINTAINER }],
+    }).catch((e) => {
+      if (!(e instanceof ConflictError)) throw e;
+    });
+  }
+  await deps.db.updateTable('projects').set({ default_branch_protection_applied: 1 }).where('id', '=', p.id).execute();
 }
 
 async function writeRepositoryFacts(trx: Transaction<DB>, projectId: number, facts: RepositoryFacts, now: number): Promise<void> {
@@ -343,6 +375,7 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
   const errors: Record<string, string[]> = {};
   const add = (k: string, m: string) => (errors[k] ??= []).push(m);
   if (!opts.owner && !(await canCreateIn(deps, actor, ns))) add('namespace', 'is not valid');
+  checkAvatar(input.avatar);
 
   const name = (input.name ?? input.path ?? '').trim();
   const path = input.path ?? pathFromName(name);
@@ -371,7 +404,7 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
   const now = deps.clock.now();
   const shard = pickStorage(deps.config);
   const runners = newRunnersToken();
-  const project = await withStagedRepository(deps, shard, async (staged) => {
+  const project = await withAvatar(deps.config.dataDir, 'project', input.avatar ?? undefined, (applyAvatar) => withStagedRepository(deps, shard, async (staged) => {
     await initRepository(staged, defaultBranch);
     if (input.initialize_with_readme) {
       await commitReadme(staged, defaultBranch, `# ${name}\n\n${input.description ?? ''}\n`, { name: user.name, email: user.email }, now);
@@ -397,8 +430,10 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
       }).execute();
     }
     if (topics.length) await setTopics(trx, row.id, topics, now);
+    await applyAvatar(trx, row.id);
     return row;
-  });
+  }));
+  await protectDefaultBranchOnce(deps, project.id);
   return { ...(await reload(deps, project.id)), runners_token: runners.token };
 }
 
@@ -478,6 +513,7 @@ export async function updateProject(deps: ServiceDeps, ctx: ProjectContext, inpu
   const topics = normalizeTopics(input.topics ?? input.tag_list);
   if (topics?.some((t) => t.length > 255)) add('topics', 'is too long (maximum is 255 characters)');
   if (Object.keys(errors).length) throw new ValidationError(errors);
+  checkAvatar(input.avatar);
   if (Object.keys(settings).length) set.settings = JSON.stringify({ ...JSON.parse(p.settings || '{}'), ...settings });
   const now = deps.clock.now();
   set.updated_at = now;
@@ -485,11 +521,12 @@ export async function updateProject(deps: ServiceDeps, ctx: ProjectContext, inpu
     set.full_path = fullPath;
     set.full_path_lower = fullPath.toLowerCase();
   }
-  await deps.db.transaction().execute(async (trx) => {
+  await withAvatar(deps.config.dataDir, 'project', input.avatar, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
     if (set.path !== undefined) await moveRoute(trx, p, fullPath, now);
     await trx.updateTable('projects').set(set).where('id', '=', p.id).execute();
     if (topics) await setTopics(trx, p.id, topics, now);
-  });
+    await applyAvatar(trx, p.id);
+  }));
   if (set.default_branch !== undefined) {
     await setHead(projectRepositoryPath(deps, p), String(set.default_branch));
     await refreshRepositoryFacts(deps, { ...p, default_branch: String(set.default_branch) });
@@ -505,20 +542,37 @@ export async function deleteProject(deps: ServiceDeps, p: Project): Promise<void
   const now = deps.clock.now();
   await deps.db.updateTable('projects').set({ pending_delete: 1, marked_for_deletion_at: now, updated_at: now }).where('id', '=', p.id).execute();
   await removeRepository(projectRepositoryPath(deps, p));
-  await deps.db.transaction().execute(async (trx) => {
-    const topicIds = (await trx.selectFrom('project_topics').select('topic_id').where('project_id', '=', p.id).execute()).map((r) => r.topic_id);
-    if (topicIds.length) await trx.updateTable('topics').set((eb) => ({ total_projects_count: eb('total_projects_count', '-', 1) })).where('id', 'in', topicIds).execute();
-    for (const table of ['project_topics', 'users_star_projects', 'project_group_links', 'project_custom_attributes', 'project_statistics', 'project_languages'] as const) {
-      await trx.deleteFrom(table).where('project_id', '=', p.id).execute();
-    }
-    await trx.deleteFrom('redirect_routes').where('source_type', '=', 'Project').where('source_id', '=', p.id).execute();
-    await trx.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', '=', p.id).execute();
-    await trx.updateTable('projects').set({ forked_from_project_id: null }).where('forked_from_project_id', '=', p.id).execute();
-    if (p.forked_from_project_id) {
+  await deps.db.transaction().execute((trx) => deleteProjectRows(trx, [p]));
+  await removeAvatar(deps.config.dataDir, 'project', p.id);
+  await removeProjectUploads(deps.config.dataDir, p.id);
+}
+
+/**
+ * Removes the rows of these projects and everything that hangs off them (inside the caller's transaction); their
+ * repositories and files are the caller's to remove once it committed.
+ */
+export async function deleteProjectRows(trx: Transaction<DB>, projects: Array<Pick<Project, 'id' | 'forked_from_project_id'>>): Promise<void> {
+  if (projects.length === 0) return;
+  const ids = projects.map((p) => p.id);
+  const topics = await trx.selectFrom('project_topics').select('topic_id').where('project_id', 'in', ids).execute();
+  const perTopic = new Map<number, number>();
+  for (const t of topics) perTopic.set(t.topic_id, (perTopic.get(t.topic_id) ?? 0) + 1);
+  for (const [topicId, n] of perTopic) {
+    await trx.updateTable('topics').set((eb) => ({ total_projects_count: eb('total_projects_count', '-', n) })).where('id', '=', topicId).execute();
+  }
+  for (const table of ['project_topics', 'users_star_projects', 'project_group_links', 'project_custom_attributes', 'project_statistics', 'project_languages', 'project_uploads'] as const) {
+    await trx.deleteFrom(table).where('project_id', 'in', ids).execute();
+  }
+  await trx.deleteFrom('redirect_routes').where('source_type', '=', 'Project').where('source_id', 'in', ids).execute();
+  await trx.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', 'in', ids).execute();
+  await trx.updateTable('projects').set({ forked_from_project_id: null }).where('forked_from_project_id', 'in', ids).execute();
+  const gone = new Set(ids);
+  for (const p of projects) {
+    if (p.forked_from_project_id && !gone.has(p.forked_from_project_id)) {
       await trx.updateTable('projects').set((eb) => ({ forks_count: eb('forks_count', '-', 1) })).where('id', '=', p.forked_from_project_id).execute();
     }
-    await trx.deleteFrom('projects').where('id', '=', p.id).execute();
-  });
+  }
+  await trx.deleteFrom('projects').where('id', 'in', ids).execute();
 }
 
 export async function setArchived(deps: ServiceDeps, p: Project, archived: boolean): Promise<Project> {
@@ -642,6 +696,7 @@ export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectC
     await trx.updateTable('projects').set((eb) => ({ forks_count: eb('forks_count', '+', 1) })).where('id', '=', src.id).execute();
     return row;
   });
+  await protectDefaultBranchOnce(deps, fork.id);
   return { ...(await reload(deps, fork.id)), runners_token: runners.token };
 }
 
@@ -678,37 +733,42 @@ export async function unshareProject(deps: ServiceDeps, p: Project, groupId: num
 }
 
 // ---------------------------------------------------------------------------------------------
-// Custom attributes
+// Custom attributes (of projects and of groups: one set of rules, one table per owner kind)
 
-export async function customAttributes(deps: ServiceDeps, projectId: number): Promise<Array<{ key: string; value: string }>> {
-  return deps.db.selectFrom('project_custom_attributes').select(['key', 'value']).where('project_id', '=', projectId).orderBy('key').execute();
+const ATTRIBUTE_TABLES = {
+  project: { table: 'project_custom_attributes', owner: 'project_id' },
+  group: { table: 'group_custom_attributes', owner: 'group_id' },
+} as const;
+export type AttributeOwner = { kind: keyof typeof ATTRIBUTE_TABLES; id: number };
+
+export async function customAttributes(deps: ServiceDeps, o: AttributeOwner): Promise<Array<{ key: string; value: string }>> {
+  const t = ATTRIBUTE_TABLES[o.kind];
+  return (deps.db as any).selectFrom(t.table).select(['key', 'value']).where(t.owner, '=', o.id).orderBy('key').execute();
 }
 
-export async function customAttributeOr404(deps: ServiceDeps, projectId: number, key: string): Promise<{ key: string; value: string }> {
-  const row = await deps.db.selectFrom('project_custom_attributes').select(['key', 'value'])
-    .where('project_id', '=', projectId).where('key', '=', key).executeTakeFirst();
+export async function customAttributeOr404(deps: ServiceDeps, o: AttributeOwner, key: string): Promise<{ key: string; value: string }> {
+  const t = ATTRIBUTE_TABLES[o.kind];
+  const row = await (deps.db as any).selectFrom(t.table).select(['key', 'value']).where(t.owner, '=', o.id).where('key', '=', key).executeTakeFirst();
   if (!row) throw new NotFoundError('Custom Attribute');
   return row;
 }
 
-export async function deleteCustomAttribute(deps: ServiceDeps, projectId: number, key: string): Promise<void> {
-  const r = await deps.db.deleteFrom('project_custom_attributes').where('project_id', '=', projectId).where('key', '=', key).executeTakeFirst();
+export async function deleteCustomAttribute(deps: ServiceDeps, o: AttributeOwner, key: string): Promise<void> {
+  const t = ATTRIBUTE_TABLES[o.kind];
+  const r = await (deps.db as any).deleteFrom(t.table).where(t.owner, '=', o.id).where('key', '=', key).executeTakeFirst();
   if (Number(r.numDeletedRows) === 0) throw new NotFoundError('Custom Attribute');
 }
 
-export async function setCustomAttribute(deps: ServiceDeps, projectId: number, key: string, value: string): Promise<{ key: string; value: string }> {
+export async function setCustomAttribute(deps: ServiceDeps, o: AttributeOwner, key: string, value: string): Promise<{ key: string; value: string }> {
+  const t = ATTRIBUTE_TABLES[o.kind];
   const now = deps.clock.now();
-  const r = await deps.db.updateTable('project_custom_attributes').set({ value, updated_at: now }).where('project_id', '=', projectId).where('key', '=', key).executeTakeFirst();
-  if (Number(r.numUpdatedRows) === 0) {
-    await deps.db.insertInto('project_custom_attributes').values({ project_id: projectId, key, value, created_at: now, updated_at: now }).execute();
-  }
+  await deps.db.transaction().execute(async (trx: any) => {
+    const r = await trx.updateTable(t.table).set({ value, updated_at: now }).where(t.owner, '=', o.id).where('key', '=', key).executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) await trx.insertInto(t.table).values({ [t.owner]: o.id, key, value, created_at: now, updated_at: now }).execute();
+  });
   return { key, value };
 }
 
-// ---------------------------------------------------------------------------------------------
-// Starrers and topics
-
-/** Who starred the project, newest star first; private profiles are listed only to themselves and administrators. */
 export function starrersQuery(deps: ServiceDeps, actor: Actor, projectId: number, search: string | undefined) {
   let q = deps.db.selectFrom('users_star_projects as s').innerJoin('users as u', 'u.id', 's.user_id')
     .selectAll('u').select(['s.created_at as starred_since', 's.id as star_id'])
@@ -727,4 +787,113 @@ export function topicsQuery(deps: ServiceDeps, f: { search?: string; withoutProj
   if (f.search) q = q.where(containsText('name_lower', String(f.search)));
   if (f.withoutProjects) q = q.where('total_projects_count', '=', 0);
   return q.orderBy('total_projects_count', 'desc').orderBy('id', 'asc');
+}
+
+// ---------------------------------------------------------------------------------------------
+// A project's groups and users, its languages
+
+/**
+ * GET /projects/:id/groups: the project's group and its ancestors, and with `with_shared` the groups it is shared
+ * with (at `shared_min_access_level` or above), as far as the caller may read them; by name.
+ */
+export function projectGroupsQuery(deps: ServiceDeps, actor: Actor, ns: Namespace, p: Project, f: { search?: string; skip_groups?: number[]; with_shared?: boolean; shared_min_access_level?: number }) {
+  const own = ns.kind === 'group' ? ns.traversal.split('/').filter(Boolean).map(Number) : [];
+  let q = deps.db.selectFrom('namespaces').selectAll().where('kind', '=', 'group').where((eb) => eb.or([
+    eb('id', 'in', own.length ? own : [0]),
+    ...(f.with_shared ? [eb('id', 'in', deps.db.selectFrom('project_group_links').select('group_id').where('project_id', '=', p.id)
+      .where('group_access', '>=', f.shared_min_access_level ?? 0))] : []),
+  ])).where(readableGroups(actor, deps.clock.now()));
+  if (f.search) q = q.where((eb) => eb.or([containsText('namespaces.name', f.search!), containsText('namespaces.path', f.search!)]));
+  if (f.skip_groups?.length) q = q.where('id', 'not in', f.skip_groups);
+  return q.orderBy('name', 'asc').orderBy('id', 'asc');
+}
+
+/** GET /projects/:id/users: the users with a membership of the project, of one of its groups, or of a group it is shared with. */
+export function projectUsersQuery(deps: ServiceDeps, ns: Namespace, p: Project, f: { search?: string; skip_users?: number[] }) {
+  const now = deps.clock.now();
+  const groups = ns.kind === 'group' ? ns.traversal.split('/').filter(Boolean).map(Number) : [];
+  const db = deps.db;
+  let q = db.selectFrom('users').selectAll().where('user_type', '=', 'human').where('id', 'in', db.selectFrom('members as m').select('m.user_id')
+    .where((eb) => eb.or([eb('m.expires_at', 'is', null), eb('m.expires_at', '>', now)]))
+    .where((eb) => eb.or([
+      eb.and([eb('m.source_type', '=', 'Project'), eb('m.source_id', '=', p.id)]),
+      eb.and([eb('m.source_type', '=', 'Namespace'), eb('m.source_id', 'in', groups.length ? groups : [0])]),
+      eb.and([eb('m.source_type', '=', 'Namespace'), eb('m.source_id', 'in', db.selectFrom('project_group_links').select('group_id').where('project_id', '=', p.id))]),
+    ])));
+  if (f.search) q = q.where((eb) => eb.or([containsText('users.username', f.search!), containsText('users.name', f.search!)]));
+  if (f.skip_users?.length) q = q.where('id', 'not in', f.skip_users);
+  return q.orderBy('id', 'asc');
+}
+
+/** The share of each language in the default branch, largest first, as the reference answers it. */
+export async function projectLanguages(deps: ServiceDeps, projectId: number): Promise<Record<string, number>> {
+  const rows = await deps.db.selectFrom('project_languages').select(['name', 'share']).where('project_id', '=', projectId).orderBy('share', 'desc').orderBy('name').execute();
+  return Object.fromEntries(rows.map((r) => [r.name, Math.round(Number(r.share) * 100) / 100]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Topics (administrators)
+
+export async function topicOr404(deps: ServiceDeps, id: number): Promise<Selectable<DB['topics']>> {
+  const t = await deps.db.selectFrom('topics').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!t) throw new NotFoundError('Topic');
+  return t;
+}
+
+export interface TopicInput { name?: string; title?: string; description?: string; avatar?: UploadedFile | null }
+
+async function checkTopic(deps: ServiceDeps, input: TopicInput, exceptId?: number): Promise<void> {
+  const errors: Record<string, string[]> = {};
+  if (input.name !== undefined) {
+    const name = input.name.trim();
+    if (!name) (errors.name ??= []).push("can't be blank");
+    else if (name.length > 255) (errors.name ??= []).push('is too long (maximum is 255 characters)');
+    else {
+      const taken = await deps.db.selectFrom('topics').select('id').where('name_lower', '=', name.toLowerCase()).executeTakeFirst();
+      if (taken && taken.id !== exceptId) (errors.name ??= []).push('has already been taken');
+    }
+  }
+  if (input.title !== undefined && !input.title.trim()) (errors.title ??= []).push("can't be blank");
+  if (input.title !== undefined && input.title.length > 255) (errors.title ??= []).push('is too long (maximum is 255 characters)');
+  if (input.description !== undefined && input.description.length > 1024) (errors.description ??= []).push('is too long (maximum is 1024 characters)');
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+  checkAvatar(input.avatar);
+}
+
+export async function createTopic(deps: ServiceDeps, input: TopicInput & { name: string; title: string }): Promise<Selectable<DB['topics']>> {
+  await checkTopic(deps, input);
+  const now = deps.clock.now();
+  const name = input.name.trim();
+  return withAvatar(deps.config.dataDir, 'topic', input.avatar ?? undefined, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
+    const row = await trx.insertInto('topics').values({
+      name, name_lower: name.toLowerCase(), title: input.title, description: input.description ?? null, total_projects_count: 0, created_at: now, updated_at: now,
+    }).returning('id').executeTakeFirstOrThrow();
+    await applyAvatar(trx, row.id);
+    return trx.selectFrom('topics').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
+  })).catch((e) => {
+    if (isUniqueViolation(e)) throw new ValidationError({ name: ['has already been taken'] });
+    throw e;
+  });
+}
+
+export async function updateTopic(deps: ServiceDeps, t: Selectable<DB['topics']>, input: TopicInput): Promise<Selectable<DB['topics']>> {
+  await checkTopic(deps, input, t.id);
+  const set: Record<string, unknown> = { updated_at: deps.clock.now() };
+  if (input.name !== undefined) Object.assign(set, { name: input.name.trim(), name_lower: input.name.trim().toLowerCase() });
+  if (input.title !== undefined) set.title = input.title;
+  if (input.description !== undefined) set.description = input.description;
+  return withAvatar(deps.config.dataDir, 'topic', input.avatar, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
+    await trx.updateTable('topics').set(set).where('id', '=', t.id).execute();
+    await applyAvatar(trx, t.id);
+    return trx.selectFrom('topics').selectAll().where('id', '=', t.id).executeTakeFirstOrThrow();
+  }));
+}
+
+/** Removes a topic from every project that carries it, then the topic and its avatar. */
+export async function deleteTopic(deps: ServiceDeps, t: Selectable<DB['topics']>): Promise<void> {
+  await deps.db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('project_topics').where('topic_id', '=', t.id).execute();
+    await trx.deleteFrom('topics').where('id', '=', t.id).execute();
+  });
+  await removeAvatar(deps.config.dataDir, 'topic', t.id);
 }

@@ -1,10 +1,11 @@
 import type { User } from './users.service.ts';
 import { iso, isoDate, webUrl } from '../../http/format.ts';
+import { avatarUrl } from '../../platform/storage/avatars.ts';
 
 // Entities in the reference's field order: UserBasic ⊂ User ⊂ UserPublic ⊂ UserWithAdmin.
 
 export function userRef(u: User, base: string) {
-  return { id: u.id, username: u.username, name: u.name, state: u.state, locked: false, avatar_url: null, web_url: webUrl(base, u.username) };
+  return { id: u.id, username: u.username, name: u.name, state: u.state, locked: false, avatar_url: avatarUrl(base, 'user', u.id, u.avatar), web_url: webUrl(base, u.username) };
 }
 
 export function userBasic(u: User, base: string) {

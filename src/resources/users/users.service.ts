@@ -1,3 +1,5 @@
+import { removeAvatar, withAvatar } from '../../platform/storage/avatars.ts';
+import type { UploadedFile } from '../../platform/storage/uploads.ts';
 import { randomBytes } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
@@ -50,6 +52,8 @@ export interface CreateUserInput {
   projects_limit?: number;
   external?: boolean;
   note?: string | null;
+  /** A new avatar (a file part), or null to remove it. */
+  avatar?: UploadedFile | null;
 }
 
 export async function usernameTaken(deps: ServiceDeps, username: string, exceptUserId?: number): Promise<boolean> {
@@ -97,8 +101,8 @@ export async function createUser(deps: ServiceDeps, input: CreateUserInput): Pro
 
   const now = deps.clock.now();
   const passwordDigest = input.password ? await hashPassword(input.password) : null;
-  return deps.db.transaction().execute(async (trx) => {
-    const user = await trx.insertInto('users').values({
+  return withAvatar(deps.config.dataDir, 'user', input.avatar ?? undefined, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
+    let user = await trx.insertInto('users').values({
       username: input.username,
       name: input.name,
       email: input.email,
@@ -134,8 +138,12 @@ export async function createUser(deps: ServiceDeps, input: CreateUserInput): Pro
       }).returning('id').executeTakeFirstOrThrow();
       await trx.updateTable('namespaces').set({ traversal: `/${ns.id}/` }).where('id', '=', ns.id).execute();
     }
+    if (input.avatar) {
+      await applyAvatar(trx, user.id);
+      user = await trx.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow();
+    }
     return user;
-  });
+  }));
 }
 
 export type UpdateUserInput = Partial<Omit<CreateUserInput, 'userType' | 'skipConfirmation'>>;
@@ -166,7 +174,8 @@ export async function updateUser(deps: ServiceDeps, user: User, input: UpdateUse
     if (input[k] !== undefined) set[k] = input[k] ? 1 : 0;
   }
   if (input.password) set.password_digest = await hashPassword(input.password);
-  return deps.db.transaction().execute(async (trx) => {
+  return withAvatar(deps.config.dataDir, 'user', input.avatar, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
+    await applyAvatar(trx, user.id);
     const updated = await trx.updateTable('users').set(set).where('id', '=', user.id).returningAll().executeTakeFirstOrThrow();
     if (updated.username !== user.username || updated.name !== user.name) {
       // The personal namespace follows the user name; its projects' paths follow the namespace.
@@ -181,16 +190,10 @@ export async function updateUser(deps: ServiceDeps, user: User, input: UpdateUse
       }
     }
     return updated;
-  });
+  }));
 }
 
-/** The reference's avatar limit (Avatarable): 200 KB. */
-export const MAX_AVATAR_BYTES = 200 * 1024;
-
-/** An avatar upload is refused as the reference's model validation does when it is too large. */
-export function checkAvatar(file: { size: number } | undefined): void {
-  if (file && file.size > MAX_AVATAR_BYTES) throw new ValidationError({ avatar: ['is too big (should be at most 200 KB)'] });
-}
+export { checkAvatar } from '../../platform/storage/avatars.ts';
 
 export type UserState = 'active' | 'blocked' | 'banned' | 'deactivated';
 
@@ -267,6 +270,8 @@ export async function deleteUser(deps: ServiceDeps, user: User): Promise<void> {
     await trx.deleteFrom('members').where('user_id', '=', user.id).execute();
     await trx.deleteFrom('users').where('id', '=', user.id).execute();
   });
+  // The row is gone first: a kill before this leaves an unreferenced file, never a row naming a missing one.
+  await removeAvatar(deps.config.dataDir, 'user', user.id);
 }
 
 /** The users with these ids, by id; missing ids are absent. */
