@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { buildTestApp, type TestApp } from '../support/app.ts';
-import { makeUser } from '../support/factories.ts';
+import { makeUser } from '../support/fixtures.ts';
 
 // python-gitlab (3.12) driving groups, projects and users as its own functional tests do: multipart bodies with
 // booleans, avatars, group projects and shares, group deletion, the project's groups, users and uploads.

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { buildTestApp, type TestApp } from '../support/app.ts';
-import { makeUser, type TestUser } from '../support/factories.ts';
+import { makeUser, type TestUser } from '../support/fixtures.ts';
 import { insertGroup } from '../support/instance-settings-rows.ts';
 
 // python-gitlab, the real client, against a listening server: broadcast messages, features, notification settings.

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { buildTestApp, type TestApp } from '../support/app.ts';
-import { makeUser } from '../support/factories.ts';
+import { makeUser } from '../support/fixtures.ts';
 
 // python-gitlab (3.12) driving labels, milestones and iterations as its users call them. The server's clock
 // stands at 2026-06-01.

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { buildTestApp, type TestApp } from '../support/app.ts';
-import { makeUser } from '../support/factories.ts';
+import { makeUser } from '../support/fixtures.ts';
 
 // python-gitlab (Debian's python3-gitlab) against a listening server: the calls its users make first.
 const run = promisify(execFile);

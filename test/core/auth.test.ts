@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeToken, makeUser, type TestUser } from '../support/factories.ts';
+import { makeToken, makeUser, type TestUser } from '../support/fixtures.ts';
 import { digest } from '../../src/platform/crypto/tokens.ts';
 import type { ManualClock } from '../../src/platform/clock.ts';
 

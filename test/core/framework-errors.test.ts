@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import Fastify from 'fastify';
 import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeUser, type TestUser } from '../support/factories.ts';
+import { makeUser, type TestUser } from '../support/fixtures.ts';
 import { installErrorHandler }  from '../../src/http/errors.ts';
 import { contentDisposition } from '../../src/http/content-disposition.ts';
 import { makeProject } from '../../src/resources/repository/testing.ts';

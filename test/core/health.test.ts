@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeUser } from '../support/factories.ts';
+import { makeUser } from '../support/fixtures.ts';
 
 // Probes, request ids, structured logs and the OpenAPI document.
 

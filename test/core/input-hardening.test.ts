@@ -1,8 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeUser, type TestUser } from '../support/factories.ts';
-import { createProject } from '../projects/helpers.ts';
+import { createProject, makeUser, type TestUser } from '../support/fixtures.ts';
 
 // Ids are decimal digits and nothing else; text is well-formed and NUL-free. Nothing else reaches a service.
 

@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeUser, type TestUser } from '../support/factories.ts';
+import { makeUser, type TestUser } from '../support/fixtures.ts';
 
 // python-gitlab sends booleans as `1` / `0` in multipart bodies (a file attached); the reference's Boolean coercion
 // reads them there. Everywhere else booleans stay `true` / `false` (DESIGN §1).

@@ -3,8 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import qs from 'qs';
 import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeToken, makeUser, type TestUser } from '../support/factories.ts';
-import { createProject, makeGroup } from '../projects/helpers.ts';
+import { createProject, makeGroup, makeToken, makeUser, type TestUser } from '../support/fixtures.ts';
 
 // Every route of the OpenAPI document, given malformed values of each declared parameter type (as a query, a JSON
 // body and a form body; as an administrator and anonymously), answers below 500, and a refusal has a v4 error

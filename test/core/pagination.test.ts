@@ -2,7 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeUser, type TestUser } from '../support/factories.ts';
+import { makeUser, type TestUser } from '../support/fixtures.ts';
 
 // Offset pagination headers and Link URLs, the count cap, and conditional GET.
 

@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeUser, type TestUser } from '../support/factories.ts';
+import { makeUser, type TestUser } from '../support/fixtures.ts';
 import { verifyPassword } from '../../src/platform/crypto/passwords.ts';
 
 // The users endpoints: filters, entities by caller, administrator-only writes, validation texts.

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeUser, type TestUser } from '../support/factories.ts';
+import { makeUser, type TestUser } from '../support/fixtures.ts';
 import { gitClient } from '../../src/resources/repository/testing.ts';
 
 let t: TestApp;

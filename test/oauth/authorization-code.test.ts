@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeUser } from '../support/factories.ts';
+import { makeUser } from '../support/fixtures.ts';
 import type { ManualClock } from '../../src/platform/clock.ts';
 import { digest } from '../../src/platform/crypto/tokens.ts';
 import { s256 } from '../../src/platform/crypto/pkce.ts';

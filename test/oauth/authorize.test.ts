@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../support/app.ts';
-import { makeUser } from '../support/factories.ts';
+import { makeUser } from '../support/fixtures.ts';
 import type { Application } from '../../src/oauth/applications.ts';
 import { REDIRECT, approve, formBody, makeApp, pkce, signIn, type Browser } from './helpers.ts';
 

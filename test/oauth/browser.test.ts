@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { systemClock } from '../../src/platform/clock.ts';
 import { s256 } from '../../src/platform/crypto/pkce.ts';
-import { makeUser } from '../support/factories.ts';
+import { makeUser } from '../support/fixtures.ts';
 import { listeningApp } from './listen.ts';
 
 // A real browser signs in, registers an application, and runs the authorization-code flow with PKCE

@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as oauth from 'oauth4webapi';
-import { makeToken, makeUser, type TestUser } from '../support/factories.ts';
+import { makeToken, makeUser, type TestUser } from '../support/fixtures.ts';
 import { httpSignIn, listeningApp } from './listen.ts';
 import type { TestApp } from '../support/app.ts';
 

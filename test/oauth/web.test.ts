@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeUser, type TestUser } from '../support/factories.ts';
+import { makeUser, type TestUser } from '../support/fixtures.ts';
 import type { ManualClock } from '../../src/platform/clock.ts';
 import { digest } from '../../src/platform/crypto/tokens.ts';
 import { REDIRECT, cookieValue, formBody, getCode, signIn, tokenRequest, type Browser } from './helpers.ts';

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { createUser } from '../../src/resources/users/users.service.ts';
 import { createPersonalAccessToken } from '../../src/resources/access-tokens/access-tokens.service.ts';
-import type { TestUser } from './factories.ts';
+import type { UserRow } from '../../src/http/auth.ts';
+import { call } from './app.ts';
 import type { ProjectRow } from '../../src/platform/membership.ts';
 import { repoFor } from '../../src/resources/repository/repository.common.ts';
 import { nextIid } from '../../src/platform/db/internal-ids.ts';
@@ -9,14 +10,32 @@ import { nextIid } from '../../src/platform/db/internal-ids.ts';
 // The one set of test fixtures: users, groups, projects and memberships, written straight to the database so that
 // every area can be tested on its own, and the role cast of the role × status tables.
 
-export { makeUser, makeToken, type TestUser } from './factories.ts';
 
 let seq = 0;
 const next = () => `${process.pid}x${++seq}`;
 
+export interface TestUser {
+  user: UserRow;
+  token: string;
+}
+
+/** A user with a personal access token (all scopes but sudo/admin_mode unless asked). */
+export async function makeUser(app: FastifyInstance, o: { username?: string; admin?: boolean; scopes?: string[]; password?: string; state?: 'blocked' } = {}): Promise<TestUser> {
+  const username = o.username ?? `user${next()}`;
+  const user = await createUser(app, { username, name: `User ${username}`, email: `${username}@example.com`, password: o.password ?? 'password123', admin: o.admin });
+  const { token } = await createPersonalAccessToken(app, user, { name: 'test', scopes: o.scopes ?? ['api', 'read_user', 'read_repository', 'write_repository', ...(o.admin ? ['sudo'] : [])], expiresAt: null });
+  if (o.state) await app.db.updateTable('users').set({ state: o.state }).where('id', '=', user.id).execute();
+  return { user, token };
+}
+
+export async function makeToken(app: FastifyInstance, user: { id: number }, scopes: string[], extra: { impersonation?: boolean; expiresAt?: string } = {}): Promise<string> {
+  const { token } = await createPersonalAccessToken(app, user, { name: 'extra', scopes, expiresAt: extra.expiresAt ?? null, impersonation: extra.impersonation });
+  return token;
+}
+
 /** A user with an `api` token and no password (hashing one per user would slow role matrices down). */
-export async function quickUser(app: FastifyInstance, o: { admin?: boolean; scopes?: string[] } = {}): Promise<TestUser> {
-  const username = `u${next()}`;
+export async function quickUser(app: FastifyInstance, o: { admin?: boolean; scopes?: string[]; username?: string } = {}): Promise<TestUser> {
+  const username = o.username ?? `u${next()}`;
   const user = await createUser(app, { username, name: `User ${username}`, email: `${username}@example.com`, admin: o.admin });
   const { token } = await createPersonalAccessToken(app, user, { name: 'test', scopes: o.scopes ?? ['api'], expiresAt: null });
   return { user, token };
@@ -169,4 +188,24 @@ export async function makeIteration(app: FastifyInstance, o: { groupId: number; 
       start_date: o.startDate, due_date: o.dueDate, created_at: now, updated_at: now,
     }).returningAll().executeTakeFirstOrThrow();
   });
+}
+
+/** A group made through the API by `token`; throws unless it answers 201. */
+export async function createGroup(app: FastifyInstance, token: string, body: Record<string, unknown>): Promise<any> {
+  const r = await call(app, 'POST', '/groups', { token, body });
+  if (r.status !== 201) throw new Error(`group create failed: ${r.status} ${r.text}`);
+  return r.body;
+}
+
+/** A project made through the API by `token`; throws unless it answers 201. */
+export async function createProject(app: FastifyInstance, token: string, body: Record<string, unknown>) {
+  const r = await call(app, 'POST', '/projects', { token, body });
+  if (r.status !== 201) throw new Error(`project create failed: ${r.status} ${r.text}`);
+  return r.body as { id: number; path_with_namespace: string; [k: string]: any };
+}
+
+/** Turns an instance feature gate on. */
+export async function enableFeature(app: FastifyInstance, name: string) {
+  const now = Date.now();
+  await app.db.insertInto('feature_gates').values({ feature_key: name, key: 'boolean', value: 'true', created_at: now, updated_at: now }).execute();
 }

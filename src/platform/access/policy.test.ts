@@ -1,8 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { makeUser, type TestUser } from '../../../test/support/factories.ts';
-import { addMember, createProject, makeGroup } from '../../../test/projects/helpers.ts';
+import { addMember, createProject, makeGroup, makeUser, type TestUser } from '../../../test/support/fixtures.ts';
 import { ed25519Key } from '../../../test/support/ssh-key-fixtures.ts';
 import { groupDenial, issueDenial, projectDenial, type Denial, type GroupAbility, type IssueAbility, type PolicyIssue, type PolicyProject, type ProjectAbility } from './policy.ts';
 import { anonymous, type Actor, type UserRow } from './actor.ts';
@@ -204,8 +203,8 @@ describe('through the API', () => {
     const g = await makeGroup(t.app);
     const ownerOfGroup = await makeUser(t.app);
     const developerOfGroup = await makeUser(t.app);
-    await addMember(t.app, 'Namespace', g.id, ownerOfGroup.user.id, 50);
-    await addMember(t.app, 'Namespace', g.id, developerOfGroup.user.id, 30);
+    await addMember(t.app, { type: 'Namespace', id: g.id }, ownerOfGroup.user.id, 50);
+    await addMember(t.app, { type: 'Namespace', id: g.id }, developerOfGroup.user.id, 30);
     const share = await call(t.app, 'POST', `/projects/${p.id}/share`, { token: owner.token, body: { group_id: g.id, group_access: 40 } });
     assert.equal(share.status, 201, JSON.stringify(share.body));
     const row = await t.app.db.selectFrom('projects').selectAll().where('id', '=', p.id).executeTakeFirstOrThrow();
@@ -224,7 +223,7 @@ describe('through the API', () => {
     const p = await createProject(t.app, owner.token, { name: 'shared-keys' });
     const g = await makeGroup(t.app);
     const member = await makeUser(t.app);
-    await addMember(t.app, 'Namespace', g.id, member.user.id, 50);
+    await addMember(t.app, { type: 'Namespace', id: g.id }, member.user.id, 50);
     assert.equal((await call(t.app, 'POST', `/projects/${p.id}/share`, { token: owner.token, body: { group_id: g.id, group_access: 40 } })).status, 201);
     const key = await call(t.app, 'POST', `/projects/${p.id}/deploy_keys`, { token: member.token, body: { key: ed25519Key(), title: 'through the share' } });
     assert.equal(key.status, 201, JSON.stringify(key.body));

@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { makeToken, makeUser, type TestUser } from '../../../test/support/factories.ts';
+import { makeToken, makeUser, type TestUser } from '../../../test/support/fixtures.ts';
 import { digest } from '../../platform/crypto/tokens.ts';
 
 let t: TestApp;

@@ -1,7 +1,7 @@
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { makeToken, makeUser, type TestUser } from '../../../test/support/factories.ts';
+import { makeToken, makeUser, type TestUser } from '../../../test/support/fixtures.ts';
 import { addMember, insertGroup } from '../../../test/support/instance-settings-rows.ts';
 import type { ManualClock } from '../../platform/clock.ts';
 import { activeBroadcastMessages, matchesTargetPath } from './broadcast-messages.service.ts';

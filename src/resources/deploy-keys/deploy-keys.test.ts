@@ -1,8 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { makeToken } from '../../../test/support/factories.ts';
-import { addMember, castRoles, quickUser, makeGroup, makeProject, Role, type RoleCast } from '../../../test/support/fixtures.ts';
+import { addMember, castRoles, quickUser, makeGroup, makeProject, Role, type RoleCast, makeToken } from '../../../test/support/fixtures.ts';
 import { DSA_KEY, ed25519Key, rsaKey, skEcdsaKey, skEd25519Key } from '../../../test/support/ssh-key-fixtures.ts';
 import { deployKeysOfProject } from './deploy-keys.service.ts';
 import type { ManualClock } from '../../platform/clock.ts';

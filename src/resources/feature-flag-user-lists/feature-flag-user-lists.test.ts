@@ -1,8 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { makeToken } from '../../../test/support/factories.ts';
-import { castRoles, makeProject, type RoleCast } from '../../../test/support/fixtures.ts';
+import { castRoles, makeProject, type RoleCast, makeToken } from '../../../test/support/fixtures.ts';
 import type { ManualClock } from '../../platform/clock.ts';
 import { searchWords, validUserXids, XIDS_INVALID } from './feature-flag-user-lists.service.ts';
 

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { makeToken, makeUser, type TestUser } from '../../../test/support/factories.ts';
+import { makeToken, makeUser, type TestUser } from '../../../test/support/fixtures.ts';
 import { insertGroup, insertProject } from '../../../test/support/instance-settings-rows.ts';
 import { actorInPercentage, isFeatureEnabled, loadFeatureDefinitions } from '../../platform/features.ts';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { rmSync, utimesSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { makeToken, makeUser } from '../../../test/support/factories.ts';
+import { makeToken, makeUser } from '../../../test/support/fixtures.ts';
 import { gitClient, makeProject, reloadProject, roleUsers, type RoleUsers } from '../repository/testing.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { MESSAGES } from './push-policy.ts';

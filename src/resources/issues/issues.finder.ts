@@ -60,8 +60,9 @@ const hasLabelTitled = (eb: any, title: string) => eb.exists(eb.selectFrom('labe
   .select(sql`1`.as('one')).where('label_links.target_type', '=', ISSUE).whereRef('label_links.target_id', '=', 'issues.id').where('labels.title', '=', title));
 const hasAnyLabel = (eb: any) => eb.exists(eb.selectFrom('label_links').select(sql`1`.as('one'))
   .where('label_links.target_type', '=', ISSUE).whereRef('label_links.target_id', '=', 'issues.id'));
-const assignedTo = (eb: any, userIds: number[] | any) => eb.exists(eb.selectFrom('issue_assignees').select(sql`1`.as('one'))
-  .whereRef('issue_assignees.issue_id', '=', 'issues.id').where('issue_assignees.user_id', 'in', userIds));
+// The issues of given assignees come from the assignees' index (few rows), not from a probe per issue of the list.
+const assignedTo = (eb: any, userIds: number[] | any) => eb('issues.id', 'in', eb.selectFrom('issue_assignees').select('issue_assignees.issue_id')
+  .where('issue_assignees.user_id', 'in', userIds));
 const anyAssignee = (eb: any) => eb.exists(eb.selectFrom('issue_assignees').select(sql`1`.as('one')).whereRef('issue_assignees.issue_id', '=', 'issues.id'));
 const reacted = (eb: any, userId: number, name: string | null) => {
   let q = eb.selectFrom('award_emoji').select(sql`1`.as('one')).where('award_emoji.awardable_type', '=', ISSUE)

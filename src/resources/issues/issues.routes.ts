@@ -23,6 +23,7 @@ import {
 import { AwardEmoji, Issue, ResourceLabelEvent, ResourceMilestoneEvent, ResourceStateEvent, TimeStats } from './issues.schemas.ts';
 import { parseDuration } from './durations.ts';
 import { noteRoutes, type NoteableKind } from '../notes/notes.routes.ts';
+import { cachedAnswer } from '../../http/answer-cache.ts';
 
 const tags = ['issues'];
 
@@ -122,9 +123,12 @@ function filterOf(input: any, defaultScope: IssueFilter['scope']): IssueFilter {
   };
 }
 
+/** A list read again by the same caller within the read-cache window is answered from it (http/answer-cache.ts). */
 async function listIssues(req: ApiRequest<any>, reply: FastifyReply, ctx: IssueListContext, filter: IssueFilter, from: { projectId?: number; groupId?: number }) {
-  const rows = await paginateQuery(req, reply, (await issuesListQuery(req.server, req.actor, ctx, filter)) as any);
-  return present(req, rows as IssueRow[], { from });
+  return cachedAnswer(req, reply, 'issue-lists', async () => {
+    const rows = await paginateQuery(req, reply, (await issuesListQuery(req.server, req.actor, ctx, filter)) as any);
+    return present(req, rows as IssueRow[], { from });
+  });
 }
 
 function dateOnly(v: string | null | undefined, param: string): number | null | undefined {
@@ -237,7 +241,7 @@ export const issueRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: issuePath, summary: 'One issue of a project', tags, access: 'public', project: { ability: 'read_issue' },
     response: Issue, input: Input({ ...IssueKey, with_labels_details: Opt(Bool({ default: false })) }),
-    handler: async (req) => presentOne(req, await findIssue(req.server, scopeOf(req), req.input.issue_iid)),
+    handler: async (req, reply) => cachedAnswer(req, reply, 'issues', async () => presentOne(req, await findIssue(req.server, scopeOf(req), req.input.issue_iid))),
   },
   {
     method: 'POST', url: '/projects/:id/issues', summary: 'Create an issue', tags, access: 'authenticated', project: { ability: 'create_issue' },

@@ -1,8 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { makeToken, makeUser, type TestUser } from '../../../test/support/factories.ts';
-import { addMember, createProject, makeGroup } from '../../../test/projects/helpers.ts';
+import { addMember, createProject, makeGroup, makeToken, makeUser, type TestUser } from '../../../test/support/fixtures.ts';
 
 let t: TestApp;
 let owner: TestUser;
@@ -24,7 +23,7 @@ after(async () => { await t.close(); });
 async function privateProject(name: string) {
   const p = await createProject(t.app, owner.token, { name });
   for (const [role, level] of [['guest', 10], ['reporter', 20], ['developer', 30], ['maintainer', 40]] as const) {
-    await addMember(t.app, 'Project', p.id, roles[role].user.id, level);
+    await addMember(t.app, { type: 'Project', id: p.id }, roles[role].user.id, level);
   }
   return p;
 }
@@ -32,7 +31,7 @@ async function privateProject(name: string) {
 test('each role against each write: unreadable is 404, readable below the role is 403', async () => {
   const p = await privateProject('roles');
   const g = await makeGroup(t.app);
-  await addMember(t.app, 'Namespace', g.id, owner.user.id, 50);
+  await addMember(t.app, { type: 'Namespace', id: g.id }, owner.user.id, 50);
   const g2 = await makeGroup(t.app);
   const cases: Array<[string, string, unknown, Record<string, number>]> = [
     ['GET', `/projects/${p.id}`, undefined, { anonymous: 404, stranger: 404, guest: 200, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }],
@@ -109,12 +108,12 @@ test('the listing reuses a caller\'s group memberships briefly and drops them on
     const m = await makeUser(c.app);
     const g = await makeGroup(c.app, { visibility: 0 });
     const p = await createProject(c.app, o.token, { name: 'cached-auth', namespace_id: g.id }).catch(async () => {
-      await addMember(c.app, 'Namespace', g.id, o.user.id, 50);
+      await addMember(c.app, { type: 'Namespace', id: g.id }, o.user.id, 50);
       return createProject(c.app, o.token, { name: 'cached-auth', namespace_id: g.id });
     });
     const list = async () => (await call(c.app, 'GET', '/projects?membership=true', { token: m.token })).body.map((x: any) => x.id);
     assert.deepEqual(await list(), []);
-    await addMember(c.app, 'Namespace', g.id, m.user.id, 30);
+    await addMember(c.app, { type: 'Namespace', id: g.id }, m.user.id, 30);
     assert.deepEqual(await list(), [], 'cached within the window');
     assert.equal((await call(c.app, 'GET', `/projects/${p.id}`, { token: m.token })).status, 404);
     await call(c.app, 'POST', `/projects/${p.id}/star`, { token: o.token });
@@ -161,8 +160,8 @@ test('reused project entities follow each caller\'s access and every change, on 
     const dev = await makeUser(c.app);
     const rep = await makeUser(c.app);
     const p = await createProject(c.app, o.token, { name: 'reused', visibility: 'public' });
-    await addMember(c.app, 'Project', p.id, dev.user.id, 30);
-    await addMember(c.app, 'Project', p.id, rep.user.id, 20);
+    await addMember(c.app, { type: 'Project', id: p.id }, dev.user.id, 30);
+    await addMember(c.app, { type: 'Project', id: p.id }, rep.user.id, 20);
     const one = async (u?: TestUser, q = '') => (await call(c.app, 'GET', `/projects/${p.id}${q}`, { token: u?.token })).body;
     const inList = async (u?: TestUser) => (await call(c.app, 'GET', `/projects?search=reused${u ? '' : '&simple=true'}`, { token: u?.token })).body.find((x: any) => x.id === p.id);
     for (let round = 0; round < 2; round++) {

@@ -1,8 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { makeUser, type TestUser } from '../../../test/support/factories.ts';
-import { addMember, createProject, makeGroup } from '../../../test/projects/helpers.ts';
+import { addMember, createProject, makeGroup, makeUser, type TestUser } from '../../../test/support/fixtures.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { Repository } from '../../platform/git/index.ts';
 import { repositoryPath } from './repository.ts';
@@ -36,8 +35,8 @@ before(async () => {
   P.internal = await createProject(t.app, alice.token, { name: 'beta', visibility: 'internal', topics: ['x', 'y'] }); step();
   P.priv = await createProject(t.app, alice.token, { name: 'gamma secret', visibility: 'private', topics: ['x', 'y', 'z'] }); step();
   const g = await makeGroup(t.app, { path: 'acme', visibility: 0 });
-  await addMember(t.app, 'Namespace', g.id, carol.user.id, 20);
-  await addMember(t.app, 'Namespace', g.id, alice.user.id, 50);
+  await addMember(t.app, { type: 'Namespace', id: g.id }, carol.user.id, 20);
+  await addMember(t.app, { type: 'Namespace', id: g.id }, alice.user.id, 50);
   P.group = await createProject(t.app, alice.token, { name: 'delta', namespace_id: g.id, visibility: 'private', issues_access_level: 'private' }); step();
   P.bobs = await createProject(t.app, bob.token, { name: 'epsilon', visibility: 'public', issues_enabled: false, import_url: 'https://example.com/x.git' }); step();
   await call(t.app, 'POST', `/projects/${P.bobs.id}/archive`, { token: bob.token });

@@ -2,8 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { makeToken, makeUser, type TestUser } from '../../../test/support/factories.ts';
-import { addMember, createProject, enableFeature, makeGroup } from '../../../test/projects/helpers.ts';
+import { addMember, createProject, enableFeature, makeGroup, makeToken, makeUser, type TestUser } from '../../../test/support/fixtures.ts';
 import { repositoryPath } from './repository.ts';
 import { Repository } from '../../platform/git/index.ts';
 
@@ -124,7 +123,7 @@ describe('create', () => {
     const g = await makeGroup(t.app, { visibility: 10 });
     let r = await call(t.app, 'POST', '/projects', { token: other.token, body: { name: 'gp', namespace_id: g.id } });
     assert.deepEqual([r.status, r.body], [400, { message: { namespace: ['is not valid'] } }]);
-    await addMember(t.app, 'Namespace', g.id, other.user.id, 30);
+    await addMember(t.app, { type: 'Namespace', id: g.id }, other.user.id, 30);
     r = await call(t.app, 'POST', '/projects', { token: other.token, body: { name: 'gp', namespace_id: g.id, visibility: 'public' } });
     assert.deepEqual([r.status, r.body], [400, { message: { visibility_level: ['public is not allowed in a internal group.'] } }]);
     r = await call(t.app, 'POST', '/projects', { token: other.token, body: { name: 'gp', namespace_id: g.full_path } });
@@ -171,7 +170,7 @@ describe('read', () => {
     assert.equal(r.body.id, priv.id);
     // A Reporter sees the full form without the Maintainer block; statistics from Reporter up.
     const reporter = await makeUser(t.app);
-    await addMember(t.app, 'Project', priv.id, reporter.user.id, 20);
+    await addMember(t.app, { type: 'Project', id: priv.id }, reporter.user.id, 20);
     r = await call(t.app, 'GET', `/projects/${priv.id}?statistics=true`, { token: reporter.token });
     assert.equal(r.status, 200);
     assert.deepEqual(r.body.permissions, { project_access: { access_level: 20, notification_level: 3 }, group_access: null });
@@ -179,7 +178,7 @@ describe('read', () => {
     assert.deepEqual(Object.keys(r.body.statistics), ['commit_count', 'storage_size', 'repository_size', 'wiki_size', 'lfs_objects_size', 'job_artifacts_size', 'pipeline_artifacts_size', 'packages_size', 'snippets_size', 'uploads_size']);
     assert.ok(r.body.statistics.repository_size > 0);
     const guest = await makeUser(t.app);
-    await addMember(t.app, 'Project', priv.id, guest.user.id, 10);
+    await addMember(t.app, { type: 'Project', id: priv.id }, guest.user.id, 10);
     r = await call(t.app, 'GET', `/projects/${priv.id}?statistics=true`, { token: guest.token });
     assert.equal('statistics' in r.body, false);
     // A Guest of a private project cannot read its code: no default branch, README or forks count.
@@ -200,7 +199,7 @@ describe('edit, archive, star', () => {
   test('PUT needs Maintainer; renames keep the old path reachable; 301 with the feature gate', async () => {
     const p = await createProject(t.app, owner.token, { name: 'editme', visibility: 'public' });
     const dev = await makeUser(t.app);
-    await addMember(t.app, 'Project', p.id, dev.user.id, 30);
+    await addMember(t.app, { type: 'Project', id: p.id }, dev.user.id, 30);
     let r = await call(t.app, 'PUT', `/projects/${p.id}`, { token: dev.token, body: { description: 'nope' } });
     assert.deepEqual([r.status, r.body], [403, { message: '403 Forbidden' }]);
     r = await call(t.app, 'PUT', `/projects/${p.id}`, { token: owner.token, body: {} });
@@ -272,7 +271,7 @@ describe('delete, transfer, fork, share, custom attributes', () => {
   test('DELETE needs Owner, answers 202 and removes the repository and rows', async () => {
     const p = await createProject(t.app, owner.token, { name: 'doomed', initialize_with_readme: true, topics: ['gone'] });
     const maint = await makeUser(t.app);
-    await addMember(t.app, 'Project', p.id, maint.user.id, 40);
+    await addMember(t.app, { type: 'Project', id: p.id }, maint.user.id, 40);
     let r = await call(t.app, 'DELETE', `/projects/${p.id}`, { token: maint.token });
     assert.equal(r.status, 403);
     assert.equal(Repository.exists(repoOf(p.id)), true);
@@ -293,7 +292,7 @@ describe('delete, transfer, fork, share, custom attributes', () => {
     const g = await makeGroup(t.app, { visibility: 10 });
     let r = await call(t.app, 'PUT', `/projects/${p.id}/transfer`, { token: owner.token, body: { namespace: g.id } });
     assert.deepEqual([r.status, r.body], [400, { message: 'Failed to transfer project {:namespace=>["You don\'t have permission to transfer this project to that namespace."]}' }]);
-    await addMember(t.app, 'Namespace', g.id, owner.user.id, 50);
+    await addMember(t.app, { type: 'Namespace', id: g.id }, owner.user.id, 50);
     r = await call(t.app, 'PUT', `/projects/${p.id}/transfer`, { token: owner.token, body: {} });
     assert.deepEqual([r.status, r.body], [400, { message: '400 (Bad request) "namespace" not given' }]);
     r = await call(t.app, 'PUT', `/projects/${p.id}/transfer`, { token: owner.token, body: { namespace: g.full_path } });
@@ -349,8 +348,8 @@ describe('delete, transfer, fork, share, custom attributes', () => {
     const g = await makeGroup(t.app, { visibility: 0 });
     const sub = await makeGroup(t.app, { visibility: 0, parent: g });
     const m = await makeUser(t.app);
-    await addMember(t.app, 'Namespace', g.id, m.user.id, 40);
-    await addMember(t.app, 'Namespace', g.id, owner.user.id, 10);
+    await addMember(t.app, { type: 'Namespace', id: g.id }, m.user.id, 40);
+    await addMember(t.app, { type: 'Namespace', id: g.id }, owner.user.id, 10);
     let r = await call(t.app, 'GET', `/projects/${p.id}`, { token: m.token });
     assert.equal(r.status, 404);
     r = await call(t.app, 'POST', `/projects/${p.id}/share`, { token: owner.token, body: { group_id: sub.id, group_access: 25 } });

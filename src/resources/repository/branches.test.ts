@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { makeToken, makeUser } from '../../../test/support/factories.ts';
+import { makeToken, makeUser } from '../../../test/support/fixtures.ts';
 import { makeProject, reloadProject, roleUsers, type RoleUsers } from './testing.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { repoFor } from './repository.common.ts';

@@ -4,11 +4,10 @@ import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { spawnSync } from 'node:child_process';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { castRoles, makeProject, reloadProject, type RoleCast } from '../../../test/support/fixtures.ts';
+import { castRoles, makeProject, reloadProject, type RoleCast, makeUser } from '../../../test/support/fixtures.ts';
 import type { ManualClock } from '../../platform/clock.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { repoFor } from './repository.common.ts';
-import { makeUser } from '../../../test/support/factories.ts';
 import { SIGNED_README, SIGNER_KEY_ID, SIGNER_PUBLIC_KEY, signedCommitObject } from '../../../test/support/gpg-fixtures.ts';
 
 let t: TestApp;

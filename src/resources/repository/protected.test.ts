@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { makeUser } from '../../../test/support/factories.ts';
+import { makeUser } from '../../../test/support/fixtures.ts';
 import { makeGroup, makeProject, roleUsers, addMember, type RoleUsers } from './testing.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { refMatches } from './protection.ts';

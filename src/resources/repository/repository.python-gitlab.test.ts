@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { buildTestApp, type TestApp } from '../../../test/support/app.ts';
-import { makeUser } from '../../../test/support/factories.ts';
+import { makeUser } from '../../../test/support/fixtures.ts';
 
 // python-gitlab 3.12 and its `gitlab` command line on the repository area, in the steps of its own functional tests
 // (tests/functional/api/test_repository.py, tests/functional/cli/test_cli_repository.py).

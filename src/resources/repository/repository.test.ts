@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { makeUser } from '../../../test/support/factories.ts';
+import { makeUser } from '../../../test/support/fixtures.ts';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeProject, reloadProject, roleUsers, type RoleUsers } from './testing.ts';

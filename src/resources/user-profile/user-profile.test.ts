@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { makeToken, makeUser, type TestUser } from '../../../test/support/factories.ts';
+import { makeToken, makeUser, type TestUser } from '../../../test/support/fixtures.ts';
 import { ed25519Key } from '../../../test/support/ssh-key-fixtures.ts';
 
 // Who may call the users-area endpoints: anonymous, another user, the user themself, an administrator, and

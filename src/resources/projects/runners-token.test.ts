@@ -6,11 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Migrator, type Migration } from 'kysely';
 import pg from 'pg';
-import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeUser, type TestUser } from '../support/factories.ts';
-import { openDatabase } from '../../src/platform/db/index.ts';
-import { migrations } from '../../src/platform/db/migrations/index.ts';
-import { addMember } from './helpers.ts';
+import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { addMember, makeUser, type TestUser } from '../../../test/support/fixtures.ts';
+import { openDatabase } from '../../platform/db/index.ts';
+import { migrations } from '../../platform/db/migrations/index.ts';
 
 // The runner registration token is a secret: stored as its SHA-256 digest, shown once, when the project is made.
 
@@ -41,7 +40,7 @@ test('creating and forking a project answer the token once; only its digest is s
   assert.equal(again.body.runners_token, null);
   const listed = await call(t.app, 'GET', '/projects', { token: owner.token, query: { owned: 'true' } });
   assert.equal(listed.body[0].runners_token, null);
-  await addMember(t.app, 'Project', c.body.id, dev.user.id, 30);
+  await addMember(t.app, { type: 'Project', id: c.body.id }, dev.user.id, 30);
   assert.equal('runners_token' in (await call(t.app, 'GET', `/projects/${c.body.id}`, { token: dev.token })).body, false, 'Developers never see the field');
 
   const f = await call(t.app, 'POST', `/projects/${c.body.id}/fork`, { token: other.token, body: {} });

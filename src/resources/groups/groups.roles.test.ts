@@ -1,8 +1,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeToken, type TestUser } from '../support/factories.ts';
-import { addMemberRow, mkGroup, mkProject, quickUser as makeUser } from './fixtures.ts';
+import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { addMember, createGroup, makeProject, quickUser, makeToken, type TestUser } from '../../../test/support/fixtures.ts';
+
+/** Users of these tests hold `api` and `read_user` tokens (administrators also `sudo`). */
+const makeUser = (app: Parameters<typeof quickUser>[0], o: { admin?: boolean; username?: string } = {}) =>
+  quickUser(app, { ...o, scopes: ['api', 'read_user', ...(o.admin ? ['sudo'] : [])] });
 
 // One table per endpoint: the status each caller gets on a private group (and a project in it).
 let t: TestApp;
@@ -21,10 +24,10 @@ before(async () => {
   who.admin = await makeUser(t.app, { admin: true });
   for (const r of ['stranger', 'guest', 'reporter', 'developer', 'maintainer'] as const) who[r] = await makeUser(t.app);
   target = await makeUser(t.app);
-  group = await mkGroup(t.app, owner.token, { name: 'Matrix', path: 'matrix' });
+  group = await createGroup(t.app, owner.token, { name: 'Matrix', path: 'matrix' });
   const levels = { guest: 10, reporter: 20, developer: 30, maintainer: 40 } as const;
-  for (const [r, level] of Object.entries(levels)) await addMemberRow(t.app, 'Namespace', group.id, who[r]!.user.id, level);
-  project = await mkProject(t.app, { id: group.id, full_path: group.full_path }, 'matrix-project');
+  for (const [r, level] of Object.entries(levels)) await addMember(t.app, { type: 'Namespace', id: group.id }, who[r]!.user.id, level);
+  project = await makeProject(t.app, { namespace: { id: group.id, full_path: group.full_path }, path: 'matrix-project' });
 });
 after(async () => { await t.close(); });
 
@@ -54,11 +57,11 @@ test('member writes: add, change and remove a Developer', async () => {
     if (res.status === 201) await t.app.db.deleteFrom('members').where('source_id', '=', group.id).where('source_type', '=', 'Namespace').where('user_id', '=', target.user.id).execute();
     return res;
   });
-  await addMemberRow(t.app, 'Namespace', group.id, target.user.id, 30);
+  await addMember(t.app, { type: 'Namespace', id: group.id }, target.user.id, 30);
   await matrix({ ...write, maintainer: 200, owner: 200, admin: 200 }, (r) => call(t.app, 'PUT', `/groups/${group.id}/members/${target.user.id}`, { token: tok(r), body: { access_level: 20 } }));
   await matrix({ ...write, maintainer: 204, owner: 204, admin: 204 }, async (r) => {
     const res = await call(t.app, 'DELETE', `/groups/${group.id}/members/${target.user.id}`, { token: tok(r) });
-    if (res.status === 204) await addMemberRow(t.app, 'Namespace', group.id, target.user.id, 30);
+    if (res.status === 204) await addMember(t.app, { type: 'Namespace', id: group.id }, target.user.id, 30);
     return res;
   });
   await matrix({ ...write, maintainer: 201, owner: 201, admin: 201 }, async (r) => {
@@ -77,8 +80,8 @@ test('group settings, deletion and tokens', async () => {
   const tokenCreate = { anonymous: 401, stranger: 404, guest: 400, reporter: 400, developer: 400, maintainer: 400, owner: 201, admin: 201 };
   await matrix(tokenCreate, (r) => call(t.app, 'POST', `/groups/${group.id}/access_tokens`, { token: tok(r), body: { name: `t-${r}`, scopes: ['api'], access_level: 10 } }));
   await matrix({ ...tokenCreate, maintainer: 201 }, (r) => call(t.app, 'POST', `/projects/${project.id}/access_tokens`, { token: tok(r), body: { name: `p-${r}`, scopes: ['api'], access_level: 10 } }));
-  const victims = await Promise.all(ROLES.map(() => mkGroup(t.app, who.owner!.token, { name: `v${Math.random()}`.replace('.', ''), path: `v${Math.random()}`.replace('.', '') })));
-  for (const v of victims) for (const r of ['guest', 'reporter', 'developer', 'maintainer'] as const) await addMemberRow(t.app, 'Namespace', v.id, who[r]!.user.id, { guest: 10, reporter: 20, developer: 30, maintainer: 40 }[r]);
+  const victims = await Promise.all(ROLES.map(() => createGroup(t.app, who.owner!.token, { name: `v${Math.random()}`.replace('.', ''), path: `v${Math.random()}`.replace('.', '') })));
+  for (const v of victims) for (const r of ['guest', 'reporter', 'developer', 'maintainer'] as const) await addMember(t.app, { type: 'Namespace', id: v.id }, who[r]!.user.id, { guest: 10, reporter: 20, developer: 30, maintainer: 40 }[r]);
   let i = 0;
   await matrix({ ...ownerOnly, owner: 202, admin: 202 }, (r) => call(t.app, 'DELETE', `/groups/${victims[i++].id}`, { token: tok(r) }));
 });

@@ -1,8 +1,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { type TestUser } from '../support/factories.ts';
-import { addMemberRow, mkGroup, mkProject, quickUser as makeUser } from './fixtures.ts';
+import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { addMember, createGroup, makeProject, quickUser, type TestUser } from '../../../test/support/fixtures.ts';
+
+/** Users of these tests hold `api` and `read_user` tokens (administrators also `sudo`). */
+const makeUser = (app: Parameters<typeof quickUser>[0], o: { admin?: boolean; username?: string } = {}) =>
+  quickUser(app, { ...o, scopes: ['api', 'read_user', ...(o.admin ? ['sudo'] : [])] });
 
 let t: TestApp;
 let owner: TestUser, maintainer: TestUser, developer: TestUser, stranger: TestUser, admin: TestUser;
@@ -15,12 +18,12 @@ before(async () => {
   owner = await makeUser(t.app);
   [maintainer, developer, stranger] = await Promise.all([1, 2, 3].map(() => makeUser(t.app)));
   admin = await makeUser(t.app, { admin: true });
-  group = await mkGroup(t.app, owner.token, { name: 'Tokens', path: 'tokens' });
-  await addMemberRow(t.app, 'Namespace', group.id, maintainer.user.id, 40);
-  await addMemberRow(t.app, 'Namespace', group.id, developer.user.id, 30);
-  project = await mkProject(t.app, { id: group.id, full_path: group.full_path }, 'app');
-  const elsewhere = await mkGroup(t.app, owner.token, { name: 'Elsewhere', path: 'elsewhere' });
-  other = await mkProject(t.app, { id: elsewhere.id, full_path: elsewhere.full_path }, 'other');
+  group = await createGroup(t.app, owner.token, { name: 'Tokens', path: 'tokens' });
+  await addMember(t.app, { type: 'Namespace', id: group.id }, maintainer.user.id, 40);
+  await addMember(t.app, { type: 'Namespace', id: group.id }, developer.user.id, 30);
+  project = await makeProject(t.app, { namespace: { id: group.id, full_path: group.full_path }, path: 'app' });
+  const elsewhere = await createGroup(t.app, owner.token, { name: 'Elsewhere', path: 'elsewhere' });
+  other = await makeProject(t.app, { namespace: { id: elsewhere.id, full_path: elsewhere.full_path }, path: 'other' });
 });
 after(async () => { await t.close(); });
 

@@ -1,8 +1,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { type TestUser } from '../support/factories.ts';
-import { addMemberRow, mkGroup, userNamespace, quickUser as makeUser } from './fixtures.ts';
+import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { addMember, createGroup, userNamespace, quickUser, type TestUser } from '../../../test/support/fixtures.ts';
+
+/** Users of these tests hold `api` and `read_user` tokens (administrators also `sudo`). */
+const makeUser = (app: Parameters<typeof quickUser>[0], o: { admin?: boolean; username?: string } = {}) =>
+  quickUser(app, { ...o, scopes: ['api', 'read_user', ...(o.admin ? ['sudo'] : [])] });
 
 let t: TestApp;
 let owner: TestUser, dev: TestUser, guest: TestUser, stranger: TestUser, admin: TestUser;
@@ -13,11 +16,11 @@ before(async () => {
   owner = await makeUser(t.app);
   [dev, guest, stranger] = await Promise.all([1, 2, 3].map(() => makeUser(t.app)));
   admin = await makeUser(t.app, { admin: true });
-  top = await mkGroup(t.app, owner.token, { name: 'NsTop', path: 'nstop' });
-  sub = await mkGroup(t.app, owner.token, { name: 'NsSub', path: 'nssub', parent_id: top.id });
-  pub = await mkGroup(t.app, stranger.token, { name: 'NsPub', path: 'nspub', visibility: 'public' });
-  await addMemberRow(t.app, 'Namespace', top.id, dev.user.id, 30);
-  await addMemberRow(t.app, 'Namespace', top.id, guest.user.id, 10);
+  top = await createGroup(t.app, owner.token, { name: 'NsTop', path: 'nstop' });
+  sub = await createGroup(t.app, owner.token, { name: 'NsSub', path: 'nssub', parent_id: top.id });
+  pub = await createGroup(t.app, stranger.token, { name: 'NsPub', path: 'nspub', visibility: 'public' });
+  await addMember(t.app, { type: 'Namespace', id: top.id }, dev.user.id, 30);
+  await addMember(t.app, { type: 'Namespace', id: top.id }, guest.user.id, 10);
 });
 after(async () => { await t.close(); });
 

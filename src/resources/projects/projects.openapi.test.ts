@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, call, type TestApp } from '../support/app.ts';
+import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 
 let t: TestApp;
 before(async () => { t = await buildTestApp(); });

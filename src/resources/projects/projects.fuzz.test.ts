@@ -1,8 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeUser, type TestUser } from '../support/factories.ts';
-import { createProject } from './helpers.ts';
+import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { createProject, makeUser, type TestUser } from '../../../test/support/fixtures.ts';
 
 // Odd input never fails the server: every answer is a well-formed 2xx or 4xx.
 

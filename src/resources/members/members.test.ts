@@ -1,8 +1,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeToken, type TestUser } from '../support/factories.ts';
-import { addMemberRow, mkGroup, mkProject, userNamespace, quickUser as makeUser } from './fixtures.ts';
+import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { addMember, createGroup, makeProject, userNamespace, quickUser, makeToken, type TestUser } from '../../../test/support/fixtures.ts';
+
+/** Users of these tests hold `api` and `read_user` tokens (administrators also `sudo`). */
+const makeUser = (app: Parameters<typeof quickUser>[0], o: { admin?: boolean; username?: string } = {}) =>
+  quickUser(app, { ...o, scopes: ['api', 'read_user', ...(o.admin ? ['sudo'] : [])] });
 
 let t: TestApp;
 let owner: TestUser, maintainer: TestUser, developer: TestUser, reporter: TestUser, guest: TestUser, stranger: TestUser, admin: TestUser;
@@ -16,10 +19,10 @@ before(async () => {
   owner = await makeUser(t.app);
   [maintainer, developer, reporter, guest, stranger] = await Promise.all([1, 2, 3, 4, 5].map(() => makeUser(t.app)));
   admin = await makeUser(t.app, { admin: true });
-  top = await mkGroup(t.app, owner.token, { name: 'Top', path: 'mtop' });
-  sub = await mkGroup(t.app, owner.token, { name: 'Sub', path: 'msub', parent_id: top.id });
-  for (const [, u, level] of roles().slice(0, 4)) await addMemberRow(t.app, 'Namespace', top.id, u.user.id, level);
-  project = await mkProject(t.app, { id: sub.id, full_path: sub.full_path }, 'proj');
+  top = await createGroup(t.app, owner.token, { name: 'Top', path: 'mtop' });
+  sub = await createGroup(t.app, owner.token, { name: 'Sub', path: 'msub', parent_id: top.id });
+  for (const [, u, level] of roles().slice(0, 4)) await addMember(t.app, { type: 'Namespace', id: top.id }, u.user.id, level);
+  project = await makeProject(t.app, { namespace: { id: sub.id, full_path: sub.full_path }, path: 'proj' });
 });
 after(async () => { await t.close(); });
 
@@ -58,8 +61,8 @@ test('members/all shows inherited memberships with the highest level per user', 
   // The subgroup has only its creator directly; its ancestors supply the rest.
   let r = await call(t.app, 'GET', `/groups/${sub.id}/members`, { token: guest.token });
   assert.deepEqual(r.body.map((m: any) => m.id), [owner.user.id]);
-  await addMemberRow(t.app, 'Namespace', sub.id, guest.user.id, 30); // higher than inherited Guest
-  await addMemberRow(t.app, 'Namespace', sub.id, stranger.user.id, 20);
+  await addMember(t.app, { type: 'Namespace', id: sub.id }, guest.user.id, 30); // higher than inherited Guest
+  await addMember(t.app, { type: 'Namespace', id: sub.id }, stranger.user.id, 20);
   r = await call(t.app, 'GET', `/groups/${sub.id}/members/all`, { token: guest.token });
   assert.equal(r.status, 200);
   const levels = Object.fromEntries(r.body.map((m: any) => [m.id, m.access_level]));
@@ -74,7 +77,7 @@ test('members/all shows inherited memberships with the highest level per user', 
   r = await call(t.app, 'GET', `/groups/${sub.id}/members/all/${admin.user.id}`, { token: stranger.token });
   assert.deepEqual([r.status, r.body], [404, { message: '404 Not found' }]);
   // Projects inherit from the whole group hierarchy.
-  await addMemberRow(t.app, 'Project', project.id, reporter.user.id, 40);
+  await addMember(t.app, { type: 'Project', id: project.id }, reporter.user.id, 40);
   r = await call(t.app, 'GET', `/projects/${project.id}/members/all`, { token: reporter.token });
   assert.equal(r.status, 200);
   const plevels = Object.fromEntries(r.body.map((m: any) => [m.id, m.access_level]));
@@ -87,8 +90,8 @@ test('members/all shows inherited memberships with the highest level per user', 
 });
 
 test('POST members: Maintainer+ adds, Owner grants Owner, lower roles 403, conflicts and bad input', async () => {
-  const g = await mkGroup(t.app, owner.token, { name: 'Adders', path: 'adders' });
-  for (const [, u, level] of roles().slice(0, 4)) await addMemberRow(t.app, 'Namespace', g.id, u.user.id, level);
+  const g = await createGroup(t.app, owner.token, { name: 'Adders', path: 'adders' });
+  for (const [, u, level] of roles().slice(0, 4)) await addMember(t.app, { type: 'Namespace', id: g.id }, u.user.id, level);
   const newbies = await Promise.all([1, 2, 3, 4].map(() => makeUser(t.app)));
   for (const [name, u] of roles().slice(0, 3)) {
     const r = await call(t.app, 'POST', `/groups/${g.id}/members`, { token: u.token, body: { user_id: newbies[0].user.id, access_level: 10 } });
@@ -138,8 +141,8 @@ test('a subgroup or project membership cannot be below the inherited one', async
 });
 
 test('PUT members: roles, Owner rules, missing member', async () => {
-  const g = await mkGroup(t.app, owner.token, { name: 'Editors', path: 'editors' });
-  for (const [, u, level] of roles().slice(0, 4)) await addMemberRow(t.app, 'Namespace', g.id, u.user.id, level);
+  const g = await createGroup(t.app, owner.token, { name: 'Editors', path: 'editors' });
+  for (const [, u, level] of roles().slice(0, 4)) await addMember(t.app, { type: 'Namespace', id: g.id }, u.user.id, level);
   for (const [name, u] of roles().slice(0, 3)) {
     const r = await call(t.app, 'PUT', `/groups/${g.id}/members/${guest.user.id}`, { token: u.token, body: { access_level: 20 } });
     assert.equal(r.status, 403, name);
@@ -161,8 +164,8 @@ test('PUT members: roles, Owner rules, missing member', async () => {
 
 test('the last Owner of a group cannot be removed or demoted', async () => {
   const u = await makeUser(t.app);
-  const g = await mkGroup(t.app, u.token, { name: 'Lonely', path: 'lonely' });
-  const child = await mkGroup(t.app, u.token, { name: 'Kid', path: 'kid', parent_id: g.id });
+  const g = await createGroup(t.app, u.token, { name: 'Lonely', path: 'lonely' });
+  const child = await createGroup(t.app, u.token, { name: 'Kid', path: 'kid', parent_id: g.id });
   let r = await call(t.app, 'DELETE', `/groups/${g.id}/members/${u.user.id}`, { token: u.token });
   assert.deepEqual([r.status, r.body], [403, { message: '403 Forbidden' }]);
   r = await call(t.app, 'PUT', `/groups/${g.id}/members/${u.user.id}`, { token: u.token, body: { access_level: 40 } });
@@ -184,12 +187,12 @@ test('the last Owner of a group cannot be removed or demoted', async () => {
 });
 
 test('DELETE members: Maintainer+ removes others, anyone leaves, subresources follow; 204 and state after', async () => {
-  const g = await mkGroup(t.app, owner.token, { name: 'Leavers', path: 'leavers' });
-  const child = await mkGroup(t.app, owner.token, { name: 'LeaveKid', path: 'lk', parent_id: g.id });
-  const p = await mkProject(t.app, { id: child.id, full_path: child.full_path }, 'lp');
-  for (const [, u, level] of roles().slice(0, 4)) await addMemberRow(t.app, 'Namespace', g.id, u.user.id, level);
-  await addMemberRow(t.app, 'Namespace', child.id, reporter.user.id, 30);
-  await addMemberRow(t.app, 'Project', p.id, reporter.user.id, 40);
+  const g = await createGroup(t.app, owner.token, { name: 'Leavers', path: 'leavers' });
+  const child = await createGroup(t.app, owner.token, { name: 'LeaveKid', path: 'lk', parent_id: g.id });
+  const p = await makeProject(t.app, { namespace: { id: child.id, full_path: child.full_path }, path: 'lp' });
+  for (const [, u, level] of roles().slice(0, 4)) await addMember(t.app, { type: 'Namespace', id: g.id }, u.user.id, level);
+  await addMember(t.app, { type: 'Namespace', id: child.id }, reporter.user.id, 30);
+  await addMember(t.app, { type: 'Project', id: p.id }, reporter.user.id, 40);
   let r = await call(t.app, 'DELETE', `/groups/${g.id}/members/${reporter.user.id}`, { token: developer.token });
   assert.equal(r.status, 403);
   r = await call(t.app, 'DELETE', `/groups/${g.id}/members/${owner.user.id}`, { token: maintainer.token });
@@ -203,14 +206,14 @@ test('DELETE members: Maintainer+ removes others, anyone leaves, subresources fo
   assert.equal(r.status, 204);
   r = await call(t.app, 'DELETE', `/groups/${g.id}/members/${guest.user.id}`, { token: owner.token });
   assert.deepEqual([r.status, r.body], [404, { message: '404 Not found' }]);
-  await addMemberRow(t.app, 'Namespace', child.id, developer.user.id, 40);
+  await addMember(t.app, { type: 'Namespace', id: child.id }, developer.user.id, 40);
   r = await call(t.app, 'DELETE', `/groups/${g.id}/members/${developer.user.id}?skip_subresources=true`, { token: owner.token });
   assert.equal(r.status, 204);
   assert.equal((await member(child.id, developer.user.id))!.access_level, 40);
 });
 
 test('project members: Maintainer manages, Owner of the group grants Owner, personal project owner manages', async () => {
-  const p = await mkProject(t.app, { id: top.id, full_path: top.full_path }, 'pm');
+  const p = await makeProject(t.app, { namespace: { id: top.id, full_path: top.full_path }, path: 'pm' });
   const newbie = await makeUser(t.app);
   let r = await call(t.app, 'POST', `/projects/${p.id}/members`, { token: developer.token, body: { user_id: newbie.user.id, access_level: 20 } });
   assert.equal(r.status, 403);
@@ -230,7 +233,7 @@ test('project members: Maintainer manages, Owner of the group grants Owner, pers
   assert.equal(r.status, 404);
   // A personal project: its namespace owner is Owner without a membership row.
   const ns = await userNamespace(t.app, stranger.user.id);
-  const mine = await mkProject(t.app, ns, 'mine');
+  const mine = await makeProject(t.app, { namespace: ns, path: 'mine' });
   r = await call(t.app, 'POST', `/projects/${mine.id}/members`, { token: stranger.token, body: { user_id: newbie.user.id, access_level: 50 } });
   assert.equal(r.status, 201);
   r = await call(t.app, 'GET', `/projects/${mine.id}/members/all`, { token: newbie.token });
@@ -240,9 +243,9 @@ test('project members: Maintainer manages, Owner of the group grants Owner, pers
 });
 
 test('expired memberships give no access and are not listed', async () => {
-  const g = await mkGroup(t.app, owner.token, { name: 'Expiring', path: 'expiring' });
+  const g = await createGroup(t.app, owner.token, { name: 'Expiring', path: 'expiring' });
   const u = await makeUser(t.app);
-  await addMemberRow(t.app, 'Namespace', g.id, u.user.id, 30, Date.parse('2020-01-01T00:00:00Z'));
+  await addMember(t.app, { type: 'Namespace', id: g.id }, u.user.id, 30, Date.parse('2020-01-01T00:00:00Z'));
   let r = await call(t.app, 'GET', `/groups/${g.id}`, { token: u.token });
   assert.equal(r.status, 404);
   r = await call(t.app, 'GET', `/groups/${g.id}/members`, { token: owner.token });

@@ -2,8 +2,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { Gitlab } from '@gitbeaker/rest';
-import { buildTestApp, type TestApp } from '../support/app.ts';
-import { makeUser, type TestUser } from '../support/factories.ts';
+import { buildTestApp, type TestApp } from '../../../test/support/app.ts';
+import { makeUser, type TestUser } from '../../../test/support/fixtures.ts';
 
 // A real v4 client over HTTP: @gitbeaker/rest creates, reads, pages through, stars, forks and deletes projects.
 

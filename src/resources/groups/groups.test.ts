@@ -1,8 +1,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeToken, type TestUser } from '../support/factories.ts';
-import { addMemberRow, mkGroup, mkProject, quickUser as makeUser } from './fixtures.ts';
+import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { addMember, createGroup, makeProject, quickUser, makeToken, type TestUser } from '../../../test/support/fixtures.ts';
+
+/** Users of these tests hold `api` and `read_user` tokens (administrators also `sudo`). */
+const makeUser = (app: Parameters<typeof quickUser>[0], o: { admin?: boolean; username?: string } = {}) =>
+  quickUser(app, { ...o, scopes: ['api', 'read_user', ...(o.admin ? ['sudo'] : [])] });
 
 let t: TestApp;
 let owner: TestUser, maintainer: TestUser, developer: TestUser, reporter: TestUser, guest: TestUser, stranger: TestUser, admin: TestUser;
@@ -13,9 +16,9 @@ before(async () => {
   owner = await makeUser(t.app);
   [maintainer, developer, reporter, guest, stranger] = await Promise.all([1, 2, 3, 4, 5].map(() => makeUser(t.app)));
   admin = await makeUser(t.app, { admin: true });
-  priv = await mkGroup(t.app, owner.token, { name: 'Secret', path: 'secret' });
+  priv = await createGroup(t.app, owner.token, { name: 'Secret', path: 'secret' });
   for (const [u, level] of [[maintainer, 40], [developer, 30], [reporter, 20], [guest, 10]] as const) {
-    await addMemberRow(t.app, 'Namespace', priv.id, u.user.id, level);
+    await addMember(t.app, { type: 'Namespace', id: priv.id }, u.user.id, level);
   }
 });
 after(async () => { await t.close(); });
@@ -123,9 +126,9 @@ test('GET /groups/:id by id or encoded path; private groups are 404 to outsiders
 });
 
 test('GET /groups/:id lists the readable projects of the group; with_projects=false leaves them out', async () => {
-  const g = await mkGroup(t.app, owner.token, { name: 'withproj', path: 'withproj', visibility: 'public' });
-  const pub = await mkProject(t.app, { id: g.id, full_path: g.full_path }, 'pub', 20);
-  await mkProject(t.app, { id: g.id, full_path: g.full_path }, 'hidden', 0);
+  const g = await createGroup(t.app, owner.token, { name: 'withproj', path: 'withproj', visibility: 'public' });
+  const pub = await makeProject(t.app, { namespace: { id: g.id, full_path: g.full_path }, path: 'pub', visibility: 20 });
+  await makeProject(t.app, { namespace: { id: g.id, full_path: g.full_path }, path: 'hidden', visibility: 0 });
   let r = await call(t.app, 'GET', `/groups/${g.id}`, { token: stranger.token });
   assert.deepEqual(r.body.projects.map((p: any) => p.id), [pub.id]);
   assert.equal(r.body.projects[0].path_with_namespace, 'withproj/pub');
@@ -139,10 +142,10 @@ test('GET /groups/:id lists the readable projects of the group; with_projects=fa
 
 test('GET /groups visibility: anonymous public only, users their groups (all_available adds public+internal), admin all', async () => {
   const u = await makeUser(t.app);
-  const pub = await mkGroup(t.app, u.token, { name: 'vis-pub', path: 'vis-pub', visibility: 'public' });
-  const int = await mkGroup(t.app, u.token, { name: 'vis-int', path: 'vis-int', visibility: 'internal' });
-  const prv = await mkGroup(t.app, u.token, { name: 'vis-prv', path: 'vis-prv', visibility: 'private' });
-  const sub = await mkGroup(t.app, u.token, { name: 'vis-sub', path: 'vis-sub', parent_id: prv.id });
+  const pub = await createGroup(t.app, u.token, { name: 'vis-pub', path: 'vis-pub', visibility: 'public' });
+  const int = await createGroup(t.app, u.token, { name: 'vis-int', path: 'vis-int', visibility: 'internal' });
+  const prv = await createGroup(t.app, u.token, { name: 'vis-prv', path: 'vis-prv', visibility: 'private' });
+  const sub = await createGroup(t.app, u.token, { name: 'vis-sub', path: 'vis-sub', parent_id: prv.id });
   const mine = [pub.id, int.id, prv.id, sub.id];
   const ids = async (token: string | undefined, q = '') => {
     const r = await call(t.app, 'GET', `/groups?search=vis-&per_page=100${q}`, { token });
@@ -161,7 +164,7 @@ test('GET /groups visibility: anonymous public only, users their groups (all_ava
   const bad = await call(t.app, 'GET', '/groups?skip_groups=x', { token: u.token });
   assert.deepEqual([bad.status, bad.body], [400, { error: 'skip_groups is invalid' }]);
   // Inherited membership reaches the subgroup; owned means a direct Owner membership.
-  await addMemberRow(t.app, 'Namespace', prv.id, stranger.user.id, 20);
+  await addMember(t.app, { type: 'Namespace', id: prv.id }, stranger.user.id, 20);
   assert.deepEqual(await ids(stranger.token), [prv.id, sub.id]);
   assert.deepEqual(await ids(stranger.token, '&owned=true'), []);
   assert.deepEqual(await ids(stranger.token, '&min_access_level=20'), [prv.id, sub.id]);
@@ -178,9 +181,9 @@ test('GET /groups visibility: anonymous public only, users their groups (all_ava
 
 test('GET /groups order_by and sort, ties broken by id', async () => {
   const u = await makeUser(t.app);
-  const a = await mkGroup(t.app, u.token, { name: 'ord-b', path: 'ord-z' });
-  const b = await mkGroup(t.app, u.token, { name: 'ord-a', path: 'ord-y' });
-  const c = await mkGroup(t.app, u.token, { name: 'ord-c', path: 'ord-x' });
+  const a = await createGroup(t.app, u.token, { name: 'ord-b', path: 'ord-z' });
+  const b = await createGroup(t.app, u.token, { name: 'ord-a', path: 'ord-y' });
+  const c = await createGroup(t.app, u.token, { name: 'ord-c', path: 'ord-x' });
   const ids = async (q: string) => (await call(t.app, 'GET', `/groups?${q}`, { token: u.token })).body.map((g: any) => g.id);
   assert.deepEqual(await ids(''), [b.id, a.id, c.id]);
   assert.deepEqual(await ids('sort=desc'), [c.id, a.id, b.id]);
@@ -188,8 +191,8 @@ test('GET /groups order_by and sort, ties broken by id', async () => {
   assert.deepEqual(await ids('order_by=id&sort=desc'), [c.id, b.id, a.id]);
   assert.deepEqual(await ids('search=ORD-A'), [b.id]);
   // LIKE wildcards in a search are plain characters.
-  const under = await mkGroup(t.app, u.token, { name: 'ord_x', path: 'ord-under' });
-  await mkGroup(t.app, u.token, { name: 'ordzx', path: 'ord-plain' });
+  const under = await createGroup(t.app, u.token, { name: 'ord_x', path: 'ord-under' });
+  await createGroup(t.app, u.token, { name: 'ordzx', path: 'ord-plain' });
   assert.deepEqual(await ids('search=ord_x'), [under.id]);
   assert.deepEqual(await ids('search=%25'), []);
 });
@@ -198,9 +201,9 @@ test('keyset walk of the anonymous group list sees each public group exactly onc
   const u = await makeUser(t.app);
   const names = ['kw-e', 'kw-a', 'kw-c', 'kw-b', 'kw-d'];
   const made = [];
-  for (const [i, n] of names.entries()) made.push(await mkGroup(t.app, u.token, { name: n, path: `kw${i}`, visibility: 'public' }));
-  made.push(await mkGroup(t.app, u.token, { name: 'kw-a', path: 'kw-dup', visibility: 'public' })); // same name, later id
-  await mkGroup(t.app, u.token, { name: 'kw-hidden', path: 'kw-hidden', visibility: 'internal' });
+  for (const [i, n] of names.entries()) made.push(await createGroup(t.app, u.token, { name: n, path: `kw${i}`, visibility: 'public' }));
+  made.push(await createGroup(t.app, u.token, { name: 'kw-a', path: 'kw-dup', visibility: 'public' })); // same name, later id
+  await createGroup(t.app, u.token, { name: 'kw-hidden', path: 'kw-hidden', visibility: 'internal' });
   const all = await t.app.db.selectFrom('namespaces').select(['id', 'name']).where('kind', '=', 'group').where('visibility_level', '=', 20).execute();
   const seen: number[] = [];
   let url: string | null = '/api/v4/groups?pagination=keyset&per_page=2&order_by=name&sort=asc';
@@ -254,13 +257,13 @@ test('offset cap on the anonymous group list', async () => {
 
 test('PUT /groups/:id needs Owner; rename and path change reach every descendant group and project', async () => {
   const u = await makeUser(t.app);
-  const top = await mkGroup(t.app, u.token, { name: 'Top', path: 'top', visibility: 'public' });
-  const mid = await mkGroup(t.app, u.token, { name: 'Mid', path: 'mid', parent_id: top.id });
-  const leaf = await mkGroup(t.app, u.token, { name: 'Leaf', path: 'leaf', parent_id: mid.id });
-  const p1 = await mkProject(t.app, { id: leaf.id, full_path: leaf.full_path }, 'p1');
-  const p2 = await mkProject(t.app, { id: top.id, full_path: top.full_path }, 'p2');
+  const top = await createGroup(t.app, u.token, { name: 'Top', path: 'top', visibility: 'public' });
+  const mid = await createGroup(t.app, u.token, { name: 'Mid', path: 'mid', parent_id: top.id });
+  const leaf = await createGroup(t.app, u.token, { name: 'Leaf', path: 'leaf', parent_id: mid.id });
+  const p1 = await makeProject(t.app, { namespace: { id: leaf.id, full_path: leaf.full_path }, path: 'p1' });
+  const p2 = await makeProject(t.app, { namespace: { id: top.id, full_path: top.full_path }, path: 'p2' });
   const m = await makeUser(t.app);
-  await addMemberRow(t.app, 'Namespace', top.id, m.user.id, 40);
+  await addMember(t.app, { type: 'Namespace', id: top.id }, m.user.id, 40);
   let r = await call(t.app, 'PUT', `/groups/${top.id}`, { token: m.token, body: { name: 'Nope' } });
   assert.deepEqual([r.status, r.body], [403, { message: '403 Forbidden' }]);
   r = await call(t.app, 'PUT', `/groups/${top.id}`, { token: stranger.token, body: { name: 'Nope' } });
@@ -309,11 +312,11 @@ test('PUT /groups/:id needs Owner; rename and path change reach every descendant
 
 test('POST /groups/:id/transfer moves a subtree and rewrites its paths', async () => {
   const u = await makeUser(t.app);
-  const a = await mkGroup(t.app, u.token, { name: 'A', path: 'tr-a' });
-  const b = await mkGroup(t.app, u.token, { name: 'B', path: 'tr-b' });
-  const child = await mkGroup(t.app, u.token, { name: 'C', path: 'c', parent_id: a.id });
-  const grand = await mkGroup(t.app, u.token, { name: 'G', path: 'g', parent_id: child.id });
-  const p = await mkProject(t.app, { id: grand.id, full_path: grand.full_path }, 'proj');
+  const a = await createGroup(t.app, u.token, { name: 'A', path: 'tr-a' });
+  const b = await createGroup(t.app, u.token, { name: 'B', path: 'tr-b' });
+  const child = await createGroup(t.app, u.token, { name: 'C', path: 'c', parent_id: a.id });
+  const grand = await createGroup(t.app, u.token, { name: 'G', path: 'g', parent_id: child.id });
+  const p = await makeProject(t.app, { namespace: { id: grand.id, full_path: grand.full_path }, path: 'proj' });
   let r = await call(t.app, 'POST', `/groups/${child.id}/transfer`, { token: u.token, body: { group_id: b.id } });
   assert.equal(r.status, 201);
   assert.equal(r.body.full_path, 'tr-b/c');
@@ -328,7 +331,7 @@ test('POST /groups/:id/transfer moves a subtree and rewrites its paths', async (
   assert.deepEqual([r.status, r.body], [400, { message: 'Transfer failed: Group is already associated to the parent group.' }]);
   r = await call(t.app, 'POST', `/groups/${child.id}/transfer`, { token: u.token, body: { group_id: priv.id } });
   assert.deepEqual([r.status, r.body], [404, { message: '404 Group Not Found' }]);
-  await addMemberRow(t.app, 'Namespace', priv.id, u.user.id, 30);
+  await addMember(t.app, { type: 'Namespace', id: priv.id }, u.user.id, 30);
   r = await call(t.app, 'POST', `/groups/${child.id}/transfer`, { token: u.token, body: { group_id: priv.id } });
   assert.deepEqual([r.status, r.body], [400, { message: "Transfer failed: You don't have enough permissions." }]);
   await t.app.db.deleteFrom('members').where('source_id', '=', priv.id).where('user_id', '=', u.user.id).execute();
@@ -341,9 +344,9 @@ test('POST /groups/:id/transfer moves a subtree and rewrites its paths', async (
   r = await call(t.app, 'POST', `/groups/${child.id}/transfer`, { token: u.token });
   assert.deepEqual([r.status, r.body], [400, { message: 'Transfer failed: Group is already a root group.' }]);
   // Moving under a less visible parent lowers the subtree to the parent's visibility.
-  const open = await mkGroup(t.app, u.token, { name: 'Open', path: 'tr-open', visibility: 'public' });
-  const openKid = await mkGroup(t.app, u.token, { name: 'OpenKid', path: 'kid', parent_id: open.id, visibility: 'internal' });
-  const openProject = await mkProject(t.app, { id: openKid.id, full_path: openKid.full_path }, 'pp', 20);
+  const open = await createGroup(t.app, u.token, { name: 'Open', path: 'tr-open', visibility: 'public' });
+  const openKid = await createGroup(t.app, u.token, { name: 'OpenKid', path: 'kid', parent_id: open.id, visibility: 'internal' });
+  const openProject = await makeProject(t.app, { namespace: { id: openKid.id, full_path: openKid.full_path }, path: 'pp', visibility: 20 });
   r = await call(t.app, 'POST', `/groups/${open.id}/transfer`, { token: u.token, body: { group_id: a.id } });
   assert.deepEqual([r.status, r.body.visibility, r.body.full_path], [201, 'private', 'tr-a/tr-open']);
   const vis = await t.app.db.selectFrom('namespaces').select('visibility_level').where('id', '=', openKid.id).executeTakeFirstOrThrow();
@@ -353,11 +356,11 @@ test('POST /groups/:id/transfer moves a subtree and rewrites its paths', async (
 
 test('GET /groups/:id/subgroups lists readable direct children', async () => {
   const u = await makeUser(t.app);
-  const top = await mkGroup(t.app, u.token, { name: 'sg', path: 'sg', visibility: 'public' });
-  const a = await mkGroup(t.app, u.token, { name: 'sg-a', path: 'a', parent_id: top.id, visibility: 'public' });
-  const b = await mkGroup(t.app, u.token, { name: 'sg-b', path: 'b', parent_id: top.id, visibility: 'internal' });
-  const c = await mkGroup(t.app, u.token, { name: 'sg-c', path: 'c', parent_id: top.id, visibility: 'private' });
-  await mkGroup(t.app, u.token, { name: 'sg-deep', path: 'deep', parent_id: a.id, visibility: 'public' });
+  const top = await createGroup(t.app, u.token, { name: 'sg', path: 'sg', visibility: 'public' });
+  const a = await createGroup(t.app, u.token, { name: 'sg-a', path: 'a', parent_id: top.id, visibility: 'public' });
+  const b = await createGroup(t.app, u.token, { name: 'sg-b', path: 'b', parent_id: top.id, visibility: 'internal' });
+  const c = await createGroup(t.app, u.token, { name: 'sg-c', path: 'c', parent_id: top.id, visibility: 'private' });
+  await createGroup(t.app, u.token, { name: 'sg-deep', path: 'deep', parent_id: a.id, visibility: 'public' });
   const ids = async (token?: string) => {
     const r = await call(t.app, 'GET', `/groups/${top.id}/subgroups`, { token });
     assert.equal(r.status, 200);
@@ -378,16 +381,16 @@ test('GET /groups/:id/subgroups lists readable direct children', async () => {
 
 test('DELETE /groups/:id: Owner only, 202, removes subgroups, memberships and the projects they hold', async () => {
   const u = await makeUser(t.app);
-  const top = await mkGroup(t.app, u.token, { name: 'del', path: 'del' });
-  const sub = await mkGroup(t.app, u.token, { name: 'dsub', path: 'dsub', parent_id: top.id });
+  const top = await createGroup(t.app, u.token, { name: 'del', path: 'del' });
+  const sub = await createGroup(t.app, u.token, { name: 'dsub', path: 'dsub', parent_id: top.id });
   const m = await makeUser(t.app);
-  await addMemberRow(t.app, 'Namespace', top.id, m.user.id, 40);
-  await addMemberRow(t.app, 'Namespace', sub.id, stranger.user.id, 30);
+  await addMember(t.app, { type: 'Namespace', id: top.id }, m.user.id, 40);
+  await addMember(t.app, { type: 'Namespace', id: sub.id }, stranger.user.id, 30);
   let r = await call(t.app, 'DELETE', `/groups/${top.id}`, { token: m.token });
   assert.deepEqual([r.status, r.body], [403, { message: '403 Forbidden' }]);
   r = await call(t.app, 'DELETE', `/groups/${top.id}`, { token: stranger.token });
   assert.deepEqual([r.status, r.body], [404, { message: '404 Group Not Found' }]);
-  const p = await mkProject(t.app, { id: sub.id, full_path: sub.full_path }, 'keep');
+  const p = await makeProject(t.app, { namespace: { id: sub.id, full_path: sub.full_path }, path: 'keep' });
   r = await call(t.app, 'DELETE', `/groups/${top.id}`, { token: u.token, headers: { 'if-unmodified-since': 'Mon, 01 Jan 2001 00:00:00 GMT' } });
   assert.deepEqual([r.status, r.body], [412, { message: '412 Precondition Failed' }]);
   r = await call(t.app, 'DELETE', `/groups/${top.id}`, { token: u.token });
@@ -400,7 +403,7 @@ test('DELETE /groups/:id: Owner only, 202, removes subgroups, memberships and th
   r = await call(t.app, 'GET', `/groups/${top.id}`, { token: u.token });
   assert.equal(r.status, 404);
   // Admins may delete any group.
-  const g = await mkGroup(t.app, u.token, { name: 'adm-del', path: 'adm-del' });
+  const g = await createGroup(t.app, u.token, { name: 'adm-del', path: 'adm-del' });
   r = await call(t.app, 'DELETE', `/groups/${g.id}`, { token: admin.token });
   assert.equal(r.status, 202);
 });
