@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import { iso, isoDate, webUrl } from '../../http/format.ts';
-import type { AwardEmojiTable, MilestonesTable, ResourceLabelEventsTable, ResourceMilestoneEventsTable, ResourceStateEventsTable } from '../../platform/db/schema.ts';
+import type { MilestonesTable, ResourceLabelEventsTable, ResourceMilestoneEventsTable, ResourceStateEventsTable } from '../../platform/db/schema.ts';
 import { userBasic } from '../users/users.presenter.ts';
 import type { User } from '../users/users.service.ts';
 import type { LabelRow } from '../labels/labels.lookup.ts';
@@ -109,13 +109,6 @@ export function issueEntity(issue: IssueRow, pres: IssuePresentation) {
     ...(pres.subscribed ? { subscribed: pres.subscribed.get(issue.id) ?? false } : {}),
     moved_to_id: issue.moved_to_id,
     service_desk_reply_to: null,
-  };
-}
-
-export function awardEmojiEntity(a: Selectable<AwardEmojiTable>, u: User | undefined, base: string) {
-  return {
-    id: a.id, name: a.name, user: u ? userBasic(u, base) : null, created_at: iso(a.created_at), updated_at: iso(a.updated_at),
-    awardable_id: a.awardable_id, awardable_type: a.awardable_type, url: null,
   };
 }
 

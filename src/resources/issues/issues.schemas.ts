@@ -29,10 +29,6 @@ export const Issue = Entity({
   severity: S(), subscribed: Type.Optional(Type.Boolean()), moved_to_id: Nullable(I()), service_desk_reply_to: Nullable(S()),
 }, { description: 'Issue' });
 
-export const AwardEmoji = Entity({
-  id: I(), name: S(), user: Nullable(UserBasic), created_at: Iso(), updated_at: Iso(), awardable_id: I(), awardable_type: S(), url: Nullable(S()),
-}, { description: 'AwardEmoji' });
-
 const eventFields = { id: I(), user: Nullable(UserBasic), created_at: Iso(), resource_type: S(), resource_id: I() };
 export const ResourceLabelEvent = Entity({ ...eventFields, label: Nullable(LabelBasic), action: S() }, { description: 'ResourceLabelEvent' });
 export const ResourceStateEvent = Entity({
