@@ -13,8 +13,8 @@ import {
 } from '../labels/labels.lookup.ts';
 import { usersByIds, type User } from '../users/users.service.ts';
 import type { EventContext } from './issues.presenter.ts';
-import { writeIssueSystemNotes } from '../notes/system-notes.ts';
-import { userNotesCounts } from '../notes/notes.service.ts';
+import { writeIssueSystemNotes, writeMovedNotes } from '../notes/system-notes.ts';
+import { copyNotes, userNotesCounts } from '../notes/notes.service.ts';
 
 // Issues: reading one (the issue-level rules of the policy), creating with the project's next iid, changing them
 // (labels found or created, assignees, milestone, iteration, state), moving, subscriptions, time tracking and
@@ -320,8 +320,8 @@ async function deleteDependents(trx: Db, issueId: number): Promise<void> {
 
 /**
  * Moves an issue to another project: a new issue there (next iid, same title, description, author, assignees,
- * due date, confidentiality, award emoji and time logs; labels and milestone matched by title), the original closed
- * with `moved_to_id`.
+ * due date, confidentiality, award emoji, time logs and notes; labels and milestone matched by title), the original
+ * closed with `moved_to_id`, and the reference's "moved from" / "moved to" system notes on the two.
  * The caller needs `admin_issue` on both projects.
  */
 export async function moveIssue(deps: ServiceDeps, scope: IssueScope, issue: IssueRow, target: ProjectRow): Promise<IssueRow> {
@@ -371,7 +371,10 @@ export async function moveIssue(deps: ServiceDeps, scope: IssueScope, issue: Iss
     if (logs.length) {
       await trx.insertInto('timelogs').values(logs.map(({ id: _id, ...l }) => ({ ...l, target_id: moved.id, project_id: target.id }))).execute();
     }
+    // The notes (their award emoji with them) go along, before the move's own notes.
+    await copyNotes(trx, { type: ISSUE, id: issue.id }, { type: ISSUE, id: moved.id, projectId: target.id });
     if (issue.state !== 'closed') await applyChange(deps, trx, scope, issue, closed, {}, [], now);
+    await writeMovedNotes(trx, { old: closed, new: moved }, { old: scope.project, new: target }, actor.user?.id ?? null, now);
     return moved;
   });
 }
