@@ -24,7 +24,7 @@ import { protectedBranchRoutes, protectedTagRoutes } from './repository/protecte
 import { repositoryRoutes } from './repository/repository.routes.ts';
 import { labelRoutes } from './labels/labels.routes.ts';
 import { milestoneRoutes } from './milestones/milestones.routes.ts';
-import { iterationRoutes } from './iterations/iterations.routes.ts';
+import { iterationJobs, iterationRoutes } from './iterations/iterations.routes.ts';
 import { issueRoutes } from './issues/issues.routes.ts';
 import { commitRoutes } from './repository/commits.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
@@ -65,7 +65,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
 
 /** Every kind of background job the areas run (platform/jobs), defined once per application. */
 export function registerJobs(deps: ServiceDeps): void {
-  for (const jobs of [branchJobs(deps)]) {
+  for (const jobs of [branchJobs(deps), iterationJobs(deps)]) {
     for (const [name, kind] of Object.entries(jobs)) deps.jobs.define(name, kind);
   }
 }

@@ -207,7 +207,7 @@ test('a recurring kind: queued once however many processes start, each run queue
     q.define('tick', {
       recurs: dailyAt(0), maxAttempts: 1,
       async run(args, ctx) {
-        assert.equal(args, null);
+        assert.deepEqual(args, { at: ctx.job.run_at });
         runs.push(ctx.job.run_at);
         if (fail) throw new Error('bad day');
       },

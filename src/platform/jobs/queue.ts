@@ -35,7 +35,7 @@ export interface JobKind<A = any> {
   concurrency?: number;
   /** How long a claim holds without a heartbeat (ms). */
   leaseMs?: number;
-  /** A kind that runs by itself: the time of its next run after a moment (epoch ms), e.g. `dailyAt(0)`. Its args are null. */
+  /** A kind that runs by itself: the time of its next run after a moment (epoch ms), e.g. `dailyAt(0)`. Its args are `{ at }`, the run time. */
   recurs?: (after: number) => number;
   run(args: A, ctx: JobContext): Promise<void>;
 }
@@ -140,7 +140,7 @@ export class JobQueue {
   }
 
   #queueRun(kind: string, at: number): Promise<number | null> {
-    return this.enqueue(this.#db, kind, null, { uniqueKey: `${kind}@${new Date(at).toISOString()}`, runAt: at });
+    return this.enqueue(this.#db, kind, { at }, { uniqueKey: `${kind}@${new Date(at).toISOString()}`, runAt: at });
   }
 
   /**

@@ -6,7 +6,7 @@ import { fitsIntColumn } from '../../platform/db/dialect.ts';
 import { nextIid, trackIid } from '../../platform/db/internal-ids.ts';
 import { AccessLevel, projectAccessLevels, type ProjectRow } from '../../platform/membership.ts';
 import { canProject, issueDenial, type IssueAbility } from '../../platform/access/policy.ts';
-import type { Actor } from '../../platform/access/actor.ts';
+import { serverActor, type Actor } from '../../platform/access/actor.ts';
 import { ForbiddenError, NotFoundError, RecordNotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
 import {
   availableLabelsByTitle, DEFAULT_LABEL_COLOR, labelsOfTargets, projectAncestorGroupIds, type LabelRow,
@@ -295,6 +295,24 @@ export async function updateIssue(deps: ServiceDeps, scope: IssueScope, issue: I
     await applyChange(deps, trx, scope, issue, after, input, groupIds, now);
     return after;
   });
+}
+
+/**
+ * Moves open issues into another iteration as the server does it (an iteration's roll-over): each one an issue change
+ * of its own, with its system note, by nobody. Issues closed meanwhile stay where they are.
+ */
+export async function moveOpenIssuesToIteration(deps: ServiceDeps, issueIds: number[], iterationId: number): Promise<number> {
+  if (!issueIds.length) return 0;
+  const issues = await deps.db.selectFrom('issues').selectAll().where('id', 'in', issueIds).where('state', '=', 'opened').orderBy('id').execute();
+  const projects = new Map((await deps.db.selectFrom('projects').selectAll().where('id', 'in', [...new Set(issues.map((i) => i.project_id))]).execute()).map((p) => [p.id, p]));
+  let moved = 0;
+  for (const issue of issues) {
+    const project = projects.get(issue.project_id);
+    if (!project || project.pending_delete) continue;
+    const after = await updateIssue(deps, { actor: serverActor, project, level: AccessLevel.OWNER }, issue, { iteration_id: iterationId });
+    if (after.iteration_id === iterationId) moved++;
+  }
+  return moved;
 }
 
 /** Removes an issue and everything hung on it by (type, id) rather than by a foreign key. */

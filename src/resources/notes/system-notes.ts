@@ -47,6 +47,9 @@ async function bodiesFor(trx: Db, c: IssueChange): Promise<string[]> {
     if (c.removedAssigneeIds.length) parts.push(`unassigned ${who(c.removedAssigneeIds)}`);
     out.push(parts.join(' and '));
   }
+  if (before.iteration_id !== after.iteration_id) {
+    out.push(after.iteration_id === null ? 'removed iteration' : `changed iteration to *iteration:${after.iteration_id}`);
+  }
   if (before.due_date !== after.due_date) out.push(after.due_date === null ? 'removed due date' : `changed due date to ${longDate(after.due_date)}`);
   if (before.confidential !== after.confidential) out.push(after.confidential ? 'made the issue confidential' : 'made the issue visible to everyone');
   if (!!before.discussion_locked !== !!after.discussion_locked) out.push(after.discussion_locked ? 'locked this issue' : 'unlocked this issue');
