@@ -22,7 +22,7 @@ test('@gitbeaker/rest drives ProjectMilestones and GroupMilestones', async () =>
   assert.deepEqual([m.iid, m.title, m.state, m.start_date, m.due_date, m.expired], [1, 'v1.0', 'active', '2026-06-01', '2026-06-30', false]);
   const later = await api.ProjectMilestones.create(p.id, 'v2.0');
   const issue = await api.Issues.create(p.id, 'for v1', { milestoneId: m.id } as any);
-  assert.equal(issue.milestone.id, m.id);
+  assert.equal(issue.milestone?.id, m.id);
   assert.deepEqual((await api.ProjectMilestones.all(p.id)).map((x: any) => x.title), ['v1.0', 'v2.0']);
   assert.deepEqual((await api.ProjectMilestones.all(p.id, { title: 'v2.0' } as any)).map((x: any) => x.id), [later.id]);
   assert.equal((await api.ProjectMilestones.show(p.id, m.id)).description, 'first');
@@ -34,7 +34,7 @@ test('@gitbeaker/rest drives ProjectMilestones and GroupMilestones', async () =>
   const [gm] = await api.GroupMilestones.all(group.id);
   assert.deepEqual([gm.title, gm.group_id, gm.description], ['v1.0', group.id, 'first']);
   assert.deepEqual((await api.GroupMilestones.allAssignedIssues(group.id, gm.id)).map((i: any) => i.iid), [issue.iid]);
-  assert.equal((await api.Issues.show(issue.iid, { projectId: p.id })).milestone.id, gm.id);
+  assert.equal((await api.Issues.show(issue.iid, { projectId: p.id })).milestone?.id, gm.id);
   const groupOwn = await api.GroupMilestones.create(group.id, 'Q3');
   assert.equal(groupOwn.iid, 2);
   await api.ProjectMilestones.remove(p.id, later.id);
