@@ -154,9 +154,13 @@ test('at most `concurrency` jobs of a kind run at once in a process', async () =
 test('stopping lets running jobs finish within the grace time, then gives the rest back with their attempt', async () => {
   const { q } = queue({ pollMs: 5 });
   const seen: string[] = [];
-  q.define('quick', { async run() { await new Promise((r) => setTimeout(r, 20)); seen.push('quick done'); } });
+  // Both are known to have started from inside them, not from a poll of the table that a slow machine may miss.
+  const starts: Array<() => void> = [];
+  const started = [new Promise<void>((r) => starts.push(r)), new Promise<void>((r) => starts.push(r))];
+  q.define('quick', { async run() { starts[0](); await new Promise((r) => setTimeout(r, 20)); seen.push('quick done'); } });
   q.define('endless', {
     async run(_args, ctx) {
+      starts[1]();
       await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
       seen.push('endless aborted');
       throw new Error('aborted');
@@ -165,9 +169,7 @@ test('stopping lets running jobs finish within the grace time, then gives the re
   await q.enqueue(t.app.db, 'quick', {});
   await q.enqueue(t.app.db, 'endless', {});
   q.start();
-  while ((await t.app.db.selectFrom('jobs').select('id').where('kind', 'in', ['quick', 'endless']).where('state', '=', 'running').execute()).length < 2) {
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await Promise.all(started);
   await q.stop(100);
   assert.deepEqual(seen.sort(), ['endless aborted', 'quick done']);
   const [quick] = await jobsOf('quick');
