@@ -24,7 +24,7 @@ import { protectedBranchRoutes, protectedTagRoutes } from './repository/protecte
 import { repositoryRoutes } from './repository/repository.routes.ts';
 import { labelRoutes } from './labels/labels.routes.ts';
 import { milestoneRoutes } from './milestones/milestones.routes.ts';
-import { iterationRoutes } from './iterations/iterations.routes.ts';
+import { iterationJobs, iterationRoutes } from './iterations/iterations.routes.ts';
 import { issueRoutes } from './issues/issues.routes.ts';
 import { commitRoutes } from './repository/commits.routes.ts';
 import { storageMoveJobs, storageMoveRoutes } from './storage-moves/storage-moves.routes.ts';
@@ -71,7 +71,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
 
 /** Every kind of background job the areas run (platform/jobs), defined once per application. */
 export function registerJobs(deps: ServiceDeps & { log?: { warn(obj: object, msg: string): void } }): void {
-  for (const jobs of [branchJobs(deps), storageMoveJobs(deps)]) {
+  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps)]) {
     for (const [name, kind] of Object.entries(jobs)) deps.jobs.define(name, kind);
   }
 }

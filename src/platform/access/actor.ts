@@ -29,3 +29,6 @@ export interface Actor {
 }
 
 export const anonymous: Actor = Object.freeze({ user: null, admin: false, token: null, via: 'none', sudo: false }) as Actor;
+
+/** The server itself, in scheduled work (an iteration roll-over): administrator rights, and nobody as the author of what it writes. */
+export const serverActor: Actor = Object.freeze({ user: null, admin: true, token: null, via: 'none', sudo: false }) as Actor;

@@ -2,7 +2,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../../../test/support/app.ts';
 import { ManualClock } from '../clock.ts';
-import { JobQueue, backoffMs } from './queue.ts';
+import { JobQueue, backoffMs, dailyAt } from './queue.ts';
 
 let t: TestApp;
 let clock: ManualClock;
@@ -154,9 +154,13 @@ test('at most `concurrency` jobs of a kind run at once in a process', async () =
 test('stopping lets running jobs finish within the grace time, then gives the rest back with their attempt', async () => {
   const { q } = queue({ pollMs: 5 });
   const seen: string[] = [];
-  q.define('quick', { async run() { await new Promise((r) => setTimeout(r, 20)); seen.push('quick done'); } });
+  // Both are known to have started from inside them, not from a poll of the table that a slow machine may miss.
+  const starts: Array<() => void> = [];
+  const started = [new Promise<void>((r) => starts.push(r)), new Promise<void>((r) => starts.push(r))];
+  q.define('quick', { async run() { starts[0](); await new Promise((r) => setTimeout(r, 20)); seen.push('quick done'); } });
   q.define('endless', {
     async run(_args, ctx) {
+      starts[1]();
       await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
       seen.push('endless aborted');
       throw new Error('aborted');
@@ -165,9 +169,7 @@ test('stopping lets running jobs finish within the grace time, then gives the re
   await q.enqueue(t.app.db, 'quick', {});
   await q.enqueue(t.app.db, 'endless', {});
   q.start();
-  while ((await t.app.db.selectFrom('jobs').select('id').where('kind', 'in', ['quick', 'endless']).where('state', '=', 'running').execute()).length < 2) {
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await Promise.all(started);
   await q.stop(100);
   assert.deepEqual(seen.sort(), ['endless aborted', 'quick done']);
   const [quick] = await jobsOf('quick');
@@ -188,4 +190,54 @@ test('a started queue runs what is queued without being asked', async () => {
 test('an unknown kind is refused when queued', async () => {
   const { q } = queue();
   await assert.rejects(q.enqueue(t.app.db, 'nothing-runs-this', {}), /unknown job kind/);
+});
+
+test('dailyAt: the first such moment strictly after', () => {
+  const at = dailyAt(0);
+  assert.equal(at(Date.parse('2026-06-01T12:00:00Z')), Date.parse('2026-06-02T00:00:00Z'));
+  assert.equal(at(Date.parse('2026-06-02T00:00:00Z')), Date.parse('2026-06-03T00:00:00Z'));
+  assert.equal(at(Date.parse('2026-06-01T23:59:59.999Z')), Date.parse('2026-06-02T00:00:00Z'));
+  assert.equal(dailyAt(6, 30)(Date.parse('2026-06-01T05:00:00Z')), Date.parse('2026-06-01T06:30:00Z'));
+});
+
+test('a recurring kind: queued once however many processes start, each run queues the next, a failing run too', async () => {
+  const a = queue();
+  const b = queue();
+  const runs: number[] = [];
+  let fail = false;
+  for (const { q } of [a, b]) {
+    q.define('tick', {
+      recurs: dailyAt(0), maxAttempts: 1,
+      async run(args, ctx) {
+        assert.deepEqual(args, { at: ctx.job.run_at });
+        runs.push(ctx.job.run_at);
+        if (fail) throw new Error('bad day');
+      },
+    });
+  }
+  const day = (s: string) => Date.parse(`${s}T00:00:00Z`);
+  await a.q.scheduleRecurring();
+  await b.q.scheduleRecurring();
+  await a.q.scheduleRecurring();
+  assert.deepEqual((await jobsOf('tick')).map((j) => [j.state, j.run_at, j.unique_key]), [['queued', day('2026-06-02'), 'tick@2026-06-02T00:00:00.000Z']]);
+  await a.q.drain();
+  assert.deepEqual(runs, []);
+  clock.set(day('2026-06-02') + 5_000);
+  await b.q.drain();
+  await a.q.drain();
+  assert.deepEqual(runs, [day('2026-06-02')]);
+  // A process starting now finds the next run already queued.
+  await a.q.scheduleRecurring();
+  assert.deepEqual((await jobsOf('tick')).map((j) => [j.state, j.run_at]), [['succeeded', day('2026-06-02')], ['queued', day('2026-06-03')]]);
+  fail = true;
+  clock.set(day('2026-06-03') + 1);
+  await a.q.drain();
+  assert.deepEqual((await jobsOf('tick')).map((j) => [j.state, j.run_at]), [['succeeded', day('2026-06-02')], ['dead', day('2026-06-03')], ['queued', day('2026-06-04')]]);
+  // Three days late (no process ran): one run, and the next is tomorrow's, not a backlog.
+  fail = false;
+  clock.set(day('2026-06-07') + 3_600_000);
+  await a.q.drain();
+  assert.deepEqual(runs.slice(-1), [day('2026-06-04')]);
+  assert.deepEqual((await jobsOf('tick')).slice(-1).map((j) => [j.state, j.run_at]), [['queued', day('2026-06-08')]]);
+  clock.set(Date.parse('2026-06-01T12:00:00Z'));
 });

@@ -16,6 +16,9 @@ import type { Clock } from '../clock.ts';
 //   runner still holding it, so a runner that lost its lease can never overwrite what the new holder did.
 // - A failure is retried after an exponential backoff until the kind's attempt limit, then the job is `dead`.
 // - Stopping stops claiming, lets running jobs finish for a while, then gives the others back (with their attempt).
+// - A recurring kind (`recurs`) has one run queued per run time: starting the queue queues the next one, and each run
+//   queues the one after it as it starts. The run time is in the unique key, so however many processes start, each
+//   run time is queued once.
 
 export type JobRow = Selectable<JobsTable>;
 
@@ -32,8 +35,21 @@ export interface JobKind<A = any> {
   concurrency?: number;
   /** How long a claim holds without a heartbeat (ms). */
   leaseMs?: number;
+  /** A kind that runs by itself: the time of its next run after a moment (epoch ms), e.g. `dailyAt(0)`. Its args are `{ at }`, the run time. */
+  recurs?: (after: number) => number;
   run(args: A, ctx: JobContext): Promise<void>;
 }
+
+/** Every day at hh:mm UTC: the first such moment strictly after `after`. */
+export function dailyAt(hour = 0, minute = 0): (after: number) => number {
+  const offset = (hour * 60 + minute) * 60_000;
+  return (after) => {
+    const day = Math.floor(after / 86_400_000) * 86_400_000;
+    return day + offset > after ? day + offset : day + 86_400_000 + offset;
+  };
+}
+
+type KindDef = Required<Omit<JobKind, 'run' | 'recurs'>> & Pick<JobKind, 'run' | 'recurs'>;
 
 export interface EnqueueOptions {
   /** While a job with this key waits or runs, queueing another with it does nothing. */
@@ -63,7 +79,7 @@ export function backoffMs(attempts: number): number {
 }
 
 export class JobQueue {
-  readonly #kinds = new Map<string, Required<Omit<JobKind, 'run'>> & Pick<JobKind, 'run'>>();
+  readonly #kinds = new Map<string, KindDef>();
   readonly #running = new Map<number, { promise: Promise<void>; abort: AbortController }>();
   readonly #kindOf = new Map<number, string>();
   readonly #db: Db;
@@ -110,11 +126,21 @@ export class JobQueue {
     return row?.id ?? null;
   }
 
-  /** Starts claiming and running jobs in the background. */
+  /** Starts claiming and running jobs in the background, with the next run of each recurring kind queued. */
   start(): void {
     if (this.#started) return;
     this.#started = true;
+    this.scheduleRecurring().catch((err) => this.#log?.error({ err }, 'queueing recurring jobs failed'));
     this.#wake(0);
+  }
+
+  /** Makes sure the next run of every recurring kind is queued (once, whoever asks). */
+  async scheduleRecurring(): Promise<void> {
+    for (const [name, def] of this.#kinds) if (def.recurs) await this.#queueRun(name, def.recurs(this.#clock.now()));
+  }
+
+  #queueRun(kind: string, at: number): Promise<number | null> {
+    return this.enqueue(this.#db, kind, { at }, { uniqueKey: `${kind}@${new Date(at).toISOString()}`, runAt: at });
   }
 
   /**
@@ -212,7 +238,7 @@ export class JobQueue {
     });
   }
 
-  #start(job: JobRow, def: Required<Omit<JobKind, 'run'>> & Pick<JobKind, 'run'>): void {
+  #start(job: JobRow, def: KindDef): void {
     const abort = new AbortController();
     this.#kindOf.set(job.id, job.kind);
     const promise = this.#execute(job, def, abort.signal).finally(() => {
@@ -223,7 +249,7 @@ export class JobQueue {
     this.#running.set(job.id, { promise, abort });
   }
 
-  async #execute(job: JobRow, def: Required<Omit<JobKind, 'run'>> & Pick<JobKind, 'run'>, signal: AbortSignal): Promise<void> {
+  async #execute(job: JobRow, def: KindDef, signal: AbortSignal): Promise<void> {
     const mine = () => this.#db.updateTable('jobs').where('id', '=', job.id).where('locked_by', '=', this.owner).where('state', '=', 'running');
     // Claimed again after its process died on its last allowed attempt: it is not run once more.
     if (job.attempts > job.max_attempts) {
@@ -237,6 +263,8 @@ export class JobQueue {
     }, Math.max(50, Math.floor(def.leaseMs / 3)));
     heartbeat.unref();
     try {
+      // The following run is queued before this one does anything, so that a failing run does not end the series.
+      if (def.recurs) await this.#queueRun(job.kind, def.recurs(Math.max(this.#clock.now(), job.run_at)));
       await def.run(JSON.parse(job.args), { job, signal });
       const now = this.#clock.now();
       await mine().set({ state: 'succeeded', locked_by: null, locked_until: null, finished_at: now, updated_at: now, last_error: null }).execute();

@@ -47,7 +47,8 @@ export interface IssueFilter {
 
 export type IssueListContext =
   | { kind: 'project'; projectId: number; level: number }
-  | { kind: 'group'; group: Pick<NamespaceRow, 'id' | 'traversal'> }
+  /** A group's projects and its subgroups' (`subgroups: false`: its own projects only). */
+  | { kind: 'group'; group: Pick<NamespaceRow, 'id' | 'traversal'>; subgroups?: boolean }
   | { kind: 'global' };
 
 /** `None` / `Any` (any case) as words, anything else as given. */
@@ -170,8 +171,11 @@ export async function issuesListQuery(deps: ServiceDeps, actor: Actor, ctx: Issu
     q = q.where('projects.pending_delete', '=', 0);
     if (ctx.kind === 'group') {
       const t = ctx.group.traversal;
-      q = q.where('projects.namespace_id', 'in', deps.db.selectFrom('namespaces').select('namespaces.id')
-        .where('namespaces.traversal', '>=', t).where('namespaces.traversal', '<', `${t.slice(0, -1)}0`));
+      if (ctx.subgroups === false) q = q.where('projects.namespace_id', '=', ctx.group.id);
+      else {
+        q = q.where('projects.namespace_id', 'in', deps.db.selectFrom('namespaces').select('namespaces.id')
+          .where('namespaces.traversal', '>=', t).where('namespaces.traversal', '<', `${t.slice(0, -1)}0`));
+      }
       if (f.non_archived !== false) q = q.where('projects.archived', '=', 0);
     }
   }

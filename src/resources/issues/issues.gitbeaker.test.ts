@@ -1,8 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { Gitlab } from '@gitbeaker/rest';
-import { buildTestApp, type TestApp } from '../../../test/support/app.ts';
+import type { TestApp } from '../../../test/support/app.ts';
+import { listeningTestApp } from '../../../test/support/gitbeaker.ts';
 import { addMember, makeProject, quickUser, Role } from '../../../test/support/fixtures.ts';
 
 // @gitbeaker/rest driving issues: create, list with pagination, show, edit, close, time tracking, award emoji,
@@ -11,22 +11,7 @@ import { addMember, makeProject, quickUser, Role } from '../../../test/support/f
 let t: TestApp;
 let base: string;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as any).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-before(async () => {
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  t = await buildTestApp({ config: { externalUrl: base } });
-  await t.app.listen({ port, host: '127.0.0.1' });
-});
+before(async () => { ({ t, base } = await listeningTestApp()); });
 after(async () => { await t.close(); });
 
 test('@gitbeaker/rest drives issues', async () => {

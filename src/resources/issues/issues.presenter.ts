@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import { iso, isoDate, webUrl } from '../../http/format.ts';
-import type { AwardEmojiTable, MilestonesTable, ResourceLabelEventsTable, ResourceMilestoneEventsTable, ResourceStateEventsTable } from '../../platform/db/schema.ts';
+import type { MilestonesTable, ResourceLabelEventsTable, ResourceMilestoneEventsTable, ResourceStateEventsTable } from '../../platform/db/schema.ts';
 import { userBasic } from '../users/users.presenter.ts';
 import type { User } from '../users/users.service.ts';
 import type { LabelRow } from '../labels/labels.lookup.ts';
@@ -55,7 +55,8 @@ const user = (pres: IssuePresentation, id: number | null) => {
   return u ? userBasic(u, pres.base) : null;
 };
 
-export function issueEntity(issue: IssueRow, pres: IssuePresentation) {
+/** The reference's IssueBasic (with its EE fields): the milestone's issue lists. */
+export function issueBasicEntity(issue: IssueRow, pres: IssuePresentation) {
   const project = pres.projects.get(issue.project_id)!;
   const labels = pres.labels.get(issue.id) ?? [];
   const assignees = (pres.assignees.get(issue.id) ?? []).map((id) => user(pres, id)).filter((u) => u !== null);
@@ -63,7 +64,6 @@ export function issueEntity(issue: IssueRow, pres: IssuePresentation) {
   const iteration = issue.iteration_id !== null ? pres.iterations.get(issue.iteration_id) : undefined;
   const votes = pres.votes.get(issue.id) ?? { up: 0, down: 0 };
   const tasks = taskCompletion(issue.description);
-  const api = `${pres.base}/api/v4/projects/${issue.project_id}`;
   return {
     id: issue.id,
     iid: issue.iid,
@@ -95,6 +95,15 @@ export function issueEntity(issue: IssueRow, pres: IssuePresentation) {
     weight: issue.weight,
     blocking_issues_count: 0,
     iteration: iteration ? iterationOf(iteration, { base: pres.base, today: dayOf(pres.now), groups: pres.groupPaths }) : null,
+  };
+}
+
+/** The reference's Issue: IssueBasic, then the task status, links, references and the rest. */
+export function issueEntity(issue: IssueRow, pres: IssuePresentation) {
+  const tasks = taskCompletion(issue.description);
+  const api = `${pres.base}/api/v4/projects/${issue.project_id}`;
+  return {
+    ...issueBasicEntity(issue, pres),
     has_tasks: tasks.count > 0,
     ...(tasks.count > 0 ? { task_status: `${tasks.completed_count} of ${tasks.count} checklist items completed` } : {}),
     _links: {
@@ -109,13 +118,6 @@ export function issueEntity(issue: IssueRow, pres: IssuePresentation) {
     ...(pres.subscribed ? { subscribed: pres.subscribed.get(issue.id) ?? false } : {}),
     moved_to_id: issue.moved_to_id,
     service_desk_reply_to: null,
-  };
-}
-
-export function awardEmojiEntity(a: Selectable<AwardEmojiTable>, u: User | undefined, base: string) {
-  return {
-    id: a.id, name: a.name, user: u ? userBasic(u, base) : null, created_at: iso(a.created_at), updated_at: iso(a.updated_at),
-    awardable_id: a.awardable_id, awardable_type: a.awardable_type, url: null,
   };
 }
 

@@ -16,11 +16,11 @@ import {
   type EventTable, type IssueInput, type IssueRow, type IssueScope,
 } from './issues.service.ts';
 import { issuesListQuery, special, type IssueFilter, type IssueListContext } from './issues.finder.ts';
-import { addAward, awardsQuery, findAward, removeAward } from './award-emoji.service.ts';
+import { awardRoutes } from '../award-emoji/award-emoji.routes.ts';
 import {
-  awardEmojiEntity, issueEntity, labelEventEntity, milestoneEventEntity, stateEventEntity, timeStatsEntity,
+  issueEntity, labelEventEntity, milestoneEventEntity, stateEventEntity, timeStatsEntity,
 } from './issues.presenter.ts';
-import { AwardEmoji, Issue, ResourceLabelEvent, ResourceMilestoneEvent, ResourceStateEvent, TimeStats } from './issues.schemas.ts';
+import { Issue, ResourceLabelEvent, ResourceMilestoneEvent, ResourceStateEvent, TimeStats } from './issues.schemas.ts';
 import { parseDuration } from './durations.ts';
 import { noteRoutes, type NoteableKind } from '../notes/notes.routes.ts';
 import { cachedAnswer } from '../../http/answer-cache.ts';
@@ -347,44 +347,10 @@ export const issueRoutes: RouteDef<any>[] = [
       return reply.code(200).send(timeStatsEntity(await timeStats(req.server.db, issue)));
     },
   },
-  // Award emoji
-  {
-    method: 'GET', url: `${issuePath}/award_emoji`, summary: 'Award emoji on an issue', tags, access: 'authenticated', project: { ability: 'read_issue' },
-    response: Type.Array(AwardEmoji), input: Input({ ...IssueKey, ...PaginationParams }),
-    handler: async (req, reply) => {
-      const issue = await findIssue(req.server, scopeOf(req), req.input.issue_iid);
-      const rows = await paginateQuery(req, reply, awardsQuery(req.server.db, { type: ISSUE, id: issue.id }));
-      const users = await usersByIds(req.server, rows.map((r) => r.user_id));
-      return rows.map((r) => awardEmojiEntity(r, users.get(r.user_id), req.server.config.externalUrl));
-    },
-  },
-  {
-    method: 'GET', url: `${issuePath}/award_emoji/:award_id`, summary: 'One award emoji on an issue', tags, access: 'authenticated', project: { ability: 'read_issue' },
-    response: AwardEmoji, input: Input({ ...IssueKey, award_id: Int() }),
-    handler: async (req) => {
-      const issue = await findIssue(req.server, scopeOf(req), req.input.issue_iid);
-      const award = await findAward(req.server.db, { type: ISSUE, id: issue.id }, req.input.award_id);
-      return awardEmojiEntity(award, (await usersByIds(req.server, [award.user_id])).get(award.user_id), req.server.config.externalUrl);
-    },
-  },
-  {
-    method: 'POST', url: `${issuePath}/award_emoji`, summary: 'Award an emoji to an issue', tags, access: 'authenticated', project: { ability: 'read_issue' },
-    response: AwardEmoji, input: Input({ ...IssueKey, name: Str() }),
-    handler: async (req) => {
-      const issue = await findIssue(req.server, scopeOf(req), req.input.issue_iid);
-      const award = await addAward(req.server, req.actor, { type: ISSUE, id: issue.id }, req.input.name);
-      return awardEmojiEntity(award, req.actor.user!, req.server.config.externalUrl);
-    },
-  },
-  {
-    method: 'DELETE', url: `${issuePath}/award_emoji/:award_id`, summary: "Remove one's award emoji from an issue", tags, access: 'authenticated',
-    project: { ability: 'read_issue' }, response: null, input: Input({ ...IssueKey, award_id: Int() }),
-    handler: async (req) => {
-      const issue = await findIssue(req.server, scopeOf(req), req.input.issue_iid);
-      await removeAward(req.server, req.actor, await findAward(req.server.db, { type: ISSUE, id: issue.id }, req.input.award_id));
-      return undefined;
-    },
-  },
+  ...awardRoutes({
+    base: issuePath, params: IssueKey, what: 'an issue', ability: 'read_issue', tags,
+    find: async (req) => ({ type: ISSUE, id: (await findIssue(req.server, scopeOf(req), req.input.issue_iid)).id }),
+  }),
   ...eventRoutes('label', 'resource_label_events', ResourceLabelEvent),
   ...eventRoutes('state', 'resource_state_events', ResourceStateEvent),
   ...eventRoutes('milestone', 'resource_milestone_events', ResourceMilestoneEvent),

@@ -14,7 +14,7 @@ export const TimeStats = Entity({
   time_estimate: I(), total_time_spent: I(), human_time_estimate: Nullable(S()), human_total_time_spent: Nullable(S()),
 }, { description: 'IssuableTimeStats' });
 
-export const Issue = Entity({
+const basicFields = {
   id: I(), iid: I(), project_id: I(), title: S(), description: Nullable(S()), state: S(), created_at: Iso(), updated_at: Iso(),
   closed_at: Nullable(Iso()), closed_by: Nullable(UserBasic),
   labels: Type.Union([Type.Array(S()), Type.Array(LabelBasic)]),
@@ -23,15 +23,17 @@ export const Issue = Entity({
   confidential: Type.Boolean(), discussion_locked: Nullable(Type.Boolean()), issue_type: S(), web_url: S(), time_stats: TimeStats,
   task_completion_status: Entity({ count: I(), completed_count: I() }),
   weight: Nullable(I()), blocking_issues_count: I(), iteration: Nullable(Iteration),
+};
+
+export const IssueBasic = Entity(basicFields, { description: 'IssueBasic' });
+
+export const Issue = Entity({
+  ...basicFields,
   has_tasks: Type.Boolean(), task_status: Type.Optional(S()),
   _links: Entity({ self: S(), notes: S(), award_emoji: S(), project: S(), closed_as_duplicate_of: Nullable(S()) }),
   references: Entity({ short: S(), relative: S(), full: S() }),
   severity: S(), subscribed: Type.Optional(Type.Boolean()), moved_to_id: Nullable(I()), service_desk_reply_to: Nullable(S()),
 }, { description: 'Issue' });
-
-export const AwardEmoji = Entity({
-  id: I(), name: S(), user: Nullable(UserBasic), created_at: Iso(), updated_at: Iso(), awardable_id: I(), awardable_type: S(), url: Nullable(S()),
-}, { description: 'AwardEmoji' });
 
 const eventFields = { id: I(), user: Nullable(UserBasic), created_at: Iso(), resource_type: S(), resource_id: I() };
 export const ResourceLabelEvent = Entity({ ...eventFields, label: Nullable(LabelBasic), action: S() }, { description: 'ResourceLabelEvent' });

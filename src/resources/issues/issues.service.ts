@@ -6,15 +6,15 @@ import { fitsIntColumn } from '../../platform/db/dialect.ts';
 import { nextIid, trackIid } from '../../platform/db/internal-ids.ts';
 import { AccessLevel, projectAccessLevels, type ProjectRow } from '../../platform/membership.ts';
 import { canProject, issueDenial, type IssueAbility } from '../../platform/access/policy.ts';
-import type { Actor } from '../../platform/access/actor.ts';
+import { serverActor, type Actor } from '../../platform/access/actor.ts';
 import { ForbiddenError, NotFoundError, RecordNotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
 import {
   availableLabelsByTitle, DEFAULT_LABEL_COLOR, labelsOfTargets, projectAncestorGroupIds, type LabelRow,
 } from '../labels/labels.lookup.ts';
 import { usersByIds, type User } from '../users/users.service.ts';
 import type { EventContext } from './issues.presenter.ts';
-import { writeIssueSystemNotes } from '../notes/system-notes.ts';
-import { userNotesCounts } from '../notes/notes.service.ts';
+import { writeIssueSystemNotes, writeMovedNotes } from '../notes/system-notes.ts';
+import { copyNotes, userNotesCounts } from '../notes/notes.service.ts';
 
 // Issues: reading one (the issue-level rules of the policy), creating with the project's next iid, changing them
 // (labels found or created, assignees, milestone, iteration, state), moving, subscriptions, time tracking and
@@ -297,6 +297,24 @@ export async function updateIssue(deps: ServiceDeps, scope: IssueScope, issue: I
   });
 }
 
+/**
+ * Moves open issues into another iteration as the server does it (an iteration's roll-over): each one an issue change
+ * of its own, with its system note, by nobody. Issues closed meanwhile stay where they are.
+ */
+export async function moveOpenIssuesToIteration(deps: ServiceDeps, issueIds: number[], iterationId: number): Promise<number> {
+  if (!issueIds.length) return 0;
+  const issues = await deps.db.selectFrom('issues').selectAll().where('id', 'in', issueIds).where('state', '=', 'opened').orderBy('id').execute();
+  const projects = new Map((await deps.db.selectFrom('projects').selectAll().where('id', 'in', [...new Set(issues.map((i) => i.project_id))]).execute()).map((p) => [p.id, p]));
+  let moved = 0;
+  for (const issue of issues) {
+    const project = projects.get(issue.project_id);
+    if (!project || project.pending_delete) continue;
+    const after = await updateIssue(deps, { actor: serverActor, project, level: AccessLevel.OWNER }, issue, { iteration_id: iterationId });
+    if (after.iteration_id === iterationId) moved++;
+  }
+  return moved;
+}
+
 /** Removes an issue and everything hung on it by (type, id) rather than by a foreign key. */
 export async function deleteIssue(deps: ServiceDeps, issue: IssueRow): Promise<void> {
   await deps.db.transaction().execute(async (trx) => {
@@ -320,8 +338,8 @@ async function deleteDependents(trx: Db, issueId: number): Promise<void> {
 
 /**
  * Moves an issue to another project: a new issue there (next iid, same title, description, author, assignees,
- * due date, confidentiality, award emoji and time logs; labels and milestone matched by title), the original closed
- * with `moved_to_id`.
+ * due date, confidentiality, award emoji, time logs and notes; labels and milestone matched by title), the original
+ * closed with `moved_to_id`, and the reference's "moved from" / "moved to" system notes on the two.
  * The caller needs `admin_issue` on both projects.
  */
 export async function moveIssue(deps: ServiceDeps, scope: IssueScope, issue: IssueRow, target: ProjectRow): Promise<IssueRow> {
@@ -371,7 +389,10 @@ export async function moveIssue(deps: ServiceDeps, scope: IssueScope, issue: Iss
     if (logs.length) {
       await trx.insertInto('timelogs').values(logs.map(({ id: _id, ...l }) => ({ ...l, target_id: moved.id, project_id: target.id }))).execute();
     }
+    // The notes (their award emoji with them) go along, before the move's own notes.
+    await copyNotes(trx, { type: ISSUE, id: issue.id }, { type: ISSUE, id: moved.id, projectId: target.id });
     if (issue.state !== 'closed') await applyChange(deps, trx, scope, issue, closed, {}, [], now);
+    await writeMovedNotes(trx, { old: closed, new: moved }, { old: scope.project, new: target }, actor.user?.id ?? null, now);
     return moved;
   });
 }

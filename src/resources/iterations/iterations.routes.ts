@@ -4,8 +4,10 @@ import { Bool, DateTime, Enum, IdOrPath, Input, Int, Opt, PaginationParams, Str 
 import { parseDateTime } from '../../http/params.ts';
 import { paginateQuery } from '../../http/pagination.ts';
 import { dayOf } from '../../platform/clock.ts';
+import type { ServiceDeps } from '../../platform/deps.ts';
+import { dailyAt, type JobKind } from '../../platform/jobs/queue.ts';
 import {
-  createCadence, createIteration, deleteCadence, getCadence, cadenceListQuery, groupPaths, iterationGroupIds,
+  runAutomaticCadences, createCadence, createIteration, deleteCadence, getCadence, cadenceListQuery, groupPaths, iterationGroupIds,
   iterationListQuery, projectIterationGroupIds, updateCadence, type CadenceInput, type IterationRow,
 } from './iterations.service.ts';
 import { cadence, iteration } from './iterations.presenter.ts';
@@ -118,3 +120,17 @@ export const iterationRoutes: RouteDef<any>[] = [
     },
   },
 ];
+
+export const AUTOMATIC_CADENCES = 'iterations:automatic-cadences';
+
+/** The daily run of automatic iteration cadences, at 00:00 UTC. */
+export function iterationJobs(deps: ServiceDeps): Record<string, JobKind<{ at: number }>> {
+  return {
+    [AUTOMATIC_CADENCES]: {
+      recurs: dailyAt(0), concurrency: 1, maxAttempts: 5,
+      async run(args) {
+        await runAutomaticCadences(deps, args.at);
+      },
+    },
+  };
+}

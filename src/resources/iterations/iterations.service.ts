@@ -9,6 +9,7 @@ import { containsText } from '../../platform/db/dialect.ts';
 import { nextIid } from '../../platform/db/internal-ids.ts';
 import { ancestorIds, groupOfProject, type NamespaceRow } from '../../platform/membership.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
+import { moveOpenIssuesToIteration } from '../issues/issues.service.ts';
 
 export type CadenceRow = Selectable<IterationCadencesTable>;
 export type IterationRow = Selectable<IterationsTable>;
@@ -219,6 +220,35 @@ export async function updateCadence(deps: ServiceDeps, cadence: CadenceRow, inpu
     await schedule(trx, row, realign, today, now);
     return row;
   });
+}
+
+/**
+ * The daily run of automatic cadences (the reference's CreateIterationsInAdvanceService and RollOverIssuesService),
+ * for the run due at `at`: each cadence keeps its current iteration and `iterations_in_advance` upcoming ones, and with
+ * `roll_over` the open issues of its iterations that closed since the previous run (ended on the day before `at`, or
+ * later) move to its current iteration, or the next one when none is current, each as an issue change with its note.
+ */
+export async function runAutomaticCadences(deps: ServiceDeps, at: number): Promise<void> {
+  const now = deps.clock.now();
+  const today = dayOf(now);
+  const since = dayOf(at) - DAY_MS;
+  const cadences = await deps.db.selectFrom('iteration_cadences').select('id').where('automatic', '=', 1).orderBy('id').execute();
+  for (const { id } of cadences) {
+    const cadence = await deps.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('iteration_cadences').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!row || !row.automatic) return null;
+      await schedule(trx, row, false, today, now);
+      await trx.updateTable('iteration_cadences').set({ last_run_date: today }).where('id', '=', id).execute();
+      return row;
+    });
+    if (!cadence?.roll_over) continue;
+    const iterations = await deps.db.selectFrom('iterations').selectAll().where('cadence_id', '=', id).orderBy('start_date').execute();
+    const closed = iterations.filter((i) => i.due_date < today && i.due_date >= since).map((i) => i.id);
+    const target = iterations.find((i) => iterationState(i, today) === 2) ?? iterations.find((i) => iterationState(i, today) === 1);
+    if (!closed.length || !target) continue;
+    const open = await deps.db.selectFrom('issues').select('id').where('iteration_id', 'in', closed).where('state', '=', 'opened').orderBy('id').execute();
+    await moveOpenIssuesToIteration(deps, open.map((r) => r.id), target.id);
+  }
 }
 
 /** Removes a cadence with its iterations; issues in them keep going without an iteration. */

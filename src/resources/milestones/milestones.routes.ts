@@ -2,15 +2,20 @@ import { Type } from '@sinclair/typebox';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, CommaList, DateTime, Enum, IdOrPath, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { parseDateTime } from '../../http/params.ts';
-import { paginateQuery } from '../../http/pagination.ts';
+import { paginateArray, paginateQuery } from '../../http/pagination.ts';
 import { dayOf } from '../../platform/clock.ts';
 import { ParamError } from '../../platform/errors.ts';
 import {
-  createMilestone, deleteMilestone, getMilestone, milestoneListQuery, milestoneScope, ownerPaths, updateMilestone,
+  createMilestone, deleteMilestone, getMilestone, milestoneListQuery, milestoneScope, ownerPaths, promoteMilestone, updateMilestone,
   type MilestoneInput, type MilestoneParent, type MilestoneRow,
 } from './milestones.service.ts';
 import { milestone } from './milestones.presenter.ts';
 import { Milestone } from './milestones.schemas.ts';
+import { canProject } from '../../platform/access/policy.ts';
+import { issuesListQuery, type IssueListContext } from '../issues/issues.finder.ts';
+import { loadIssuePresentation, type IssueRow } from '../issues/issues.service.ts';
+import { issueBasicEntity } from '../issues/issues.presenter.ts';
+import { IssueBasic } from '../issues/issues.schemas.ts';
 
 const tags = ['milestones'];
 
@@ -69,6 +74,39 @@ function routesFor(kind: Kind): RouteDef<any>[] {
       input: Input({ id: IdOrPath(), milestone_id: Int() }),
       handler: async (req) => (await present(req, [await getMilestone(req.server.db, parentOf(req, kind), req.input.milestone_id)]))[0],
     },
+    {
+      method: 'GET', url: `${base}/:milestone_id/issues`, summary: `The issues of a ${owner} milestone the caller may read`, tags, access: 'authenticated', ...read,
+      response: Type.Array(IssueBasic),
+      input: Input({ id: IdOrPath(), milestone_id: Int(), ...PaginationParams }),
+      handler: async (req, reply) => {
+        const m = await getMilestone(req.server.db, parentOf(req, kind), req.input.milestone_id);
+        // The reference's issues finder: the milestone's title, label priority order, confidential issues as the caller may see them.
+        let ctx: IssueListContext;
+        let from: { projectId?: number; groupId?: number };
+        if (kind === 'project') {
+          const p = req.project;
+          if (!canProject(req.actor, 'read_issue', p.project, p.level)) return paginateArray(req, reply, []);
+          ctx = { kind: 'project', projectId: p.project.id, level: p.level };
+          from = { projectId: p.project.id };
+        } else {
+          ctx = { kind: 'group', group: req.group.group, subgroups: false };
+          from = { groupId: req.group.group.id };
+        }
+        const q = await issuesListQuery(req.server, req.actor, ctx, { milestone: m.title, state: 'all', scope: 'all', non_archived: false, order_by: 'label_priority', sort: 'asc' });
+        const rows = await paginateQuery(req, reply, q as any) as IssueRow[];
+        const pres = await loadIssuePresentation(req.server, req.actor, rows, { from });
+        return rows.map((r) => issueBasicEntity(r, pres));
+      },
+    },
+    ...(kind === 'project' ? [{
+      method: 'POST', url: `${base}/:milestone_id/promote`, summary: "Promote a project milestone to the project's group", tags, access: 'authenticated', ...admin,
+      response: Type.Integer({ description: 'the status, 200, as the reference answers' }),
+      input: Input({ id: IdOrPath(), milestone_id: Int() }),
+      handler: async (req, reply) => {
+        await promoteMilestone(req.server, req.actor, req.project.project, req.input.milestone_id);
+        return reply.code(200).send(200);
+      },
+    } satisfies RouteDef<any>] : []),
     {
       method: 'POST', url: base, summary: `Create a milestone of a ${owner}`, tags, access: 'authenticated', ...admin,
       response: Milestone,

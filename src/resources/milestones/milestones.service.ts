@@ -6,8 +6,9 @@ import type { Actor } from '../../platform/access/actor.ts';
 import { readableGroups, visibleExpr } from '../../platform/access/queries.ts';
 import { containsText, isUniqueViolation, startsWithText } from '../../platform/db/dialect.ts';
 import { nextIid } from '../../platform/db/internal-ids.ts';
-import { ancestorIds, groupOfProject, userAuthorization, type NamespaceRow, type ProjectRow } from '../../platform/membership.ts';
-import { RecordNotFoundError, RuleError } from '../../platform/errors.ts';
+import { ancestorIds, groupAccessLevels, groupOfProject, userAuthorization, type NamespaceRow, type ProjectRow } from '../../platform/membership.ts';
+import { canGroup } from '../../platform/access/policy.ts';
+import { ForbiddenError, RecordNotFoundError, RuleError } from '../../platform/errors.ts';
 
 export type MilestoneRow = Selectable<MilestonesTable>;
 
@@ -165,44 +166,86 @@ export async function createMilestone(deps: ServiceDeps, parent: MilestoneParent
   const now = deps.clock.now();
   try {
     return await deps.db.transaction().execute(async (trx) => {
-      const owner = ownerColumns(parent);
-      const iid = await nextIid(trx, parent.kind === 'project' ? 'project_milestones' : 'group_milestones', owner.project_id ?? owner.group_id!);
-      return trx.insertInto('milestones').values({
-        ...owner, iid, title: title!, description: input.description ?? null, state: 'active',
-        start_date: fields.start_date, due_date: fields.due_date, created_at: now, updated_at: now,
+        const owner = ownerColumns(parent);
+        const iid = await nextIid(trx, parent.kind === 'project' ? 'project_milestones' : 'group_milestones', owner.project_id ?? owner.group_id!);
+        return trx.insertInto('milestones').values({
+          ...owner, iid, title: title!, description: input.description ?? null, state: 'active',
+          start_date: fields.start_date, due_date: fields.due_date, created_at: now, updated_at: now,
+        }).returningAll().executeTakeFirstOrThrow();
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new RuleError('bad_request', `Failed to create milestone ${inspectErrors(TAKEN)}`);
+      throw err;
+    }
+  }
+
+  export async function updateMilestone(deps: ServiceDeps, parent: MilestoneParent, m: MilestoneRow, input: MilestoneInput): Promise<MilestoneRow> {
+    const title = input.title === undefined ? m.title : input.title.trim() || m.title;
+    const merged = {
+      title,
+      start_date: input.startDate === undefined ? m.start_date : input.startDate,
+      due_date: input.dueDate === undefined ? m.due_date : input.dueDate,
+    };
+    const errors = await validate(deps.db, parent, merged, title !== m.title, m.id);
+    if (Object.keys(errors).length) throw new RuleError('bad_request', `Failed to update milestone ${inspectErrors(errors)}`);
+    const changes: Record<string, unknown> = { title, start_date: merged.start_date, due_date: merged.due_date };
+    if (input.description !== undefined) changes.description = input.description;
+    if (input.stateEvent) changes.state = input.stateEvent === 'close' ? 'closed' : 'active';
+    try {
+      return await deps.db.transaction().execute(async (trx) =>
+        trx.updateTable('milestones').set({ ...changes, updated_at: deps.clock.now() }).where('id', '=', m.id).returningAll().executeTakeFirstOrThrow());
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new RuleError('bad_request', `Failed to update milestone ${inspectErrors(TAKEN)}`);
+      throw err;
+    }
+  }
+
+  /** Removes a milestone; its issues keep going without one. */
+  export async function deleteMilestone(deps: ServiceDeps, m: MilestoneRow): Promise<void> {
+    await deps.db.transaction().execute(async (trx) => {
+      await trx.updateTable('issues').set({ milestone_id: null }).where('milestone_id', '=', m.id).execute();
+      await trx.deleteFrom('milestones').where('id', '=', m.id).execute();
+    });
+  }
+
+  /**
+   * Promotes a project milestone to the project's group (the reference's PromoteService): a new group milestone with
+   * its title, description and dates takes the issues of every milestone of that title in the group's own projects
+   * (not subgroups'), which are removed. Needs `admin_milestone` on the group too; a project outside a group is refused
+   * (403) as the reference's check on the missing group is.
+   */
+  export async function promoteMilestone(deps: ServiceDeps, actor: Actor, project: Pick<ProjectRow, 'id' | 'namespace_id'>, milestoneId: number): Promise<MilestoneRow> {
+    const group = await groupOfProject(deps.db, project);
+    if (!group) throw new ForbiddenError();
+    const level = actor.user ? (await groupAccessLevels(deps.db, actor.user.id, [group], deps.clock.now())).get(group.id) ?? 0 : 0;
+    if (!canGroup(actor, 'admin_milestone', group, level)) throw new ForbiddenError();
+    const m = await getMilestone(deps.db, { kind: 'project', project }, milestoneId);
+    const failed = (message: string) => new RuleError('bad_request', `Promotion failed - ${message}`);
+    if (m.project_id === null) throw failed('Only project milestones can be promoted.');
+    const now = deps.clock.now();
+    const TITLE_USED = 'Title already being used for another group or project milestone.';
+    try {
+      return await deps.db.transaction().execute(async (trx) => {
+      const projectIds = trx.selectFrom('projects').select('id').where('namespace_id', '=', group.id);
+      const merged = (await trx.selectFrom('milestones').select('id').where('title', '=', m.title).where('project_id', 'in', projectIds).execute()).map((r) => r.id);
+      const iid = await nextIid(trx, 'group_milestones', group.id);
+      const created = await trx.insertInto('milestones').values({
+        project_id: null, group_id: group.id, iid, title: m.title, description: m.description, state: 'active',
+        start_date: m.start_date, due_date: m.due_date, created_at: now, updated_at: now,
       }).returningAll().executeTakeFirstOrThrow();
+      await trx.updateTable('issues').set({ milestone_id: created.id }).where('milestone_id', 'in', merged).where('project_id', 'in', projectIds).execute();
+      // The issues' milestone events keep naming the milestone they were about, now the group's.
+      await trx.updateTable('resource_milestone_events').set({ milestone_id: created.id }).where('milestone_id', 'in', merged).execute();
+      await trx.updateTable('issues').set({ milestone_id: null }).where('milestone_id', 'in', merged).execute();
+      await trx.deleteFrom('milestones').where('id', 'in', merged).execute();
+      // Rolled back when the title is still used elsewhere in the hierarchy (a subgroup's project, an ancestor group).
+      if (await titleTaken(trx, { kind: 'group', group }, m.title, created.id)) {
+        throw failed(TITLE_USED);
+      }
+      return created;
     });
   } catch (err) {
-    if (isUniqueViolation(err)) throw new RuleError('bad_request', `Failed to create milestone ${inspectErrors(TAKEN)}`);
+    if (isUniqueViolation(err)) throw failed(TITLE_USED);
     throw err;
   }
-}
-
-export async function updateMilestone(deps: ServiceDeps, parent: MilestoneParent, m: MilestoneRow, input: MilestoneInput): Promise<MilestoneRow> {
-  const title = input.title === undefined ? m.title : input.title.trim() || m.title;
-  const merged = {
-    title,
-    start_date: input.startDate === undefined ? m.start_date : input.startDate,
-    due_date: input.dueDate === undefined ? m.due_date : input.dueDate,
-  };
-  const errors = await validate(deps.db, parent, merged, title !== m.title, m.id);
-  if (Object.keys(errors).length) throw new RuleError('bad_request', `Failed to update milestone ${inspectErrors(errors)}`);
-  const changes: Record<string, unknown> = { title, start_date: merged.start_date, due_date: merged.due_date };
-  if (input.description !== undefined) changes.description = input.description;
-  if (input.stateEvent) changes.state = input.stateEvent === 'close' ? 'closed' : 'active';
-  try {
-    return await deps.db.transaction().execute(async (trx) =>
-      trx.updateTable('milestones').set({ ...changes, updated_at: deps.clock.now() }).where('id', '=', m.id).returningAll().executeTakeFirstOrThrow());
-  } catch (err) {
-    if (isUniqueViolation(err)) throw new RuleError('bad_request', `Failed to update milestone ${inspectErrors(TAKEN)}`);
-    throw err;
-  }
-}
-
-/** Removes a milestone; its issues keep going without one. */
-export async function deleteMilestone(deps: ServiceDeps, m: MilestoneRow): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
-    await trx.updateTable('issues').set({ milestone_id: null }).where('milestone_id', '=', m.id).execute();
-    await trx.deleteFrom('milestones').where('id', '=', m.id).execute();
-  });
 }

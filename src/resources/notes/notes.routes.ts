@@ -12,6 +12,7 @@ import {
 } from './notes.service.ts';
 import { discussion, note, peopleOf, type NoteRow, type NotePresentation } from './notes.presenter.ts';
 import { Discussion, Note } from './notes.schemas.ts';
+import { awardRoutes } from '../award-emoji/award-emoji.routes.ts';
 
 // The notes and discussions routes of one kind of noteable, the same table for each: `/projects/:id/<segment>/
 // :<param>/notes[...]` and `/discussions[...]`. The kind says which ability reads its noteables and how one is
@@ -185,6 +186,14 @@ export function noteRoutes(kind: NoteableKind): RouteDef<any>[] {
         await deleteNote(req.server, s, await inDiscussion(req, s));
       },
     },
+    // Award emoji on a note: the note is found as its own routes find it (an internal one hidden from the caller is 404).
+    ...awardRoutes({
+      base: `${base}/notes/:note_id`, params: { ...ids, note_id: Int() }, what: `a note of ${kind.type}`, ability: kind.ability, tags: ['award_emoji'],
+      find: async (req) => {
+        const s = await scopeOf(kind, req);
+        return { type: 'Note', id: (await getNote(req.server.db, s, req.input.note_id)).id };
+      },
+    }),
   ];
 }
 

@@ -160,6 +160,28 @@ export async function writeSystemNote(trx: Db, noteable: Noteable, authorId: num
   }).execute();
 }
 
+/**
+ * Copies every note of one noteable to another (a moved issue): system notes included, each discussion keeping its
+ * notes together under a new id, authors and times kept, and each note's award emoji along with it.
+ */
+export async function copyNotes(trx: Db, from: Pick<Noteable, 'type' | 'id'>, to: Pick<Noteable, 'type' | 'id' | 'projectId'>): Promise<void> {
+  const notes = await trx.selectFrom('notes').selectAll().where('noteable_type', '=', from.type).where('noteable_id', '=', from.id).orderBy('id').execute();
+  if (!notes.length) return;
+  const discussions = new Map<string, string>();
+  const copies = new Map<number, number>();
+  for (const { id, ...note } of notes) {
+    if (!discussions.has(note.discussion_id)) discussions.set(note.discussion_id, newDiscussionId());
+    const copy = await trx.insertInto('notes').values({
+      ...note, noteable_type: to.type, noteable_id: to.id, project_id: to.projectId, discussion_id: discussions.get(note.discussion_id)!,
+    }).returning('id').executeTakeFirstOrThrow();
+    copies.set(id, copy.id);
+  }
+  const awards = await trx.selectFrom('award_emoji').selectAll().where('awardable_type', '=', 'Note').where('awardable_id', 'in', [...copies.keys()]).orderBy('id').execute();
+  if (awards.length) {
+    await trx.insertInto('award_emoji').values(awards.map(({ id: _id, ...a }) => ({ ...a, awardable_id: copies.get(a.awardable_id)! }))).execute();
+  }
+}
+
 async function touchNoteable(trx: Db, n: Noteable, at: number): Promise<void> {
   const table = NOTEABLE_TABLE[n.type];
   if (table) await trx.updateTable(table).set({ updated_at: at }).where('id', '=', n.id).execute();

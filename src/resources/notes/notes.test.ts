@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { addMember, castRoles, makeIssue, makeProject, quickUser, Role, type RoleCast } from '../../../test/support/fixtures.ts';
+import { addMember, castRoles, makeGroup, makeIssue, makeProject, quickUser, Role, type RoleCast } from '../../../test/support/fixtures.ts';
 import { pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { sentence } from './system-notes.ts';
@@ -347,5 +347,74 @@ out["after_delete"] = [x.body for x in i.notes.list()]
       discussions: 2,
       after_delete: ['a reply', 'a thread'],
     });
+  });
+});
+
+describe('notes: moving an issue', () => {
+  test('the notes, their discussions and award emoji go along; "moved from" and "moved to" as the reference writes them', async () => {
+    const group = await makeGroup(t.app);
+    const src = await makeProject(t.app, { namespace: group, visibility: 0 });
+    const roles = await castRoles(t.app, src);
+    const far = await makeProject(t.app, { visibility: 0 });
+    const near = await makeProject(t.app, { namespace: group, visibility: 0 });
+    for (const target of [far, near]) await addMember(t.app, { type: 'Project', id: target.id }, roles.maintainer!.user.id, Role.maintainer);
+    const issue = await makeIssue(t.app, src, { authorId: roles.developer!.user.id });
+    const base = `/projects/${src.id}/issues/${issue.iid}`;
+    (t.clock as any).advance(1000);
+    const single = (await call(t.app, 'POST', `${base}/notes`, { token: roles.developer!.token, body: { body: 'single' } })).body;
+    await call(t.app, 'POST', `${base}/notes/${single.id}/award_emoji`, { token: roles.guest!.token, body: { name: 'heart' } });
+    (t.clock as any).advance(1000);
+    const thread = (await call(t.app, 'POST', `${base}/discussions`, { token: roles.reporter!.token, body: { body: 'thread start' } })).body;
+    await call(t.app, 'POST', `${base}/discussions/${thread.id}/notes`, { token: roles.guest!.token, body: { body: 'thread reply' } });
+    await call(t.app, 'POST', `${base}/notes`, { token: roles.reporter!.token, body: { body: 'internal', internal: true } });
+    await call(t.app, 'PUT', base, { token: roles.reporter!.token, body: { title: 'Renamed' } });
+    const before = await notesOf(issue.id);
+    (t.clock as any).advance(1000);
+    const r = await call(t.app, 'POST', `${base}/move`, { token: roles.maintainer!.token, body: { to_project_id: far.id } });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.equal(r.body.user_notes_count, 4);
+    const copied = await notesOf(r.body.id);
+    assert.deepEqual(copied.slice(0, before.length).map((n) => ({ ...n, id: 0, discussion_id: 0 })), before.map((n) => ({
+      ...n, id: 0, discussion_id: 0, noteable_id: r.body.id, project_id: far.id,
+    })));
+    // Each discussion is one again, under a new id.
+    const threadCopies = copied.filter((n) => n.body.startsWith('thread'));
+    assert.equal(threadCopies[0].discussion_id, threadCopies[1].discussion_id);
+    assert.notEqual(threadCopies[0].discussion_id, thread.id);
+    assert.equal(new Set(copied.map((n) => n.discussion_id)).size, copied.length - 1);
+    const singleCopy = copied.find((n) => n.body === 'single')!;
+    const awards = await t.app.db.selectFrom('award_emoji').select(['name', 'user_id', 'awardable_type']).where('awardable_id', '=', singleCopy.id).where('awardable_type', '=', 'Note').execute();
+    assert.deepEqual(awards, [{ name: 'heart', user_id: roles.guest!.user.id, awardable_type: 'Note' }]);
+    const last = copied[copied.length - 1];
+    assert.deepEqual([copied.length, last.body, last.system, last.author_id, last.created_at], [before.length + 1, `moved from ${src.full_path}#${issue.iid}`, 1, roles.maintainer!.user.id, t.clock.now()]);
+    const old = await notesOf(issue.id);
+    assert.deepEqual(old.slice(0, before.length), before);
+    assert.deepEqual(old.slice(before.length).map((n) => [n.body, n.system]), [['closed', 1], [`moved to ${far.full_path}#${r.body.iid}`, 1]]);
+    // The moved issue's notes read through the API, as on the original.
+    const listed = await call(t.app, 'GET', `/projects/${far.id}/issues/${r.body.iid}/notes?sort=asc`, { token: roles.maintainer!.token });
+    assert.deepEqual(listed.body.map((n: any) => n.body), copied.map((n) => n.body));
+
+    // Within one namespace the reference is the project's path.
+    const again = await call(t.app, 'POST', `/projects/${far.id}/issues/${r.body.iid}/move`, { token: roles.maintainer!.token, body: { to_project_id: near.id } });
+    assert.equal(again.status, 201);
+    assert.deepEqual((await notesOf(again.body.id)).at(-1)!.body, `moved from ${far.full_path}#${r.body.iid}`);
+    const third = await makeIssue(t.app, near, {});
+    const back = await call(t.app, 'POST', `/projects/${near.id}/issues/${third.iid}/move`, { token: roles.maintainer!.token, body: { to_project_id: src.id } });
+    assert.equal(back.status, 201, JSON.stringify(back.body));
+    assert.deepEqual((await notesOf(back.body.id)).map((n) => n.body), [`moved from ${near.path}#${third.iid}`]);
+    assert.deepEqual((await notesOf(third.id)).map((n) => n.body), ['closed', `moved to ${src.path}#${back.body.iid}`]);
+  });
+
+  test('a move that fails writes no notes', async () => {
+    const p = await makeProject(t.app, { visibility: 0 });
+    const roles = await castRoles(t.app, p);
+    const issue = await makeIssue(t.app, p, {});
+    await call(t.app, 'POST', `/projects/${p.id}/issues/${issue.iid}/notes`, { token: roles.developer!.token, body: { body: 'stay' } });
+    const other = await makeProject(t.app, { visibility: 0 });
+    const total = async () => Number((await t.app.db.selectFrom('notes').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const n = await total();
+    const r = await call(t.app, 'POST', `/projects/${p.id}/issues/${issue.iid}/move`, { token: roles.maintainer!.token, body: { to_project_id: other.id } });
+    assert.equal(r.status, 404);
+    assert.equal(await total(), n);
   });
 });

@@ -47,6 +47,9 @@ async function bodiesFor(trx: Db, c: IssueChange): Promise<string[]> {
     if (c.removedAssigneeIds.length) parts.push(`unassigned ${who(c.removedAssigneeIds)}`);
     out.push(parts.join(' and '));
   }
+  if (before.iteration_id !== after.iteration_id) {
+    out.push(after.iteration_id === null ? 'removed iteration' : `changed iteration to *iteration:${after.iteration_id}`);
+  }
   if (before.due_date !== after.due_date) out.push(after.due_date === null ? 'removed due date' : `changed due date to ${longDate(after.due_date)}`);
   if (before.confidential !== after.confidential) out.push(after.confidential ? 'made the issue confidential' : 'made the issue visible to everyone');
   if (!!before.discussion_locked !== !!after.discussion_locked) out.push(after.discussion_locked ? 'locked this issue' : 'unlocked this issue');
@@ -59,4 +62,24 @@ export async function writeIssueSystemNotes(trx: Db, c: IssueChange): Promise<vo
   if (!c.before) return;
   const noteable: Noteable = { type: 'Issue', id: c.issue.id, iid: c.issue.iid, projectId: c.issue.project_id, locked: !!c.issue.discussion_locked };
   for (const body of await bodiesFor(trx, c)) await writeSystemNote(trx, noteable, c.actor.user?.id ?? null, body, c.at);
+}
+
+interface ProjectRef { id: number; path: string; full_path: string; namespace_id: number }
+
+/** An issue's reference as written in a note of another project: the project's path in the same namespace, else its full path. */
+function issueReference(issue: { iid: number }, of: ProjectRef, from: ProjectRef): string {
+  if (of.id === from.id) return `#${issue.iid}`;
+  return `${of.namespace_id === from.namespace_id ? of.path : of.full_path}#${issue.iid}`;
+}
+
+/**
+ * The notes of a move, in the reference's words (`noteable_moved`): "moved from <reference>" on the new issue, then
+ * "moved to <reference>" on the old one, each reference written as seen from the note's project.
+ */
+export async function writeMovedNotes(
+  trx: Db, moved: { old: IssueChange['issue']; new: IssueChange['issue'] }, projects: { old: ProjectRef; new: ProjectRef }, authorId: number | null, at: number,
+): Promise<void> {
+  const noteable = (i: IssueChange['issue']): Noteable => ({ type: 'Issue', id: i.id, iid: i.iid, projectId: i.project_id, locked: !!i.discussion_locked });
+  await writeSystemNote(trx, noteable(moved.new), authorId, `moved from ${issueReference(moved.old, projects.old, projects.new)}`, at);
+  await writeSystemNote(trx, noteable(moved.old), authorId, `moved to ${issueReference(moved.new, projects.new, projects.old)}`, at);
 }

@@ -6,7 +6,7 @@ import { fitsIntColumn, isUniqueViolation } from '../../platform/db/dialect.ts';
 import { NotFoundError, RecordNotFoundError, UnauthorizedError } from '../../platform/errors.ts';
 import type { Actor } from '../../platform/access/actor.ts';
 
-// Award emoji on any awardable (an issue now; notes and merge requests reuse it), found by (type, id).
+// Award emoji on any awardable (issues and their notes now; merge requests reuse it), found by (type, id).
 
 export type AwardRow = Selectable<AwardEmojiTable>;
 export interface Awardable { type: string; id: number }
