@@ -237,7 +237,8 @@ async function planning() {
   const only = args.only ? new Set(args.only.split(',')) : null;
   const want = (k: string) => !only || only.has(k);
   const loadBefore = loadavg()[0];
-  const total = Number((await fetch(`http://127.0.0.1:${port}${api}/projects/${big}/issues?per_page=1`, { headers: { 'private-token': token } })).headers.get('x-total') ?? 0);
+  // The newest issue's iid is how many the project has had (its total is not counted past 10,000).
+  const total = ((await get(`/projects/${big}/issues?per_page=1`)) as Array<{ iid: number }>)[0]?.iid ?? 0;
   console.log(`${dialect} planning: project ${big} has ${total} issues; ${cores} cores; ${workers} worker(s); ${loadgen}`);
   const sample = (await get(`/issues?scope=all&per_page=100`)) as Array<{ project_id: number; iid: number }>;
   const singles = sample.map((i) => `${api}/projects/${i.project_id}/issues/${i.iid}`);

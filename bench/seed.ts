@@ -146,7 +146,7 @@ async function main(): Promise<void> {
     return {
       id, namespace_id: nsId, name: `Project ${id} ${['alpha', 'beta', 'gamma', 'delta', 'omega'][id % 5]}`, path, full_path: full,
       full_path_lower: full, description: id % 3 === 0 ? `Benchmark project number ${id}` : null, visibility_level: vis,
-      creator_id: g ? 3 + pick(USERS - 2) : ns!.id, archived: id % 50 === 0 ? 1 : 0, default_branch: 'main', repository_storage: 'default',
+      creator_id: g ? 3 + pick(USERS - 2) : ns!.id, archived: id % 50 === 0 && !(ISSUES && id === BIG_PROJECT) ? 1 : 0, default_branch: 'main', repository_storage: 'default',
       repository_read_only: 0, empty_repo: 1, pending_delete: 0, created_at: created, updated_at: created + pick(5 * day),
       last_activity_at: created + pick(30 * day), star_count: pick(10) === 0 ? pick(100) : 0, forks_count: 0, forked_from_project_id: null,
       issues_access_level: 20, merge_requests_access_level: 20, repository_access_level: 20, forking_access_level: 20,
