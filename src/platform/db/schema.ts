@@ -62,6 +62,8 @@ export interface NamespacesTable {
   default_branch: Generated<string | null>;
   /** The stored avatar's file name (0012). */
   avatar: Generated<string | null>;
+  /** 1 while a deletion job is queued for the group or one above it (0017): hidden from every read. */
+  pending_delete: Generated<number>;
 }
 
 export interface MembersTable {
