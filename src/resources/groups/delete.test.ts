@@ -70,6 +70,10 @@ test('the group, its subgroups and their projects go, with repositories, avatars
   assert.deepEqual((await call(t.app, 'GET', '/groups', { token: admin.token, query: { search: 'doomed' } })).body, []);
   assert.equal((await call(t.app, 'GET', `/projects/${p2.body.id}`, { token: admin.token })).status, 404);
   assert.equal((await call(t.app, 'DELETE', `/groups/${top.body.id}`, { token: admin.token })).status, 404);
+  const into = await call(t.app, 'POST', '/projects', { token: admin.token, body: { name: 'late', namespace_id: sub.body.id } });
+  assert.deepEqual([into.status, into.body], [404, { message: '404 Namespace Not Found' }]);
+  const share = await call(t.app, 'POST', `/projects/${outside.body.id}/share`, { token: admin.token, body: { group_id: sub.body.id, group_access: 30 } });
+  assert.deepEqual([share.status, share.body], [404, { message: '404 Group Not Found' }]);
   assert.equal((await db.selectFrom('namespaces').select('id').where('id', 'in', [top.body.id, sub.body.id]).execute()).length, 2);
   for (const repo of repos) assert.equal(existsSync(repo), true);
   const jobs = await db.selectFrom('jobs').select(['kind', 'args', 'state']).where('unique_key', '=', `${DESTROY_GROUP_JOB}:${top.body.id}`).execute();

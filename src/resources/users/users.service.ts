@@ -7,7 +7,7 @@ import type { UsersTable } from '../../platform/db/schema.ts';
 import { hashPassword } from '../../platform/crypto/passwords.ts';
 import { digest } from '../../platform/crypto/tokens.ts';
 import { ConflictError, ForbiddenError, NotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
-import { containsText } from '../../platform/db/dialect.ts';
+import { containsText, isUniqueViolation } from '../../platform/db/dialect.ts';
 import { parseDateTime } from '../../http/params.ts';
 import type { Actor } from '../../http/auth.ts';
 import { Visibility } from '../../platform/membership.ts';
@@ -198,7 +198,7 @@ export async function updateUser(deps: ServiceDeps, user: User, input: UpdateUse
     if (input[k] !== undefined) set[k] = input[k] ? 1 : 0;
   }
   if (input.password) set.password_digest = await hashPassword(input.password);
-  return withAvatar(deps.config.dataDir, 'user', input.avatar, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
+  const save = () => withAvatar(deps.config.dataDir, 'user', input.avatar, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
     await applyAvatar(trx, user.id);
     const updated = await trx.updateTable('users').set(set).where('id', '=', user.id).returningAll().executeTakeFirstOrThrow();
     if (identity) {
@@ -221,6 +221,13 @@ export async function updateUser(deps: ServiceDeps, user: User, input: UpdateUse
     }
     return updated;
   }));
+  try {
+    return await save();
+  } catch (e) {
+    // Two requests giving the same identity at once: the second meets the unique index.
+    if (identity && isUniqueViolation(e)) throw new ValidationError({ 'identities.extern_uid': ['has already been taken'] });
+    throw e;
+  }
 }
 
 export { checkAvatar } from '../../platform/storage/avatars.ts';
