@@ -84,7 +84,7 @@ export async function findProject(deps: ServiceDeps, actor: Actor, idOrPath: str
 export async function findGroup(db: Db, actor: Actor, idOrPath: string | number, ability: GroupAbility = 'read_group'): Promise<GroupContext> {
   const key = parseIdOrPath(String(idOrPath));
   if (!storable(key)) throw new NotFoundError('Group');
-  let q = db.selectFrom('namespaces').selectAll().where('kind', '=', 'group');
+  let q = db.selectFrom('namespaces').selectAll().where('kind', '=', 'group').where('pending_delete', '=', 0);
   q = 'id' in key ? q.where('id', '=', key.id) : q.where('full_path_lower', '=', key.path.toLowerCase());
   const group = await q.executeTakeFirst();
   if (!group) throw new NotFoundError('Group');

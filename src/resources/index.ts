@@ -13,7 +13,7 @@ import { metadataRoutes } from './metadata/metadata.routes.ts';
 import { userProfileRoutes } from './user-profile/user-profile.routes.ts';
 import { errorTrackingRoutes } from './error-tracking/error-tracking.routes.ts';
 import { featureFlagUserListRoutes } from './feature-flag-user-lists/feature-flag-user-lists.routes.ts';
-import { groupRoutes } from './groups/groups.routes.ts';
+import { groupJobs, groupRoutes } from './groups/groups.routes.ts';
 import { namespaceRoutes } from './namespaces/namespaces.routes.ts';
 import { memberRoutes } from './members/members.routes.ts';
 import { resourceAccessTokenRoutes } from './members/resource-access-tokens.routes.ts';
@@ -71,7 +71,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
 
 /** Every kind of background job the areas run (platform/jobs), defined once per application. */
 export function registerJobs(deps: ServiceDeps & { log?: { warn(obj: object, msg: string): void } }): void {
-  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps)]) {
+  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps)]) {
     for (const [name, kind] of Object.entries(jobs)) deps.jobs.define(name, kind);
   }
 }

@@ -78,12 +78,13 @@ export function memberOfSelfOrAncestor(userId: number, now: number, minLevel = 0
       and namespaces.traversal like sg.traversal || '%' and wg.traversal like a2.traversal || '%'))`;
 }
 
-/** SQL condition: groups the actor may read (public; internal for signed-in non-external users; members; admins all). */
+/** SQL condition: groups the actor may read (not pending deletion; public; internal for signed-in non-external users; members; admins all). */
 export function readableGroups(actor: Actor, now: number) {
-  if (actor.admin) return sql<boolean>`1 = 1`;
-  if (!actor.user) return sql<boolean>`namespaces.visibility_level >= ${Visibility.public}`;
+  // A group pending deletion is no one's to read.
+  if (actor.admin) return sql<boolean>`namespaces.pending_delete = 0`;
+  if (!actor.user) return sql<boolean>`(namespaces.pending_delete = 0 and namespaces.visibility_level >= ${Visibility.public})`;
   const min = actor.user.external ? Visibility.public : Visibility.internal;
-  return sql<boolean>`(namespaces.visibility_level >= ${min} or ${memberOfSelfOrAncestor(actor.user.id, now)})`;
+  return sql<boolean>`(namespaces.pending_delete = 0 and (namespaces.visibility_level >= ${min} or ${memberOfSelfOrAncestor(actor.user.id, now)}))`;
 }
 
 

@@ -62,6 +62,8 @@ export interface NamespacesTable {
   default_branch: Generated<string | null>;
   /** The stored avatar's file name (0012). */
   avatar: Generated<string | null>;
+  /** 1 while a deletion job is queued for the group or one above it (0017): hidden from every read. */
+  pending_delete: Generated<number>;
 }
 
 export interface MembersTable {
@@ -602,6 +604,17 @@ export interface LabelLinksTable {
   created_at: number;
 }
 
+export interface IdentitiesTable {
+  id: Generated<number>;
+  user_id: number;
+  provider: string;
+  extern_uid: string;
+  /** extern_uid in lower case: an uid is unique per provider regardless of case, as the reference's. */
+  extern_uid_lower: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface NotesTable {
   id: Generated<number>;
   noteable_type: string;
@@ -768,6 +781,7 @@ export interface DB {
   issue_assignees: IssueAssigneesTable;
   label_links: LabelLinksTable;
   notes: NotesTable;
+  identities: IdentitiesTable;
   award_emoji: AwardEmojiTable;
   subscriptions: SubscriptionsTable;
   timelogs: TimelogsTable;

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { appendFile, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { EMPTY_SNAPSHOT, branchEntry, cachedRefs, invalidateRefCache, peekRefCache, snapshotOf, tagEntry, withMillisDates, type RefSnapshot } from './ref-cache.ts';
 import { runGit, spawnGit, assertSafeArg, GitError, type GitRunOptions } from './command.ts';
@@ -258,6 +258,19 @@ export class Repository {
     }
     invalidateRefCache(repo.path);
     return repo;
+  }
+
+  /**
+   * Removes the repository at `path` when there is one, and whatever an earlier removal of it that was cut short
+   * left beside it (`<path>+<pid>-<ms>+deleted`), so that a removal run again after a kill leaves nothing.
+   */
+  static async purge(path: string): Promise<void> {
+    if (Repository.exists(path)) await new Repository(path).remove();
+    const prefix = `${basename(path)}+`;
+    const names = await readdir(dirname(path)).catch(() => [] as string[]);
+    for (const n of names) {
+      if (n.startsWith(prefix) && n.endsWith('+deleted')) await rm(join(dirname(path), n), { recursive: true, force: true });
+    }
   }
 
   /** Deletes the repository. Only a directory that looks like a bare repository is removed. */

@@ -7,9 +7,11 @@ import { findGroup } from '../../http/access.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { accepted, keysetUnavailable, offsetLimitExceeded, sendRendered } from '../../http/errors.ts';
 import { ForbiddenError } from '../../platform/errors.ts';
+import type { ServiceDeps } from '../../platform/deps.ts';
+import type { JobKind } from '../../platform/jobs/queue.ts';
 import { ALL_ACCESS_LEVELS, ROLE_LEVELS } from '../../platform/membership.ts';
 import {
-  PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, assertCanCreateTopLevel, createGroup, deleteGroup, encodeGroupCursor, groupKeysetPage,
+  PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, assertCanCreateTopLevel, createGroup, DESTROY_GROUP_JOB, destroyGroup, scheduleGroupDeletion, encodeGroupCursor, groupKeysetPage,
   groupListQuery, orderedGroups, shareGroup, sharedWithGroups, transferFailure, transferGroup, unshareGroup, updateGroup, visibleGroupProjects, type Group, type GroupListInput,
 } from './groups.service.ts';
 import { groupDetail, groupEntity, projectSummary } from './groups.presenter.ts';
@@ -150,7 +152,7 @@ export const groupRoutes: RouteDef<any>[] = [
     handler: async (req, reply) => {
       const ctx = req.group;
       checkUnmodifiedSince(req, ctx.group.updated_at);
-      await deleteGroup(req.server, ctx.group);
+      await scheduleGroupDeletion(req.server, ctx.group);
       return sendRendered(reply, accepted);
     },
   },
@@ -238,3 +240,10 @@ export const groupRoutes: RouteDef<any>[] = [
     },
   },
 ];
+
+/** The area's background jobs: removing a group marked pending deletion (see `scheduleGroupDeletion`). */
+export function groupJobs(deps: ServiceDeps): Record<string, JobKind<{ group_id: number }>> {
+  return {
+    [DESTROY_GROUP_JOB]: { concurrency: 1, run: (args) => destroyGroup(deps, args.group_id) },
+  };
+}

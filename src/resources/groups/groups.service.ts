@@ -244,34 +244,59 @@ export async function subtreeIds(db: Kysely<DB>, group: Pick<Group, 'traversal'>
   return rows.map((r) => r.id);
 }
 
+export const DESTROY_GROUP_JOB = 'destroy_group';
+
 /**
- * Removes a group with its subgroups and their projects, as the reference does. The rows go first, in one
- * transaction; once it committed, each project's repository is moved aside and removed (a kill in between leaves
- * `+deleted` leftovers that the start-up sweep removes, or an unreferenced repository no row names, never a row
- * without its repository), then the avatars and uploads.
+ * `DELETE /groups/:id` (answered 202): in one transaction the group, its subgroups and their projects are marked
+ * pending deletion, which hides them from every read at once, and the job that removes them is queued; a crash
+ * either leaves both or neither.
  */
-export async function deleteGroup(deps: ServiceDeps, group: Group): Promise<void> {
+export async function scheduleGroupDeletion(deps: ServiceDeps, group: Group): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    const ids = await subtreeIds(trx, group);
+    await trx.updateTable('namespaces').set({ pending_delete: 1 }).where('id', 'in', ids).execute();
+    await trx.updateTable('projects').set({ pending_delete: 1, marked_for_deletion_at: now, updated_at: now })
+      .where('namespace_id', 'in', ids).where('pending_delete', '=', 0).execute();
+    await deps.jobs.enqueue(trx, DESTROY_GROUP_JOB, { group_id: group.id }, { uniqueKey: `${DESTROY_GROUP_JOB}:${group.id}` });
+  });
+}
+
+/**
+ * The deletion job: removes a group marked pending deletion with its subgroups and their projects, as the
+ * reference's `GroupDestroyWorker`. The files go first (each project's repository, avatar and uploads; the
+ * groups' avatars), while the rows still name them, then the rows in one transaction. A run killed on the way is
+ * run again and starts over: what is already gone is skipped, what is left (a repository, or the `+deleted`
+ * leftover of one cut short, which the removal takes too) is removed; once the rows are gone there is nothing to do.
+ */
+export async function destroyGroup(deps: ServiceDeps, groupId: number): Promise<void> {
+  const group = await deps.db.selectFrom('namespaces').select(['id', 'traversal']).where('id', '=', groupId)
+    .where('kind', '=', 'group').where('pending_delete', '=', 1).executeTakeFirst();
+  if (!group) return;
   const ids = await subtreeIds(deps.db, group);
   const projects = await deps.db.selectFrom('projects').select(['id', 'repository_storage', 'forked_from_project_id']).where('namespace_id', 'in', ids).execute();
-  await deps.db.transaction().execute(async (trx) => {
-    await deleteProjectRows(trx, projects);
-    const bots = await trx.selectFrom('resource_bots').select('user_id').where('source_type', '=', 'Namespace').where('source_id', 'in', ids).execute();
-    await trx.deleteFrom('members').where('source_type', '=', 'Namespace').where('source_id', 'in', ids).execute();
-    if (bots.length) await trx.deleteFrom('users').where('id', 'in', bots.map((b) => b.user_id)).execute();
-    await trx.deleteFrom('project_group_links').where('group_id', 'in', ids).execute();
-    await trx.deleteFrom('group_group_links').where((eb) => eb.or([eb('shared_group_id', 'in', ids), eb('shared_with_group_id', 'in', ids)])).execute();
-    await trx.deleteFrom('group_custom_attributes').where('group_id', 'in', ids).execute();
-    // Children first, so that no row ever points at a removed parent.
-    const rows = await trx.selectFrom('namespaces').select(['id', 'traversal']).where('id', 'in', ids).execute();
-    rows.sort((a, b) => b.traversal.length - a.traversal.length);
-    for (const r of rows) await trx.deleteFrom('namespaces').where('id', '=', r.id).execute();
-  });
   for (const p of projects) {
     await removeRepository(projectRepositoryPath(deps, p));
     await removeAvatar(deps.config.dataDir, 'project', p.id);
     await removeProjectUploads(deps.config.dataDir, p.id);
   }
   for (const id of ids) await removeAvatar(deps.config.dataDir, 'group', id);
+  await deps.db.transaction().execute(async (trx) => {
+    // Anything created below the group since (nothing can be: it is hidden) would be in the subtree read here.
+    const rows = await trx.selectFrom('namespaces').select(['id', 'traversal']).where('traversal', 'like', `${group.traversal}%`).execute();
+    const all = rows.map((r) => r.id);
+    const live = await trx.selectFrom('projects').select(['id', 'forked_from_project_id']).where('namespace_id', 'in', all).execute();
+    await deleteProjectRows(trx, live);
+    const bots = await trx.selectFrom('resource_bots').select('user_id').where('source_type', '=', 'Namespace').where('source_id', 'in', all).execute();
+    await trx.deleteFrom('members').where('source_type', '=', 'Namespace').where('source_id', 'in', all).execute();
+    if (bots.length) await trx.deleteFrom('users').where('id', 'in', bots.map((b) => b.user_id)).execute();
+    await trx.deleteFrom('project_group_links').where('group_id', 'in', all).execute();
+    await trx.deleteFrom('group_group_links').where((eb) => eb.or([eb('shared_group_id', 'in', all), eb('shared_with_group_id', 'in', all)])).execute();
+    await trx.deleteFrom('group_custom_attributes').where('group_id', 'in', all).execute();
+    // Children first, so that no row ever points at a removed parent.
+    rows.sort((a, b) => b.traversal.length - a.traversal.length);
+    for (const r of rows) await trx.deleteFrom('namespaces').where('id', '=', r.id).execute();
+  });
 }
 
 export function assertCanCreateTopLevel(actor: Actor): void {

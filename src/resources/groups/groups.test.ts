@@ -395,6 +395,7 @@ test('DELETE /groups/:id: Owner only, 202, removes subgroups, memberships and th
   assert.deepEqual([r.status, r.body], [412, { message: '412 Precondition Failed' }]);
   r = await call(t.app, 'DELETE', `/groups/${top.id}`, { token: u.token });
   assert.deepEqual([r.status, r.body], [202, { message: '202 Accepted' }]);
+  await t.app.jobs.drain();
   assert.deepEqual(await t.app.db.selectFrom('projects').select('id').where('id', '=', p.id).execute(), []);
   const left = await t.app.db.selectFrom('namespaces').select('id').where('id', 'in', [top.id, sub.id]).execute();
   assert.deepEqual(left, []);

@@ -23,7 +23,7 @@ export async function creatableNamespaces(deps: ServiceDeps, actor: Actor, f: Na
   const db = deps.db;
   const user = actor.user!;
   const now = deps.clock.now();
-  let q = db.selectFrom('namespaces').selectAll();
+  let q = db.selectFrom('namespaces').selectAll().where('pending_delete', '=', 0);
   if (!actor.admin) {
     q = q.where((eb) => eb.or([
       eb.and([eb('kind', '=', 'user'), eb('owner_id', '=', user.id)]),
@@ -52,7 +52,7 @@ export async function creatableNamespaces(deps: ServiceDeps, actor: Actor, f: Na
 /** One namespace the signed-in caller may read, by id or full path; anything else is 404. */
 export async function readableNamespaceOr404(deps: ServiceDeps, actor: Actor, key: { id: number } | { path: string }): Promise<NamespacesWithLevels> {
   const db = deps.db;
-  let q = db.selectFrom('namespaces').selectAll();
+  let q = db.selectFrom('namespaces').selectAll().where('pending_delete', '=', 0);
   q = 'id' in key ? q.where('id', '=', key.id) : q.where('full_path_lower', '=', key.path.toLowerCase());
   const ns = await q.executeTakeFirst();
   if (!ns) throw new NotFoundError('Namespace');

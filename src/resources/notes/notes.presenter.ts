@@ -48,6 +48,19 @@ export function note(n: NoteRow, pres: NotePresentation): Record<string, unknown
   };
 }
 
+/** A comment on a commit (the reference's CommitNote): its diff line when it is on one. */
+export function commitNote(n: NoteRow, pres: NotePresentation): Record<string, unknown> {
+  const at = n.type === 'LegacyDiffNote' && n.position ? JSON.parse(n.position) as { path: string; line: number; line_type: string } : null;
+  return {
+    note: n.body,
+    path: at?.path ?? null,
+    line: at?.line ?? null,
+    line_type: at?.line_type ?? null,
+    author: person(n.author_id, pres),
+    created_at: iso(n.created_at),
+  };
+}
+
 /** A thread: its notes oldest first; a lone note that is not a discussion note is an individual note. */
 export function discussion(id: string, notes: NoteRow[], pres: NotePresentation): Record<string, unknown> {
   return {

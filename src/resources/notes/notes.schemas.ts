@@ -33,3 +33,12 @@ export const Discussion = Entity({
   individual_note: Type.Boolean(),
   notes: Type.Array(Note),
 }, { description: 'Discussion' });
+
+export const CommitNote = Entity({
+  note: Type.String(),
+  path: Nullable(Type.String()),
+  line: Nullable(Type.Integer()),
+  line_type: Nullable(Type.String()),
+  author: Nullable(UserBasic),
+  created_at: Iso(),
+}, { description: 'CommitNote' });

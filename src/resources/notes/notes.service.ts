@@ -9,14 +9,15 @@ import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/e
 import { fitsIntColumn } from '../../platform/db/dialect.ts';
 import type { NoteRow } from './notes.presenter.ts';
 
-// Notes and discussions over any noteable (issues now; merge requests and their diff threads use the same rows).
+// Notes and discussions over any noteable (issues, commits; merge requests and their diff threads use the same rows).
+// A commit has no row: its notes carry `noteable_id` 0 with the project and the commit's sha (`commit_id`).
 // A note belongs to one discussion (`discussion_id`): an individual note has one of its own, a thread's notes share
 // it. Who may read the noteable is decided before these functions run, by the noteable's own ability.
 
-export type NoteableType = 'Issue' | 'MergeRequest';
+export type NoteableType = 'Issue' | 'MergeRequest' | 'Commit';
 
 /** The table whose `updated_at` a new note moves (the reference touches the noteable). */
-const NOTEABLE_TABLE: Record<NoteableType, 'issues' | null> = { Issue: 'issues', MergeRequest: null };
+const NOTEABLE_TABLE: Record<NoteableType, 'issues' | null> = { Issue: 'issues', MergeRequest: null, Commit: null };
 
 export interface Noteable {
   type: NoteableType;
@@ -25,6 +26,8 @@ export interface Noteable {
   projectId: number;
   /** Its discussion is locked: only project members may comment. */
   locked: boolean;
+  /** A commit's full sha (`id` is then 0). */
+  commitId?: string;
 }
 
 /** A noteable as one caller sees it: the project's state and the caller's role there decide the note rules. */
@@ -57,6 +60,7 @@ export const newDiscussionId = () => randomBytes(20).toString('hex');
 function readable(db: Db, s: NoteScope): SelectQueryBuilder<DB, 'notes', NoteRow> {
   let q = db.selectFrom('notes').selectAll()
     .where('noteable_type', '=', s.noteable.type).where('noteable_id', '=', s.noteable.id);
+  if (s.noteable.commitId !== undefined) q = q.where('project_id', '=', s.noteable.projectId).where('commit_id', '=', s.noteable.commitId);
   if (!can(s, 'read_internal')) q = q.where('internal', '=', 0);
   return q;
 }
@@ -105,6 +109,15 @@ export interface NoteInput {
   internal?: boolean;
   /** Honoured for project owners and administrators only, as the reference does. */
   createdAt?: number;
+  /** The diff line of a commit the note is on (the reference's legacy diff notes on commits). */
+  diffLine?: CommitDiffLine;
+}
+
+/** A line of a commit's diff: its file, its number on the side `line_type` names ('new' or 'old'). */
+export interface CommitDiffLine {
+  path: string;
+  line: number;
+  line_type: 'new' | 'old';
 }
 
 /**
@@ -125,7 +138,8 @@ export async function createNote(deps: ServiceDeps, s: NoteScope, input: NoteInp
     }
     const row = await trx.insertInto('notes').values({
       noteable_type: s.noteable.type, noteable_id: s.noteable.id, project_id: s.noteable.projectId, author_id: s.actor.user!.id,
-      body: input.body, type: first || where.thread ? 'DiscussionNote' : null, system: 0, internal: (first ? first.internal : input.internal) ? 1 : 0,
+      body: input.body, type: input.diffLine ? 'LegacyDiffNote' : first || where.thread ? 'DiscussionNote' : null, system: 0,
+      commit_id: s.noteable.commitId ?? null, position: input.diffLine ? JSON.stringify(input.diffLine) : null, internal: (first ? first.internal : input.internal) ? 1 : 0,
       discussion_id: first?.discussion_id ?? newDiscussionId(), created_at: at, updated_at: at,
     }).returningAll().executeTakeFirstOrThrow();
     await touchNoteable(trx, s.noteable, now);

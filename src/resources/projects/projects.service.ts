@@ -208,7 +208,8 @@ export async function namespaceById(deps: ServiceDeps, id: number): Promise<Name
 /** A namespace by id or full path, as `namespace_id` / `namespace` parameters give it. */
 export async function findNamespace(deps: ServiceDeps, idOrPath: string | number): Promise<Namespace | undefined> {
   const v = String(idOrPath);
-  const q = deps.db.selectFrom('namespaces').selectAll();
+  // A group pending deletion is gone for everything that names it.
+  const q = deps.db.selectFrom('namespaces').selectAll().where('pending_delete', '=', 0);
   return /^\d+$/.test(v) ? q.where('id', '=', Number(v)).executeTakeFirst() : q.where('full_path_lower', '=', v.toLowerCase()).executeTakeFirst();
 }
 
@@ -714,7 +715,8 @@ export async function unlinkFork(deps: ServiceDeps, p: Project): Promise<boolean
 // Share with a group
 
 export async function shareProject(deps: ServiceDeps, actor: Actor, p: Project, input: { group_id: number; group_access: number; expires_at?: string }): Promise<Selectable<DB['project_group_links']>> {
-  const group = await deps.db.selectFrom('namespaces').selectAll().where('id', '=', input.group_id).where('kind', '=', 'group').executeTakeFirst();
+  const group = await deps.db.selectFrom('namespaces').selectAll().where('id', '=', input.group_id).where('kind', '=', 'group')
+    .where('pending_delete', '=', 0).executeTakeFirst();
   if (!group || !(await canReadNamespace(deps, actor, group))) throw new NotFoundError('Group');
   if (group.id === p.namespace_id) throw new RuleError('bad_request', { group_id: ['cannot be the group the project belongs to'] });
   const have = await deps.db.selectFrom('project_group_links').select('id').where('project_id', '=', p.id).where('group_id', '=', group.id).executeTakeFirst();

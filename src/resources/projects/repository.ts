@@ -50,7 +50,7 @@ export async function copyRepository(from: string, to: string, defaultBranch: st
 }
 
 export async function removeRepository(path: string): Promise<void> {
-  if (Repository.exists(path)) await new Repository(path).remove();
+  await Repository.purge(path);
 }
 
 /** Moves HEAD (the default branch) of an existing repository. */

@@ -2,16 +2,20 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, CommaList, Enum, IdOrPath, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
-import { paginateArray } from '../../http/pagination.ts';
+import { paginateArray, paginateQuery } from '../../http/pagination.ts';
 import { contentDisposition } from '../../http/content-disposition.ts';
 import { requireUser } from '../../http/auth.ts';
 import { NotFoundError, ParamError } from '../../platform/errors.ts';
 import { callerOf, repoFor, setFileHeaders } from './repository.common.ts';
 import { filePath, fileWithLastCommit, resolveRef } from './repository.service.ts';
 import {
-  ARCHIVE_EXTENSION, archiveFormat, archiveOf, blame, changeCommit, commitDiff, commitSignature, contributors, findCommit,
-  mergeBase, type ChangeMode,
+  ARCHIVE_EXTENSION, archiveFormat, archiveOf, blame, changeCommit, commitDiff, commitDiffLine, commitNoteable, commitSignature,
+  contributors, findCommit, mergeBase, type ChangeMode,
 } from './commits.service.ts';
+import { createNote, notesQuery, type NoteScope } from '../notes/notes.service.ts';
+import { commitNote, peopleOf, type NoteRow } from '../notes/notes.presenter.ts';
+import { CommitNote } from '../notes/notes.schemas.ts';
+import { usersByIds } from '../users/users.service.ts';
 import { presentBlameRange, presentBlob, presentCommit, presentDiff, presentFile, presentSignature } from './repository.presenter.ts';
 import { BasicRef, BlameRange, Blob, Commit, CommitSignature, Contributor, Diff, DryRun } from './repository.schemas.ts';
 
@@ -62,7 +66,50 @@ async function sendArchive(req: ApiRequest<any>, reply: FastifyReply) {
 
 const archiveInput = Input({ id: IdOrPath(), sha: Opt(Str()), format: Opt(Str()), path: Opt(Str()), include_lfs_blobs: Opt(Bool()), exclude_paths: Opt(CommaList(Str())) });
 
+/** The commit a comment route names (404 Commit Not Found) as the noteable of the caller's notes. */
+async function commentScope(req: ApiRequest<any>): Promise<{ scope: NoteScope; commit: Awaited<ReturnType<typeof findCommit>> }> {
+  const commit = await findCommit(repoOf(req), req.project.project, req.input.sha);
+  const scope = { noteable: commitNoteable(req.project.project, commit), project: req.project.project, level: req.project.level, actor: req.actor };
+  return { scope, commit };
+}
+
+async function presentCommitNotes(req: ApiRequest<any>, rows: NoteRow[]) {
+  const pres = { base: req.server.config.externalUrl, users: await usersByIds(req.server, peopleOf(rows)), noteableIid: null };
+  return rows.map((r) => commitNote(r, pres));
+}
+
 export const commitRoutes: RouteDef<any>[] = [
+  {
+    method: 'GET',
+    url: '/projects/:id/repository/commits/:sha/comments',
+    summary: 'List the comments on a commit',
+    tags: ['commits'],
+    response: Type.Array(CommitNote),
+    ...readRoute,
+    input: Input({ id: IdOrPath(), sha: Str(), ...PaginationParams }),
+    async handler(req, reply) {
+      const { scope } = await commentScope(req);
+      const rows = await paginateQuery(req, reply, notesQuery(req.server.db, scope, { orderBy: 'created_at', sort: 'asc', filter: 'all_notes' }));
+      return presentCommitNotes(req, rows);
+    },
+  },
+  {
+    method: 'POST',
+    url: '/projects/:id/repository/commits/:sha/comments',
+    summary: 'Comment on a commit, or on a line of its diff',
+    tags: ['commits'],
+    response: CommitNote,
+    access: 'authenticated', project: { ability: 'download_code' },
+    input: Input({ id: IdOrPath(), sha: Str(), note: Str(), path: Opt(Str()), line: Opt(Int()), line_type: Opt(Enum(['new', 'old'] as const, { default: 'new' })) }),
+    async handler(req) {
+      const { path, line, line_type: lineType } = req.input;
+      if (path !== undefined && line === undefined) throw ParamError.of('line', 'missing');
+      const { scope, commit } = await commentScope(req);
+      const diffLine = path === undefined ? null : await commitDiffLine(repoOf(req), commit, { path, line: line!, line_type: lineType ?? 'new' });
+      const row = await createNote(req.server, scope, { body: req.input.note, diffLine: diffLine ?? undefined });
+      return (await presentCommitNotes(req, [row]))[0];
+    },
+  },
   {
     method: 'GET',
     url: '/projects/:id/repository/commits/:sha/diff',

@@ -13,6 +13,7 @@ import { checkGpgSignature } from '../../platform/crypto/gpg-verify.ts';
 import { canPushBranch, loadBranchRules, type Caller } from './protection.ts';
 import { afterRefsChanged, defaultBranchOf } from './repository.common.ts';
 import { READ_ONLY_TEXT, resolveRef } from './repository.service.ts';
+import type { CommitDiffLine, Noteable } from '../notes/notes.service.ts';
 
 /** A commit the caller names (sha, branch or tag), or 404 Commit Not Found. */
 export async function findCommit(repo: Repository, project: ProjectRow, rev: string): Promise<CommitInfo> {
@@ -25,6 +26,33 @@ export async function findCommit(repo: Repository, project: ProjectRow, rev: str
 /** The commit's changes against its first parent (a root commit against the empty tree). */
 export function commitDiff(repo: Repository, commit: CommitInfo) {
   return repo.compareDiff(commit.parent_ids[0] ?? EMPTY_TREE_SHA1, commit.id);
+}
+
+// ---- comments ----
+
+/** A commit as the noteable of its comments: no row of its own (id 0), named by project and sha. */
+export function commitNoteable(project: ProjectRow, commit: CommitInfo): Noteable {
+  return { type: 'Commit', id: 0, iid: 0, projectId: project.id, locked: false, commitId: commit.id };
+}
+
+/**
+ * The line of the commit's diff a comment names, as the reference finds it: in the file whose new path is `path`,
+ * the line of type `line_type` ('new': added, 'old': removed) whose position on the new side is `line`. None (a
+ * line the diff does not show) makes the comment a plain one on the commit, as there.
+ */
+export async function commitDiffLine(repo: Repository, commit: CommitInfo, at: CommitDiffLine): Promise<CommitDiffLine | null> {
+  const file = (await commitDiff(repo, commit)).find((d) => d.new_path === at.path);
+  if (!file) return null;
+  let newPos = 0;
+  for (const text of file.diff.split('\n')) {
+    const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(text);
+    if (hunk) { newPos = Number(hunk[1]); continue; }
+    const type = text[0] === '+' ? 'new' : text[0] === '-' ? 'old' : text[0] === ' ' ? null : undefined;
+    if (type === undefined) continue;
+    if (type === at.line_type && newPos === at.line) return at;
+    if (type !== 'old') newPos++;
+  }
+  return null;
 }
 
 // ---- cherry-pick and revert ----

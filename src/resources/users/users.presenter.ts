@@ -1,4 +1,4 @@
-import type { User } from './users.service.ts';
+import type { Identity, User } from './users.service.ts';
 import { iso, isoDate, webUrl } from '../../http/format.ts';
 import { avatarUrl } from '../../platform/storage/avatars.ts';
 
@@ -36,7 +36,7 @@ export function userEntity(u: User, base: string) {
   };
 }
 
-export function userPublic(u: User, base: string, namespaceId: number | null) {
+export function userPublic(u: User, base: string, namespaceId: number | null, identities: Identity[] = []) {
   return {
     ...userEntity(u, base),
     last_sign_in_at: iso(u.current_sign_in_at),
@@ -47,7 +47,7 @@ export function userPublic(u: User, base: string, namespaceId: number | null) {
     color_scheme_id: 1,
     projects_limit: u.projects_limit,
     current_sign_in_at: iso(u.current_sign_in_at),
-    identities: [],
+    identities,
     can_create_group: !!u.can_create_group,
     can_create_project: u.projects_limit > 0,
     two_factor_enabled: false,
@@ -58,6 +58,6 @@ export function userPublic(u: User, base: string, namespaceId: number | null) {
   };
 }
 
-export function userWithAdmin(u: User, base: string, namespaceId: number | null) {
-  return { ...userPublic(u, base, namespaceId), is_admin: !!u.admin, note: u.note, using_license_seat: false };
+export function userWithAdmin(u: User, base: string, namespaceId: number | null, identities: Identity[] = []) {
+  return { ...userPublic(u, base, namespaceId, identities), is_admin: !!u.admin, note: u.note, using_license_seat: false };
 }

@@ -6,7 +6,7 @@ import { paginateQuery } from '../../http/pagination.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { ForbiddenError, ParamError } from '../../platform/errors.ts';
 import {
-  changeUserState, checkAvatar, createUser, deleteUser, getUserOr404, personalNamespaceIds, refuseTaken, updateUser, usersListQuery, type User,
+  changeUserState, checkAvatar, createUser, deleteUser, getUserOr404, identitiesOf, personalNamespaceIds, refuseTaken, updateUser, usersListQuery, type User,
 } from './users.service.ts';
 import { personalNamespace } from '../projects/projects.service.ts';
 import { userBasic, userEntity, userPublic, userWithAdmin } from './users.presenter.ts';
@@ -36,8 +36,9 @@ const { name: _name, username: _username, email: _email, password: _password, ..
 
 async function present(req: ApiRequest<any>, u: User, view: 'self' | 'other') {
   const base = req.server.config.externalUrl;
-  if (req.actor.admin) return userWithAdmin(u, base, (await personalNamespace(req.server, u.id))?.id ?? null);
-  if (view === 'self') return userPublic(u, base, (await personalNamespace(req.server, u.id))?.id ?? null);
+  const identities = async () => (await identitiesOf(req.server, [u.id])).get(u.id)!;
+  if (req.actor.admin) return userWithAdmin(u, base, (await personalNamespace(req.server, u.id))?.id ?? null, await identities());
+  if (view === 'self') return userPublic(u, base, (await personalNamespace(req.server, u.id))?.id ?? null, await identities());
   return userEntity(u, base);
 }
 
@@ -63,7 +64,8 @@ export const userRoutes: RouteDef<any>[] = [
       const base = req.server.config.externalUrl;
       if (req.actor.admin) {
         const byOwner = await personalNamespaceIds(req.server, rows.map((r) => r.id));
-        return rows.map((u) => userWithAdmin(u, base, byOwner.get(u.id) ?? null));
+        const identities = await identitiesOf(req.server, rows.map((r) => r.id));
+        return rows.map((u) => userWithAdmin(u, base, byOwner.get(u.id) ?? null, identities.get(u.id)));
       }
       return rows.map((u) => userBasic(u, base));
     },
@@ -102,8 +104,9 @@ export const userRoutes: RouteDef<any>[] = [
   {
     method: 'PUT', url: '/users/:id', summary: 'Edit a user', tags: ['users'], access: 'admin',
     response: AnyUser,
-    input: Input({ id: Int(), ...UserFields }),
+    input: Input({ id: Int(), ...UserFields, provider: Opt(Str()), extern_uid: Opt(Str()) }),
     handler: async (req) => {
+      if ((req.input.provider === undefined) !== (req.input.extern_uid === undefined)) throw ParamError.group(['provider', 'extern_uid'], 'all_or_none');
       const u = await getUserOr404(req.server, req.input.id);
       const { id: _id, ...rest } = req.input;
       await refuseTaken(req.server, rest, u.id);

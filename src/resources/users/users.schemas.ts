@@ -22,7 +22,7 @@ const publicFields = {
   ...userFields,
   last_sign_in_at: Nullable(Iso()), confirmed_at: Nullable(Iso()), last_activity_on: Nullable(IsoDay()), email: Type.String(),
   theme_id: Type.Integer(), color_scheme_id: Type.Integer(), projects_limit: Type.Integer(), current_sign_in_at: Nullable(Iso()),
-  identities: Type.Array(Type.Unknown()), can_create_group: Type.Boolean(), can_create_project: Type.Boolean(),
+  identities: Type.Array(Entity({ provider: Type.String(), extern_uid: Type.String() }, { description: 'Identity' })), can_create_group: Type.Boolean(), can_create_project: Type.Boolean(),
   two_factor_enabled: Type.Boolean(), external: Type.Boolean(), private_profile: Type.Boolean(), commit_email: Type.String(),
   namespace_id: Nullable(Type.Integer()),
 };

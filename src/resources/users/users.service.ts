@@ -7,7 +7,7 @@ import type { UsersTable } from '../../platform/db/schema.ts';
 import { hashPassword } from '../../platform/crypto/passwords.ts';
 import { digest } from '../../platform/crypto/tokens.ts';
 import { ConflictError, ForbiddenError, NotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
-import { containsText } from '../../platform/db/dialect.ts';
+import { containsText, isUniqueViolation } from '../../platform/db/dialect.ts';
 import { parseDateTime } from '../../http/params.ts';
 import type { Actor } from '../../http/auth.ts';
 import { Visibility } from '../../platform/membership.ts';
@@ -146,7 +146,22 @@ export async function createUser(deps: ServiceDeps, input: CreateUserInput): Pro
   }));
 }
 
-export type UpdateUserInput = Partial<Omit<CreateUserInput, 'userType' | 'skipConfirmation'>>;
+export type UpdateUserInput = Partial<Omit<CreateUserInput, 'userType' | 'skipConfirmation'>> & {
+  /** An identity at an external provider: the user's one for `provider` is made or changed (both or neither given). */
+  provider?: string;
+  extern_uid?: string;
+};
+
+export interface Identity { provider: string; extern_uid: string }
+
+/** The identities of these users, by user id, oldest first. */
+export async function identitiesOf(deps: ServiceDeps, userIds: number[]): Promise<Map<number, Identity[]>> {
+  const out = new Map<number, Identity[]>(userIds.map((id) => [id, []]));
+  if (!userIds.length) return out;
+  const rows = await deps.db.selectFrom('identities').select(['user_id', 'provider', 'extern_uid']).where('user_id', 'in', userIds).orderBy('id').execute();
+  for (const r of rows) out.get(r.user_id)!.push({ provider: r.provider, extern_uid: r.extern_uid });
+  return out;
+}
 
 export async function updateUser(deps: ServiceDeps, user: User, input: UpdateUserInput): Promise<User> {
   const errors: Record<string, string[]> = {};
@@ -163,6 +178,15 @@ export async function updateUser(deps: ServiceDeps, user: User, input: UpdateUse
   if (input.name !== undefined && !input.name) add('name', "can't be blank");
   if (input.password !== undefined && input.password !== null && input.password.length < 8) add('password', 'is too short (minimum is 8 characters)');
   tooLong(input, add);
+  const identity = input.provider !== undefined && input.extern_uid !== undefined ? { provider: input.provider, extern_uid: input.extern_uid } : null;
+  if (identity) {
+    if (!identity.provider.trim()) add('identities.provider', "can't be blank");
+    if (!identity.extern_uid.trim()) add('identities.extern_uid', "can't be blank");
+    for (const [k, v] of Object.entries(identity)) if (v.length > 255) add(`identities.${k}`, 'is too long (maximum is 255 characters)');
+    const other = await deps.db.selectFrom('identities').select('id').where('provider', '=', identity.provider)
+      .where('extern_uid_lower', '=', identity.extern_uid.toLowerCase()).where('user_id', '<>', user.id).executeTakeFirst();
+    if (other) add('identities.extern_uid', 'has already been taken');
+  }
   if (Object.keys(errors).length) throw new ValidationError(errors);
 
   const set: Record<string, unknown> = { updated_at: deps.clock.now() };
@@ -174,9 +198,15 @@ export async function updateUser(deps: ServiceDeps, user: User, input: UpdateUse
     if (input[k] !== undefined) set[k] = input[k] ? 1 : 0;
   }
   if (input.password) set.password_digest = await hashPassword(input.password);
-  return withAvatar(deps.config.dataDir, 'user', input.avatar, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
+  const save = () => withAvatar(deps.config.dataDir, 'user', input.avatar, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
     await applyAvatar(trx, user.id);
     const updated = await trx.updateTable('users').set(set).where('id', '=', user.id).returningAll().executeTakeFirstOrThrow();
+    if (identity) {
+      const now = set.updated_at as number;
+      const values = { ...identity, extern_uid_lower: identity.extern_uid.toLowerCase(), updated_at: now };
+      const had = await trx.updateTable('identities').set(values).where('user_id', '=', user.id).where('provider', '=', identity.provider).executeTakeFirst();
+      if (Number(had.numUpdatedRows) === 0) await trx.insertInto('identities').values({ ...values, user_id: user.id, created_at: now }).execute();
+    }
     if (updated.username !== user.username || updated.name !== user.name) {
       // The personal namespace follows the user name; its projects' paths follow the namespace.
       const ns = await trx.selectFrom('namespaces').select(['id', 'full_path']).where('kind', '=', 'user').where('owner_id', '=', user.id).executeTakeFirst();
@@ -191,6 +221,13 @@ export async function updateUser(deps: ServiceDeps, user: User, input: UpdateUse
     }
     return updated;
   }));
+  try {
+    return await save();
+  } catch (e) {
+    // Two requests giving the same identity at once: the second meets the unique index.
+    if (identity && isUniqueViolation(e)) throw new ValidationError({ 'identities.extern_uid': ['has already been taken'] });
+    throw e;
+  }
 }
 
 export { checkAvatar } from '../../platform/storage/avatars.ts';
@@ -268,6 +305,7 @@ export async function deleteUser(deps: ServiceDeps, user: User): Promise<void> {
       }
     }
     await trx.deleteFrom('members').where('user_id', '=', user.id).execute();
+    await trx.deleteFrom('identities').where('user_id', '=', user.id).execute();
     await trx.deleteFrom('users').where('id', '=', user.id).execute();
   });
   // The row is gone first: a kill before this leaves an unreferenced file, never a row naming a missing one.

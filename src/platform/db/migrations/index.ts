@@ -16,6 +16,7 @@ import * as m0013 from './0013_issues.ts';
 import * as m0014 from './0014_storage_moves.ts';
 import * as m0015 from './0015_groups_projects.ts';
 import * as m0016 from './0016_issue_list_indexes.ts';
+import * as m0017 from './0017_group_pending_delete.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -40,4 +41,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0014_storage_moves', up: m0014.up },
   { name: '0015_groups_projects', up: m0015.up },
   { name: '0016_issue_list_indexes', up: m0016.up },
+  { name: '0017_group_pending_delete', up: m0017.up },
 ];
