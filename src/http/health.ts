@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { isIP } from 'node:net';
+import { ipAllowed } from '../platform/addresses.ts';
 
 // Probes in the reference's shapes, answered only to addresses on the monitoring allowlist.
 
@@ -30,30 +30,4 @@ export function registerHealth(app: FastifyInstance): void {
     if ((req.query as Record<string, unknown>).all !== undefined) body.db_check = [db];
     return reply.code(ok ? 200 : 503).send(body);
   });
-}
-
-export function ipAllowed(ip: string, allowlist: string[]): boolean {
-  const addr = ip.startsWith('::ffff:') ? ip.slice(7) : ip;
-  return allowlist.some((entry) => cidrMatch(addr, entry));
-}
-
-function cidrMatch(ip: string, cidr: string): boolean {
-  const [range, bitsRaw] = cidr.split('/');
-  const fam = isIP(ip);
-  if (fam !== isIP(range)) return false;
-  const bits = bitsRaw === undefined ? (fam === 4 ? 32 : 128) : Number(bitsRaw);
-  const a = toBigInt(ip, fam);
-  const b = toBigInt(range, fam);
-  const width = fam === 4 ? 32 : 128;
-  const mask = bits === 0 ? 0n : ((1n << BigInt(bits)) - 1n) << BigInt(width - bits);
-  return (a & mask) === (b & mask);
-}
-
-function toBigInt(ip: string, fam: number): bigint {
-  if (fam === 4) return ip.split('.').reduce((acc, o) => (acc << 8n) + BigInt(Number(o)), 0n);
-  const [head, tail = ''] = ip.split('::');
-  const h = head ? head.split(':') : [];
-  const t = tail ? tail.split(':') : [];
-  const parts = ip.includes('::') ? [...h, ...Array(8 - h.length - t.length).fill('0'), ...t] : h;
-  return parts.reduce((acc, p) => (acc << 16n) + BigInt(parseInt(p || '0', 16)), 0n);
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import { discardUploads, saveTemporary, type UploadedFile } from '../platform/storage/uploads.ts';
 import { parseFormPairs } from './plumbing.ts';
+import { BadRequestError } from '../platform/errors.ts';
 
 // multipart/form-data bodies, as python-gitlab sends whenever a file is attached: the fields are parameters like
 // those of a form body, and the file parts a route declares (`File()` in its input) are streamed to disk.
@@ -25,14 +26,14 @@ export function isMultipart(req: FastifyRequest): boolean {
  * read past and ignored). Whatever file the handler did not move into place is removed when the exchange ends,
  * answered or broken off.
  */
-export async function readMultipart(req: FastifyRequest, reply: FastifyReply, fileParams: readonly string[]): Promise<Record<string, unknown>> {
+export async function readMultipart(req: FastifyRequest, reply: FastifyReply, fileParams: readonly string[], maxFileBytes?: number): Promise<Record<string, unknown>> {
   const pairs: Array<[string, string]> = [];
   const files: UploadedFile[] = [];
   reply.raw.once('close', () => { void discardUploads(files); });
   const dataDir = req.server.config.dataDir;
   const named = new Map<string, UploadedFile>();
   try {
-    for await (const part of (req as any).parts() as AsyncIterable<any>) {
+    for await (const part of (req as any).parts(maxFileBytes !== undefined ? { limits: { fileSize: maxFileBytes } } : undefined) as AsyncIterable<any>) {
       if (part.type === 'file') {
         if (!fileParams.includes(part.fieldname)) {
           part.file.resume();
@@ -49,6 +50,8 @@ export async function readMultipart(req: FastifyRequest, reply: FastifyReply, fi
     }
   } catch (e: any) {
     await discardUploads(files);
+    // Past a route's own limit: the reference's answer for a file over its model's size limit.
+    if (e?.statusCode === 413 && maxFileBytes !== undefined) throw new BadRequestError('File is too large');
     if (e?.statusCode === 413) throw e;
     throw Object.assign(new Error('invalid multipart body'), { code: 'BELLOWS_INVALID_MULTIPART', statusCode: 400 });
   }

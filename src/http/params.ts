@@ -2,7 +2,7 @@ import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { MissingParamError, ParamError, type ParamProblem } from '../platform/errors.ts';
 import { fitsIntColumn } from '../platform/db/dialect.ts';
-import { COMMA_SEPARATED, FILE_PART } from './schemas.ts';
+import { COMMA_SEPARATED, FILE_MAX_BYTES, FILE_PART } from './schemas.ts';
 import { UploadedFile } from '../platform/storage/uploads.ts';
 
 const Ajv = (AjvModule as any).default ?? AjvModule;
@@ -104,6 +104,13 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
 export function fileParamsOf(schema: TObject): string[] {
   const props = (schema.properties ?? {}) as Record<string, TSchema>;
   return Object.keys(props).filter((k) => (props[k] as Record<string, unknown>)[FILE_PART] === true);
+}
+
+/** The smallest size limit the route's file parameters declare (`File({ maxBytes })`), if any. */
+export function fileLimitOf(schema: TObject): number | undefined {
+  const props = (schema.properties ?? {}) as Record<string, TSchema>;
+  const limits = Object.values(props).map((p) => (p as Record<string, unknown>)[FILE_MAX_BYTES]).filter((v): v is number => typeof v === 'number');
+  return limits.length ? Math.min(...limits) : undefined;
 }
 
 function acceptsString(s: TSchema): boolean {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { Type } from '@sinclair/typebox';
-import { compileInput, fileParamsOf } from './params.ts';
+import { compileInput, fileLimitOf, fileParamsOf } from './params.ts';
 import { isMultipart, readMultipart } from './multipart.ts';
 import { requireAdmin, requireUser, type Actor } from './auth.ts';
 import { sendRendered, tooManyRequests } from './errors.ts';
@@ -88,6 +88,7 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
     const pathParams = [...def.url.matchAll(/:(\w+)/g)].map((m) => m[1]);
     const validate = compileInput(input, pathParams);
     const fileParams = fileParamsOf(input);
+    const fileLimit = fileLimitOf(input);
     const accepted = ['api', ...(def.method === 'GET' ? ['read_api'] : []), ...(def.scopes ?? [])];
     const docSchema: Record<string, unknown> = { summary: def.summary, tags: def.tags ?? [] };
     const response = responseDoc(def);
@@ -114,7 +115,7 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
       handler: async (request, reply) => {
         const req = request as unknown as ApiRequest<any>;
         const multipart = isMultipart(req);
-        if (multipart) req.body = await readMultipart(req, reply, fileParams);
+        if (multipart) req.body = await readMultipart(req, reply, fileParams, fileLimit);
         const params = mergedParams(req);
         const limiter = req.server.rateLimiter;
         let actor: Actor;

@@ -16,8 +16,15 @@ export const IdOrPath = (description = 'ID or URL-encoded path') => Type.String(
 export const Opt = Type.Optional;
 export const COMMA_SEPARATED = 'x-comma-separated';
 export const FILE_PART = 'x-file';
-/** A file parameter: only a file part of a multipart body fills it (`avatar`, `file`). */
-export const File = (opts: { description?: string } = {}) => Type.Unsafe<UploadedFile>({ type: 'object', ...opts, [FILE_PART]: true });
+export const FILE_MAX_BYTES = 'x-max-bytes';
+/**
+ * A file parameter: only a file part of a multipart body fills it (`avatar`, `file`). `maxBytes` is the route's
+ * own size limit: reading stops past it and the request answers 400 "File is too large" (the reference's words).
+ */
+export const File = (opts: { description?: string; maxBytes?: number } = {}) => {
+  const { maxBytes, ...rest } = opts;
+  return Type.Unsafe<UploadedFile>({ type: 'object', ...rest, [FILE_PART]: true, ...(maxBytes !== undefined ? { [FILE_MAX_BYTES]: maxBytes } : {}) });
+};
 /**
  * An array that also takes one comma-separated string (`scopes=api,read_user`), where the reference declares
  * `coerce_with: CommaSeparatedToArray`; elsewhere a string stays one element.

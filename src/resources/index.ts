@@ -31,6 +31,10 @@ import { storageMoveJobs, storageMoveRoutes } from './storage-moves/storage-move
 import { registerGitHttp } from './git-http/git-http.routes.ts';
 import { registerStoredFiles } from './uploads/uploads.files.ts';
 import { registerProjectUploadFiles, uploadRoutes } from './uploads/uploads.routes.ts';
+import { uploadJobs } from './uploads/uploads.service.ts';
+import { alertRoutes } from './alerts/alerts.routes.ts';
+import { registerAlertNotifications } from './alerts/notify.routes.ts';
+import { registerMetricImageFiles } from './alerts/metric-images.files.ts';
 
 /** Every resource area of the API, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
@@ -64,14 +68,19 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...commitRoutes,
     ...storageMoveRoutes,
     ...uploadRoutes,
+    ...alertRoutes,
   ]);
   registerGitHttp(app);
-  registerStoredFiles(app, (scope) => registerProjectUploadFiles(scope, app));
+  registerAlertNotifications(app);
+  registerStoredFiles(app, (scope) => {
+    registerProjectUploadFiles(scope, app);
+    registerMetricImageFiles(scope, app);
+  });
 }
 
 /** Every kind of background job the areas run (platform/jobs), defined once per application. */
 export function registerJobs(deps: ServiceDeps & { log?: { warn(obj: object, msg: string): void } }): void {
-  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps)]) {
+  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps), uploadJobs(deps)]) {
     for (const [name, kind] of Object.entries(jobs)) deps.jobs.define(name, kind);
   }
 }

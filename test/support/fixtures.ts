@@ -209,3 +209,19 @@ export async function enableFeature(app: FastifyInstance, name: string) {
   const now = Date.now();
   await app.db.insertInto('feature_gates').values({ feature_key: name, key: 'boolean', value: 'true', created_at: now, updated_at: now }).execute();
 }
+
+/** An alert written straight to the database with the project's next alert iid (as an integration would raise it). */
+export async function makeAlert(app: FastifyInstance, project: { id: number }, o: {
+  title?: string; severity?: string; status?: string; startedAt?: number; fingerprint?: string | null; service?: string | null; description?: string | null;
+} = {}) {
+  const now = app.clock.now();
+  return app.db.transaction().execute(async (trx) => {
+    const iid = await nextIid(trx, 'alert_management_alerts', project.id);
+    return trx.insertInto('alert_management_alerts').values({
+      project_id: project.id, iid, integration_id: null, issue_id: null, title: o.title ?? `Alert ${iid}`, description: o.description ?? null,
+      severity: o.severity ?? 'critical', status: o.status ?? 'triggered', started_at: o.startedAt ?? now, ended_at: o.status === 'resolved' ? now : null,
+      events: 1, monitoring_tool: null, service: o.service ?? null, hosts: '[]', fingerprint: o.fingerprint ?? null, environment_name: null,
+      payload: '{}', created_at: now, updated_at: now,
+    }).returningAll().executeTakeFirstOrThrow();
+  });
+}

@@ -83,6 +83,9 @@ export const PROJECT_ABILITIES = {
   fork_project: { feature: 'forking', code: true, user: true },
   admin_feature_flags_user_lists: { min: G.DEVELOPER },
   admin_operations: { min: G.MAINTAINER },
+  // Alerts from monitoring tools and their metric images: both in the reference's Developer block.
+  read_alert_management_alert: { min: G.DEVELOPER },
+  update_alert_management_alert: { min: G.DEVELOPER, write: true },
   admin_project: { min: G.MAINTAINER },
   archive_project: { min: G.MAINTAINER },
   change_namespace: { min: G.OWNER },

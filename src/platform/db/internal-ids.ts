@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from './index.ts';
 
 /** What an iid is counted for; each usage counts within its owner (a project, or a group). */
-export type IidUsage = 'issues' | 'merge_requests' | 'project_milestones' | 'group_milestones' | 'iterations' | 'feature_flag_user_lists';
+export type IidUsage = 'issues' | 'merge_requests' | 'project_milestones' | 'group_milestones' | 'iterations' | 'feature_flag_user_lists' | 'alert_management_alerts';
 
 /**
  * The owner's next iid for `usage`. Call it inside the transaction that inserts the record: the counter row's upsert

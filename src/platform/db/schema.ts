@@ -423,6 +423,63 @@ export interface ProjectUploadsTable {
   created_at: number;
 }
 
+export interface AlertIntegrationsTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  type: string; // http | prometheus
+  active: Generated<number>;
+  endpoint_identifier: string;
+  /** SHA-256 of the token; the token itself is shown once. */
+  token_digest: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AlertManagementAlertsTable {
+  id: Generated<number>;
+  project_id: number;
+  iid: number;
+  integration_id: number | null;
+  issue_id: number | null;
+  title: string;
+  description: string | null;
+  severity: string; // critical | high | medium | low | info | unknown
+  status: string; // triggered | acknowledged | resolved | ignored
+  started_at: number;
+  ended_at: number | null;
+  events: Generated<number>;
+  monitoring_tool: string | null;
+  service: string | null;
+  /** JSON array of strings. */
+  hosts: string;
+  /** SHA-1 of the sender's fingerprint. */
+  fingerprint: string | null;
+  environment_name: string | null;
+  /** The notification as received (JSON). */
+  payload: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AlertManagementAlertAssigneesTable {
+  alert_id: number;
+  user_id: number;
+}
+
+export interface AlertMetricImagesTable {
+  id: Generated<number>;
+  alert_id: number;
+  project_id: number;
+  filename: string;
+  content_type: string;
+  size: number;
+  url: string | null;
+  url_text: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface ProjectCustomAttributesTable {
   id: Generated<number>;
   project_id: number;
@@ -790,4 +847,8 @@ export interface DB {
   resource_milestone_events: ResourceMilestoneEventsTable;
   jobs: JobsTable;
   project_repository_storage_moves: ProjectRepositoryStorageMovesTable;
+  alert_integrations: AlertIntegrationsTable;
+  alert_management_alerts: AlertManagementAlertsTable;
+  alert_management_alert_assignees: AlertManagementAlertAssigneesTable;
+  alert_metric_images: AlertMetricImagesTable;
 }

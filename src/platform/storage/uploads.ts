@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -60,4 +60,79 @@ export function projectUploadsDir(dataDir: string, projectId: number): string {
 /** Removes a deleted project's uploaded files (after its rows are gone). */
 export async function removeProjectUploads(dataDir: string, projectId: number): Promise<void> {
   await rm(projectUploadsDir(dataDir, projectId), { recursive: true, force: true });
+}
+
+/**
+ * Where an area's stored files live, behind one small interface so that an object-storage backend can take the
+ * local directory's place. A key is a list of path segments made by the area (ids and sanitised names), never raw
+ * client input.
+ */
+export interface FileStore {
+  /** Moves a temporary upload to `key`. */
+  put(file: UploadedFile, key: readonly string[]): Promise<void>;
+  /** The stored file at `key` (a stream and its size), or null when there is none. */
+  open(key: readonly string[]): Promise<{ stream: Readable; size: number } | null>;
+  /** Removes the file at `key` and the directory named by its parent segments (nothing there is an error). */
+  remove(key: readonly string[]): Promise<void>;
+}
+
+/** The local directory backend: files under `<data dir>/uploads`. */
+export function localFileStore(dataDir: string): FileStore {
+  const at = (key: readonly string[]) => {
+    if (!key.length || key.some((s) => !s || s === '.' || s === '..' || /[\\/\0]/.test(s))) throw new Error(`invalid storage key ${key.join('/')}`);
+    return join(uploadsRoot(dataDir), ...key);
+  };
+  return {
+    async put(file, key) {
+      await keepUpload(dataDir, file, [...key]);
+    },
+    async open(key) {
+      const path = at(key);
+      const st = await stat(path).catch(() => null);
+      if (!st?.isFile()) return null;
+      return { stream: createReadStream(path), size: st.size };
+    },
+    async remove(key) {
+      const path = at(key);
+      await rm(path, { force: true });
+      if (key.length > 1) await rm(join(path, '..'), { recursive: true, force: true });
+    },
+  };
+}
+
+/** Image types told by their first bytes (the file's content, whatever its name says). */
+export type ImageType = 'png' | 'jpeg' | 'gif' | 'bmp' | 'tiff' | 'ico' | 'webp';
+
+export const IMAGE_CONTENT_TYPES: Record<ImageType, string> = {
+  png: 'image/png', jpeg: 'image/jpeg', gif: 'image/gif', bmp: 'image/bmp', tiff: 'image/tiff', ico: 'image/vnd.microsoft.icon', webp: 'image/webp',
+};
+
+/** The image type of a file by its magic bytes, or null when it is none of the safe image types. */
+export async function detectImageType(path: string): Promise<ImageType | null> {
+  const fh = await open(path, 'r');
+  const head = Buffer.alloc(16);
+  let n = 0;
+  try {
+    n = (await fh.read(head, 0, 16, 0)).bytesRead;
+  } finally {
+    await fh.close();
+  }
+  const b = head.subarray(0, n);
+  const starts = (...bytes: number[]) => bytes.every((x, i) => b[i] === x);
+  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return 'png';
+  if (starts(0xff, 0xd8, 0xff)) return 'jpeg';
+  if (b.subarray(0, 6).toString('latin1') === 'GIF87a' || b.subarray(0, 6).toString('latin1') === 'GIF89a') return 'gif';
+  if (b.length >= 12 && b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP') return 'webp';
+  if (starts(0x49, 0x49, 0x2a, 0x00) || starts(0x4d, 0x4d, 0x00, 0x2a)) return 'tiff';
+  if (starts(0x00, 0x00, 0x01, 0x00) && b.length >= 6 && b[4] + b[5] > 0) return 'ico';
+  if (starts(0x42, 0x4d) && b.length >= 14) return 'bmp';
+  return null;
+}
+
+/** The image type a safe image extension names (jpg and jpeg are one type, as are tif and tiff). */
+export function imageTypeOfExtension(ext: string): ImageType | null {
+  const e = ext.toLowerCase();
+  if (e === 'jpg' || e === 'jpeg') return 'jpeg';
+  if (e === 'tif' || e === 'tiff') return 'tiff';
+  return (['png', 'gif', 'bmp', 'ico', 'webp'] as const).find((t) => t === e) ?? null;
 }

@@ -255,7 +255,8 @@ async function columnsFrom(trx: Db, scope: IssueScope, input: IssueInput, groupI
   return set;
 }
 
-export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: IssueInput): Promise<IssueRow> {
+/** `within` runs inside the creating transaction once the issue is written (an alert links itself to it). */
+export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: IssueInput, within?: (trx: Db, issue: IssueRow) => Promise<void>): Promise<IssueRow> {
   validate(input, true);
   const now = deps.clock.now();
   const groupIds = await projectAncestorGroupIds(deps.db, scope.project);
@@ -276,6 +277,7 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
       ...set, created_at: createdAt, updated_at: createdAt,
     } as any).returningAll().executeTakeFirstOrThrow();
     await applyChange(deps, trx, scope, null, issue, input, groupIds, now);
+    if (within) await within(trx, issue);
     return issue;
   });
 }

@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { extname } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { findGroup, findProject } from '../../http/access.ts';
 import { routeNotFound, sendRendered } from '../../http/errors.ts';
@@ -21,15 +22,23 @@ const TYPES: Record<string, string> = {
 export async function sendStoredFile(reply: FastifyReply, path: string, name: string): Promise<FastifyReply> {
   const st = await stat(path).catch(() => null);
   if (!st?.isFile()) return sendRendered(reply, routeNotFound);
+  return sendFileStream(reply, { stream: createReadStream(path), size: st.size }, name);
+}
+
+/**
+ * Sends an opened stored file (from a `FileStore`) under `name`; `type` is the type detected from its content when
+ * the area knows it, else the name's extension decides.
+ */
+export function sendFileStream(reply: FastifyReply, file: { stream: Readable; size: number }, name: string, type?: string): FastifyReply {
   const ext = extname(name).slice(1).toLowerCase();
-  const type = TYPES[ext];
+  type ??= TYPES[ext];
   const inline = !!type && (/^(image|video|audio)\//.test(type) || type === 'application/pdf');
   reply.header('content-type', type ?? 'application/octet-stream');
-  reply.header('content-length', String(st.size));
+  reply.header('content-length', String(file.size));
   reply.header('content-disposition', `${inline ? 'inline' : 'attachment'}; filename="${name.replace(/["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`);
   reply.header('x-content-type-options', 'nosniff');
   reply.header('cache-control', 'max-age=0, private, must-revalidate');
-  return reply.send(createReadStream(path));
+  return reply.send(file.stream);
 }
 
 const AVATAR_ROUTES: Array<[AvatarModel, string]> = [

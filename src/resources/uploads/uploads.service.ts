@@ -3,7 +3,8 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import { safeFileName } from '../../platform/storage/avatars.ts';
-import { projectUploadsDir, type UploadedFile } from '../../platform/storage/uploads.ts';
+import { localFileStore, projectUploadsDir, type UploadedFile } from '../../platform/storage/uploads.ts';
+import type { JobKind } from '../../platform/jobs/queue.ts';
 
 // Files uploaded into a project for its Markdown: stored under `uploads/project/<id>/<secret>/<name>`, a row per file,
 // served back at `/<project path>/uploads/<secret>/<name>` to whoever reads the project.
@@ -35,4 +36,18 @@ export async function projectUploadFile(deps: ServiceDeps, projectId: number, se
   const row = await deps.db.selectFrom('project_uploads').select('filename')
     .where('project_id', '=', projectId).where('secret', '=', secret).where('filename', '=', filename).executeTakeFirst();
   return row ? join(projectUploadsDir(deps.config.dataDir, projectId), secret, row.filename) : null;
+}
+
+/** The job that removes a stored file whose row is gone (queued in the row's deletion; retried while removal fails). */
+export const REMOVE_STORED_FILE = 'uploads.remove_file';
+
+export function uploadJobs(deps: ServiceDeps): Record<string, JobKind<{ key: string[] }>> {
+  return {
+    [REMOVE_STORED_FILE]: {
+      maxAttempts: 10, concurrency: 2,
+      async run(args) {
+        await localFileStore(deps.config.dataDir).remove(args.key);
+      },
+    },
+  };
 }

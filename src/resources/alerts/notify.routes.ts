@@ -1,0 +1,73 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { NotFoundError } from '../../platform/errors.ts';
+import { liveProjectByPath } from '../../platform/project-rows.ts';
+import {
+  authenticateNotification, integrationByEndpoint, parseBody, parseGeneric, parsePrometheus, prometheusIntegrations, receiveAlerts,
+} from './alerts.service.ts';
+
+// The endpoints monitoring tools call, outside the API and its credentials: authenticated by an integration's
+// token (`Authorization: Bearer <token>`), at the project's full path as the reference lays them out.
+//   POST /<project path>/alerts/notify/<name>/<endpoint identifier>.json   the generic payload (an http integration)
+//                                                                          or a Prometheus one (a prometheus integration)
+//   POST /<project path>/prometheus/alerts/notify.json                     the Prometheus Alertmanager webhook
+// Bodies over 1 MB answer 413; bodies that are not JSON 400; payloads missing what an alert needs 422; a wrong
+// token 401; a disabled integration 403. Nothing is stored unless every alert of the payload is.
+
+/** The reference's limit for alert payloads. */
+export const MAX_PAYLOAD_BYTES = 1024 * 1024;
+/** Namespaces nest up to 20 levels; the project's own segment makes 21. */
+const MAX_DEPTH = 21;
+
+function bearer(req: FastifyRequest): string | null {
+  const h = req.headers.authorization;
+  const m = typeof h === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null;
+  return m ? m[1] : null;
+}
+
+function projectPath(params: Record<string, string>): string {
+  const segments: string[] = [];
+  for (let i = 0; params[`s${i}`] !== undefined; i++) segments.push(params[`s${i}`]);
+  return segments.join('/');
+}
+
+async function projectOf(app: FastifyInstance, params: Record<string, string>) {
+  const path = projectPath(params);
+  const project = path.includes('\u0000') ? undefined : await liveProjectByPath(app, path.toLowerCase());
+  if (!project) throw new NotFoundError('Project');
+  return project;
+}
+
+async function notifyGeneric(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
+  const params = req.params as Record<string, string>;
+  const project = await projectOf(app, params);
+  const endpoint = params.endpoint.endsWith('.json') ? params.endpoint.slice(0, -5) : '';
+  const integration = await integrationByEndpoint(app.db, project.id, endpoint);
+  if (!integration) throw new NotFoundError('Integration');
+  authenticateNotification([integration], bearer(req));
+  const body = parseBody(req.body);
+  const alerts = integration.type === 'prometheus' ? parsePrometheus(body) : [parseGeneric(body, app.clock.now())];
+  await receiveAlerts(app, project.id, integration, alerts);
+  return reply.code(200).send();
+}
+
+async function notifyPrometheus(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
+  const project = await projectOf(app, req.params as Record<string, string>);
+  const integration = authenticateNotification(await prometheusIntegrations(app.db, project.id), bearer(req));
+  const alerts = parsePrometheus(parseBody(req.body));
+  await receiveAlerts(app, project.id, integration, alerts);
+  return reply.code(200).send();
+}
+
+export function registerAlertNotifications(app: FastifyInstance): void {
+  app.register(async (scope) => {
+    // Whatever the sender calls its body, it is read as text (at most 1 MB) and must be JSON.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MAX_PAYLOAD_BYTES }, (_req, body, done) => done(null, body));
+    const opts = { schema: { hide: true } as object, bodyLimit: MAX_PAYLOAD_BYTES };
+    for (let depth = 2; depth <= MAX_DEPTH; depth++) {
+      const prefix = '/' + Array.from({ length: depth }, (_, i) => `:s${i}`).join('/');
+      scope.post(`${prefix}/alerts/notify/:name/:endpoint`, opts, (req, reply) => notifyGeneric(app, req, reply));
+      scope.post(`${prefix}/prometheus/alerts/notify.json`, opts, (req, reply) => notifyPrometheus(app, req, reply));
+    }
+  });
+}
