@@ -273,14 +273,19 @@ async function applyParsed(trx: Db, projectId: number, integration: IntegrationR
   const tool = p.monitoringTool ?? integration.name;
   if (open) {
     const set: Partial<AlertRow> = { updated_at: now, payload: JSON.stringify(p.payload) };
-    if (!p.resolved) set.events = open.events + 1;
-    else Object.assign(set, { status: 'resolved', ended_at: p.endedAt ?? now });
-    const row = await trx.updateTable('alert_management_alerts').set(set).where('id', '=', open.id).returningAll().executeTakeFirstOrThrow();
-    if (p.resolved) {
-      await writeSystemNote(trx, alertNoteable(row), null, `logged a recovery alert from **${tool}**`, now);
-      await writeSystemNote(trx, alertNoteable(row), null, 'changed the status to **Resolved** by recovery alert notification', now);
+    if (p.resolved) Object.assign(set, { status: 'resolved', ended_at: p.endedAt ?? now });
+    // Counted in the statement, so concurrent notifications each add their event.
+    const row = await trx.updateTable('alert_management_alerts')
+      .set((eb) => ({ ...set, ...(p.resolved ? {} : { events: eb('events', '+', 1) }) }))
+      .where('id', '=', open.id).where('status', '<>', 'resolved').returningAll().executeTakeFirst();
+    if (row) {
+      if (p.resolved) {
+        await writeSystemNote(trx, alertNoteable(row), null, `logged a recovery alert from **${tool}**`, now);
+        await writeSystemNote(trx, alertNoteable(row), null, 'changed the status to **Resolved** by recovery alert notification', now);
+      }
+      return row;
     }
-    return row;
+    // Resolved meanwhile by another request: what follows treats this notification as a new one.
   }
   // A recovery of an alert Bellows never saw open (Prometheus) resolves nothing.
   if (p.resolved && integration.type === 'prometheus') return null;
