@@ -404,6 +404,11 @@ export async function updateAlert(deps: ServiceDeps, actor: Actor, project: Proj
   const now = deps.clock.now();
   const uid = actor.user?.id ?? null;
   return deps.db.transaction().execute(async (trx) => {
+    if (input.status !== undefined && input.status !== 'resolved' && alert.status === 'resolved' && alert.fingerprint !== null) {
+      const other = await trx.selectFrom('alert_management_alerts').select('id').where('project_id', '=', alert.project_id)
+        .where('fingerprint', '=', alert.fingerprint).where('status', '<>', 'resolved').executeTakeFirst();
+      if (other) throw new RuleError('bad_request', 'Cannot have multiple unresolved alerts');
+    }
     const set: Partial<AlertRow> = { updated_at: now };
     if (input.status !== undefined && input.status !== alert.status) {
       set.status = input.status;

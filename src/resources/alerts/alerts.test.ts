@@ -185,6 +185,11 @@ describe('the generic notify endpoint', () => {
       ['bad service', { title: 'x', service: ['a'] }, hook.token, 'application/json', 422, { message: 'service must be a string' }],
       ['over 1 MB', { title: 'x', description: 'y'.repeat(1024 * 1024) }, hook.token, 'application/json', 413, { message: '413 Request Entity Too Large' }],
     ];
+    // curl -d without a content type of its own, and no content type at all, are read as JSON too.
+    const bare = await t.app.inject({ method: 'POST', url: hook.url.replace(BASE, ''), headers: { authorization: `Bearer ${hook.token}` }, payload: '{"title":' });
+    assert.deepEqual([bare.statusCode, JSON.parse(bare.body)], [400, { message: 'The payload is not valid JSON' }]);
+    const form = await notify(hook.url, '{"title":', hook.token, 'application/x-www-form-urlencoded');
+    assert.deepEqual([form.status, form.body], [400, { message: 'The payload is not valid JSON' }]);
     const other = await integration(owner, project.id, { name: 'Other' });
     for (const [name, body, token, type, status, answer] of cases) {
       const r = await notify(hook.url, body, token === 'OTHER' ? other.token : token, type);
@@ -301,6 +306,17 @@ describe('alerts REST extensions', () => {
     assert.deepEqual([r.body.status, r.body.assignees.map((u: any) => u.id)], ['resolved', [roles.developer.user.id]]);
     r = await call(t.app, 'PUT', url, { token: roles.developer.token, body: { assignee_ids: [] } });
     assert.deepEqual(r.body.assignees, []);
+  });
+
+  test('a resolved alert does not reopen beside an open one with its fingerprint', async () => {
+    const old = await makeAlert(t.app, project, { fingerprint: 'f'.repeat(40), status: 'resolved' });
+    await makeAlert(t.app, project, { fingerprint: 'f'.repeat(40) });
+    const url = `/projects/${project.id}/alert_management_alerts/${old.iid}`;
+    let r = await call(t.app, 'PUT', url, { token: roles.developer.token, body: { status: 'triggered' } });
+    assert.deepEqual([r.status, r.body], [400, { message: 'Cannot have multiple unresolved alerts' }]);
+    r = await call(t.app, 'GET', url, { token: roles.developer.token });
+    assert.equal(r.body.status, 'resolved');
+    assert.deepEqual(await notesOf(old.id), []);
   });
 
   test('create_issue: an incident issue linked to the alert, once', async () => {
