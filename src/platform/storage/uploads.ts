@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -72,7 +72,7 @@ export interface FileStore {
   put(file: UploadedFile, key: readonly string[]): Promise<void>;
   /** The stored file at `key` (a stream and its size), or null when there is none. */
   open(key: readonly string[]): Promise<{ stream: Readable; size: number } | null>;
-  /** Removes the file at `key` and the directory named by its parent segments (nothing there is an error). */
+  /** Removes the file at `key`, and its directory once empty (a missing file is no error). */
   remove(key: readonly string[]): Promise<void>;
 }
 
@@ -95,7 +95,11 @@ export function localFileStore(dataDir: string): FileStore {
     async remove(key) {
       const path = at(key);
       await rm(path, { force: true });
-      if (key.length > 1) await rm(join(path, '..'), { recursive: true, force: true });
+      if (key.length > 1) {
+        await rmdir(join(path, '..')).catch((e: NodeJS.ErrnoException) => {
+          if (e.code !== 'ENOENT' && e.code !== 'ENOTEMPTY' && e.code !== 'EEXIST') throw e;
+        });
+      }
     },
   };
 }
