@@ -203,6 +203,7 @@ describe('the generic notify endpoint', () => {
     assert.equal((await notify(hook.url.replace(/\.json$/, ''), { title: 'x' }, hook.token)).status, 404);
     assert.equal((await notify(`/nobody/nothing/alerts/notify/generic/${hook.url.slice(-21)}`, { title: 'x' }, hook.token)).status, 404);
     assert.equal((await notify(`/${project.full_path}/prometheus/alerts/notify.json`, { alerts: [] }, hook.token)).status, 401);
+    assert.deepEqual(await notify('/nobody/nothing/prometheus/alerts/notify.json', { alerts: [] }, hook.token), { status: 401, body: { message: '401 Unauthorized' } });
     assert.equal((await alertsOf(project.id)).length, before);
   });
 });

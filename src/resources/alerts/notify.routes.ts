@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { NotFoundError } from '../../platform/errors.ts';
+import { NotFoundError, UnauthorizedError } from '../../platform/errors.ts';
 import { liveProjectByPath } from '../../platform/project-rows.ts';
 import {
   authenticateNotification, integrationByEndpoint, parseBody, parseGeneric, parsePrometheus, prometheusIntegrations, receiveAlerts,
@@ -11,7 +11,7 @@ import {
 //                                                                          or a Prometheus one (a prometheus integration)
 //   POST /<project path>/prometheus/alerts/notify.json                     the Prometheus Alertmanager webhook
 // Bodies over 1 MB answer 413; bodies that are not JSON 400; payloads missing what an alert needs 422; a wrong
-// token 401; a disabled integration 403. Nothing is stored unless every alert of the payload is.
+// token 401 (on the Prometheus path, an unknown project too); a disabled integration 403. Nothing is stored unless every alert of the payload is.
 
 /** The reference's limit for alert payloads. */
 export const MAX_PAYLOAD_BYTES = 1024 * 1024;
@@ -51,7 +51,11 @@ async function notifyGeneric(app: FastifyInstance, req: FastifyRequest, reply: F
 }
 
 async function notifyPrometheus(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
-  const project = await projectOf(app, req.params as Record<string, string>);
+  // An unknown project answers like a wrong token, so that this path tells nobody which private projects exist.
+  const project = await projectOf(app, req.params as Record<string, string>).catch((e) => {
+    if (e instanceof NotFoundError) throw new UnauthorizedError();
+    throw e;
+  });
   const integration = authenticateNotification(await prometheusIntegrations(app.db, project.id), bearer(req));
   const alerts = parsePrometheus(parseBody(req.body));
   await receiveAlerts(app, project.id, integration, alerts);
