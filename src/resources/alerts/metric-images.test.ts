@@ -215,9 +215,13 @@ test('deleting the project removes its metric image files', async () => {
   const r = await call(t.app, 'POST', imagesUrl(project.id, alert.iid), { token: roles.developer.token, multipart: { file: file('kept.png') } });
   const path = onDisk(project.id, r.body.id, 'kept.png');
   assert.equal(existsSync(path), true);
+  // The alert's system notes and assignees go with it.
+  await call(t.app, 'PUT', `/projects/${project.id}/alert_management_alerts/${alert.iid}`, { token: roles.developer.token, body: { status: 'acknowledged', assignee_ids: [roles.developer.user.id] } });
   const d = await call(t.app, 'DELETE', `/projects/${project.id}`, { token: roles.owner.token });
   assert.equal(d.status, 202);
   assert.equal(existsSync(join(t.dataDir, 'uploads', 'project', String(project.id))), false);
   assert.equal(await t.app.db.selectFrom('alert_metric_images').select('id').where('id', '=', r.body.id).executeTakeFirst(), undefined);
+  assert.equal(await t.app.db.selectFrom('alert_management_alerts').select('id').where('id', '=', alert.id).executeTakeFirst(), undefined);
+  assert.equal(await t.app.db.selectFrom('notes').select('id').where('noteable_type', '=', 'AlertManagement::Alert').where('noteable_id', '=', alert.id).executeTakeFirst(), undefined);
   assert.equal((await download(r.body.file_path, roles.admin.token)).statusCode, 404);
 });
