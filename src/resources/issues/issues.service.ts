@@ -133,10 +133,10 @@ function metadataAllowed(scope: IssueScope): boolean {
 const may = (scope: IssueScope, ability: 'set_issue_iid' | 'set_issue_created_at' | 'set_issue_updated_at') =>
   canProject(scope.actor, ability, scope.project, scope.level);
 
-const splitTitles = (list: string[] | undefined) => [...new Set((list ?? []).map((s) => s.trim()).filter((s) => s && s.length <= TITLE_MAX))];
+export const splitTitles = (list: string[] | undefined) => [...new Set((list ?? []).map((s) => s.trim()).filter((s) => s && s.length <= TITLE_MAX))];
 
 /** Label ids for titles; unknown titles become project labels with the default color when `create` is set. */
-async function labelIdsFor(trx: Db, scope: IssueScope, groupIds: number[], titles: string[], create: boolean, now: number): Promise<number[]> {
+export async function labelIdsFor(trx: Db, scope: IssueScope, groupIds: number[], titles: string[], create: boolean, now: number): Promise<number[]> {
   if (titles.length === 0) return [];
   const found = await availableLabelsByTitle(trx, scope.project.id, groupIds, titles);
   const missing = titles.filter((t) => !found.has(t));
@@ -150,7 +150,7 @@ async function labelIdsFor(trx: Db, scope: IssueScope, groupIds: number[], title
   return titles.map((t) => found.get(t)?.id).filter((id): id is number => id !== undefined);
 }
 
-async function milestoneAvailable(trx: Db, projectId: number, groupIds: number[], id: number): Promise<boolean> {
+export async function milestoneAvailable(trx: Db, projectId: number, groupIds: number[], id: number): Promise<boolean> {
   if (!fitsIntColumn(id)) return false;
   const row = await trx.selectFrom('milestones').select('id').where('id', '=', id)
     .where((eb) => eb.or([eb('project_id', '=', projectId), ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : [])])).executeTakeFirst();
@@ -162,7 +162,7 @@ async function iterationAvailable(trx: Db, groupIds: number[], id: number): Prom
   return !!(await trx.selectFrom('iterations').select('id').where('id', '=', id).where('group_id', 'in', groupIds).executeTakeFirst());
 }
 
-async function existingUserIds(trx: Db, ids: number[]): Promise<number[]> {
+export async function existingUserIds(trx: Db, ids: number[]): Promise<number[]> {
   const wanted = [...new Set(ids.filter((id) => id > 0 && fitsIntColumn(id)))];
   if (wanted.length === 0) return [];
   const rows = await trx.selectFrom('users').select('id').where('id', 'in', wanted).execute();
@@ -465,11 +465,12 @@ export interface TimeStats {
   total_time_spent: number;
 }
 
-export async function timeSpentOf(db: Db, issueIds: number[]): Promise<Map<number, number>> {
+/** The time logged on each target (issues by default, merge requests with `type` 'MergeRequest'). */
+export async function timeSpentOf(db: Db, issueIds: number[], type: string = ISSUE): Promise<Map<number, number>> {
   const out = new Map<number, number>(issueIds.map((id) => [id, 0]));
   if (issueIds.length === 0) return out;
   const rows = await db.selectFrom('timelogs').select(['target_id', (eb) => eb.fn.sum<number>('time_spent').as('spent')])
-    .where('target_type', '=', ISSUE).where('target_id', 'in', issueIds).groupBy('target_id').execute();
+    .where('target_type', '=', type).where('target_id', 'in', issueIds).groupBy('target_id').execute();
   for (const r of rows) out.set(r.target_id, Number(r.spent));
   return out;
 }
