@@ -475,34 +475,43 @@ export async function timeSpentOf(db: Db, issueIds: number[], type: string = ISS
   return out;
 }
 
-export async function timeStats(db: Db, issue: IssueRow): Promise<TimeStats> {
-  const row = await db.selectFrom('issues').select('time_estimate').where('id', '=', issue.id).executeTakeFirstOrThrow();
-  return { time_estimate: row.time_estimate, total_time_spent: (await timeSpentOf(db, [issue.id])).get(issue.id)! };
+/**
+ * What time tracking reads and writes of a target: an issue (the default) or a merge request, by its row's table.
+ * `project_id` is the project the time logs belong to.
+ */
+export interface TimeTarget { id: number; project_id: number; type?: 'Issue' | 'MergeRequest' }
+const TIME_TABLES = { Issue: 'issues', MergeRequest: 'merge_requests' } as const;
+
+export async function timeStats(db: Db, target: TimeTarget): Promise<TimeStats> {
+  const type = target.type ?? ISSUE;
+  const row = await db.selectFrom(TIME_TABLES[type]).select('time_estimate').where('id', '=', target.id).executeTakeFirstOrThrow();
+  return { time_estimate: row.time_estimate, total_time_spent: (await timeSpentOf(db, [target.id], type)).get(target.id)! };
 }
 
 const MAX_SECONDS = 2_147_483_647;
 
-export async function setTimeEstimate(deps: ServiceDeps, issue: IssueRow, seconds: number | null): Promise<void> {
+export async function setTimeEstimate(deps: ServiceDeps, target: TimeTarget, seconds: number | null): Promise<void> {
   if (seconds === null || seconds < 0 || seconds > MAX_SECONDS) {
     throw new ValidationError({ time_estimate: ['must have a valid format and be greater than or equal to zero.'] });
   }
-  await deps.db.updateTable('issues').set({ time_estimate: seconds, updated_at: deps.clock.now() }).where('id', '=', issue.id).execute();
+  await deps.db.updateTable(TIME_TABLES[target.type ?? ISSUE]).set({ time_estimate: seconds, updated_at: deps.clock.now() }).where('id', '=', target.id).execute();
 }
 
 /** Logs time (negative subtracts); `reset` logs minus the total so far. The total never goes below zero. */
-export async function addSpentTime(deps: ServiceDeps, scope: IssueScope, issue: IssueRow, seconds: number | 'reset' | null, summary: string | null): Promise<void> {
+export async function addSpentTime(deps: ServiceDeps, scope: { actor: Actor }, target: TimeTarget, seconds: number | 'reset' | null, summary: string | null): Promise<void> {
   if (seconds === null || (seconds !== 'reset' && Math.abs(seconds) > MAX_SECONDS)) throw new ValidationError({ time_spent: ['is invalid'] });
+  const type = target.type ?? ISSUE;
   await deps.db.transaction().execute(async (trx) => {
-    const total = (await timeSpentOf(trx, [issue.id])).get(issue.id)!;
+    const total = (await timeSpentOf(trx, [target.id], type)).get(target.id)!;
     const spent = seconds === 'reset' ? -total : seconds;
     if (spent === 0) return;
     if (total + spent < 0) throw new ValidationError({ base: ['Time to subtract exceeds the total time spent'] });
     const now = deps.clock.now();
     await trx.insertInto('timelogs').values({
-      target_type: ISSUE, target_id: issue.id, project_id: issue.project_id, user_id: scope.actor.user?.id ?? null, time_spent: spent,
+      target_type: type, target_id: target.id, project_id: target.project_id, user_id: scope.actor.user?.id ?? null, time_spent: spent,
       spent_at: now, summary: summary ?? null, created_at: now,
     }).execute();
-    await trx.updateTable('issues').set({ updated_at: now }).where('id', '=', issue.id).execute();
+    await trx.updateTable(TIME_TABLES[type]).set({ updated_at: now }).where('id', '=', target.id).execute();
   });
 }
 
@@ -511,13 +520,14 @@ export async function addSpentTime(deps: ServiceDeps, scope: IssueScope, issue: 
 
 export type EventTable = 'resource_label_events' | 'resource_state_events' | 'resource_milestone_events';
 
-export function eventsQuery(db: Db, table: EventTable, issueId: number) {
-  return db.selectFrom(table).selectAll().where('target_type', '=', ISSUE).where('target_id', '=', issueId).orderBy('id');
+/** The events of an issue (or, with `type`, of a merge request), oldest first. */
+export function eventsQuery(db: Db, table: EventTable, issueId: number, type: string = ISSUE) {
+  return db.selectFrom(table).selectAll().where('target_type', '=', type).where('target_id', '=', issueId).orderBy('id');
 }
 
-export async function findEvent(db: Db, table: EventTable, issueId: number, id: number) {
+export async function findEvent(db: Db, table: EventTable, issueId: number, id: number, type: string = ISSUE) {
   if (!fitsIntColumn(id)) throw new RecordNotFoundError();
-  const row = await db.selectFrom(table).selectAll().where('target_type', '=', ISSUE).where('target_id', '=', issueId).where('id', '=', id).executeTakeFirst();
+  const row = await db.selectFrom(table).selectAll().where('target_type', '=', type).where('target_id', '=', issueId).where('id', '=', id).executeTakeFirst();
   if (!row) throw new RecordNotFoundError();
   return row as any;
 }
@@ -537,6 +547,8 @@ export interface IssuePresentation {
   notes: Map<number, number>;
   votes: Map<number, { up: number; down: number }>;
   spent: Map<number, number>;
+  /** How many merge requests close each issue (`merge_requests_count`). */
+  mergeRequests: Map<number, number>;
   now: number;
   withLabelsDetails: boolean;
   /** Set for a single issue: whether the caller is subscribed. */
@@ -554,14 +566,14 @@ export async function loadIssuePresentation(
   const ids = rows.map((r) => r.id);
   const pres: IssuePresentation = {
     base: deps.config.externalUrl, users: new Map(), assignees: new Map(), labels: new Map(), milestones: new Map(), iterations: new Map(),
-    projects: new Map(), groupPaths: new Map(), notes: new Map(), votes: new Map(), spent: new Map(), now: deps.clock.now(),
+    projects: new Map(), groupPaths: new Map(), notes: new Map(), votes: new Map(), spent: new Map(), mergeRequests: new Map(), now: deps.clock.now(),
     withLabelsDetails: !!opts.withLabelsDetails, subscribed: null, from: opts.from ?? {},
   };
   if (rows.length === 0) return pres;
   const milestoneIds = [...new Set(rows.map((r) => r.milestone_id).filter((x): x is number => x !== null))];
   const iterationIds = [...new Set(rows.map((r) => r.iteration_id).filter((x): x is number => x !== null))];
   const projectIds = [...new Set(rows.map((r) => r.project_id))];
-  const [assignees, labels, milestones, iterations, projects, notes, votes, spent] = await Promise.all([
+  const [assignees, labels, milestones, iterations, projects, notes, votes, spent, mergeRequests] = await Promise.all([
     assigneeIdsOf(db, ids),
     labelsOfTargets(db, ISSUE, ids),
     milestoneIds.length ? db.selectFrom('milestones').selectAll().where('id', 'in', milestoneIds).execute() : [],
@@ -572,7 +584,9 @@ export async function loadIssuePresentation(
       .where('awardable_type', '=', ISSUE).where('awardable_id', 'in', ids).where('name', 'in', ['thumbsup', 'thumbsdown'])
       .groupBy(['awardable_id', 'name']).execute(),
     timeSpentOf(db, ids),
+    mergeRequestCounts(db, ids),
   ]);
+  pres.mergeRequests = mergeRequests;
   pres.assignees = assignees;
   pres.labels = labels;
   pres.spent = spent;
@@ -603,6 +617,14 @@ export async function loadIssuePresentation(
     for (const r of rows) pres.subscribed.set(r.id, await isSubscribed(db, actor.user?.id ?? null, r));
   }
   return pres;
+}
+
+/** How many merge requests close each issue (their descriptions' closing patterns, `merge_requests_closing_issues`). */
+export async function mergeRequestCounts(db: Db, issueIds: number[]): Promise<Map<number, number>> {
+  if (!issueIds.length) return new Map();
+  const rows = await db.selectFrom('merge_requests_closing_issues').select(['issue_id', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('issue_id', 'in', issueIds).where('closes', '=', 1).groupBy('issue_id').execute();
+  return new Map(rows.map((r) => [r.issue_id, Number(r.n)]));
 }
 
 /** Open issues of each project as the caller counts them: confidential ones only for Reporters and above. */

@@ -134,3 +134,14 @@ export function mergeRequestEntity(mr: MergeRequestRow, pres: MergeRequestPresen
   };
 }
 
+
+/** The reference's MergeRequestApprovals (free tier): whether the caller approved or may approve, and who approved. */
+export function approvalsEntity(approvals: Array<{ user_id: number }>, users: Map<number, import('../users/users.service.ts').User>, base: string, caller: { id: number | null; canApprove: boolean }) {
+  const mine = caller.id !== null && approvals.some((a) => a.user_id === caller.id);
+  return {
+    user_has_approved: mine,
+    user_can_approve: caller.canApprove && !mine,
+    approved: approvals.length > 0,
+    approved_by: approvals.map((a) => users.get(a.user_id)).filter((u) => u !== undefined).map((u) => ({ user: userBasic(u, base) })),
+  };
+}

@@ -41,3 +41,7 @@ export const MergeRequest = Entity({
   rebase_in_progress: Type.Optional(B()), diverged_commits_count: Type.Optional(I()), first_contribution: B(),
   user: Entity({ can_merge: B() }),
 }, { description: 'MergeRequest' });
+
+export const MergeRequestApprovals = Entity({
+  user_has_approved: B(), user_can_approve: B(), approved: B(), approved_by: Type.Array(Entity({ user: UserBasic })),
+}, { description: 'MergeRequestApprovals' });

@@ -13,7 +13,8 @@ import { liveProjectById } from '../../platform/project-rows.ts';
 import { labelsOfTargets, projectAncestorGroupIds, type LabelRow } from '../labels/labels.lookup.ts';
 import { existingUserIds, labelIdsFor, milestoneAvailable, splitTitles, timeSpentOf } from '../issues/issues.service.ts';
 import { usersByIds, type User } from '../users/users.service.ts';
-import { userNotesCounts } from '../notes/notes.service.ts';
+import { userNotesCounts, writeSystemNote } from '../notes/notes.service.ts';
+import { mergeRequestNoteable, writeMergeRequestSystemNotes } from '../notes/system-notes.ts';
 import { repoFor } from '../repository/repository.common.ts';
 import { cachedBranchRules, entriesAllow, matching } from '../repository/protection.ts';
 import { mergeabilityFields, type MergeabilityFields } from './mergeability.ts';
@@ -185,6 +186,7 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
     }).returningAll().executeTakeFirstOrThrow();
     const diff = await recordDiffVersion(trx, targetRepo, row.id, { base, start: targetHead, head }, now);
     const after = await trx.updateTable('merge_requests').set({ latest_diff_id: diff }).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
+    await linkClosingIssues(trx, after, now);
     if (meta) {
       const labelIds = await labelIdsFor(trx, target, groupIds, splitTitles(input.labels), true, now);
       if (labelIds.length) {
@@ -357,3 +359,308 @@ export async function canMergeBy(deps: ServiceDeps, actor: Actor, mr: MergeReque
   return entriesAllow(deps.db, rules.flatMap((r) => r.merge), { userId: actor.user.id, level, admin: actor.admin });
 }
 export { repoFor };
+
+// ---------------------------------------------------------------------------------------------------------------
+// Changing
+
+/** What one request changed, for the system notes it calls for. */
+export interface MergeRequestChange {
+  mr: MergeRequestRow;
+  before: MergeRequestRow | null;
+  actor: Actor;
+  addedLabelIds: number[];
+  removedLabelIds: number[];
+  addedAssigneeIds: number[];
+  removedAssigneeIds: number[];
+  addedReviewerIds: number[];
+  removedReviewerIds: number[];
+  at: number;
+}
+
+async function replaceUsers(trx: Db, table: 'merge_request_assignees' | 'merge_request_reviewers', mrId: number, wanted: number[], now: number) {
+  const current = (await userIdsOf(trx, table, [mrId])).get(mrId)!;
+  const next = await existingUserIds(trx, wanted);
+  const added = next.filter((id) => !current.includes(id));
+  const removed = current.filter((id) => !next.includes(id));
+  if (removed.length) await trx.deleteFrom(table).where('merge_request_id', '=', mrId).where('user_id', 'in', removed).execute();
+  if (added.length) await trx.insertInto(table).values(added.map((user_id) => ({ merge_request_id: mrId, user_id, created_at: now }))).execute();
+  return { added, removed };
+}
+
+/**
+ * Changes a merge request: text and draft state for whoever may update it, labels, assignees, reviewers, milestone and
+ * the lock for `admin_merge_request` (Developer+), the target branch (a new diff version against it), close and
+ * reopen; resource events and system notes in the same transaction.
+ */
+export async function updateMergeRequest(deps: ServiceDeps, scope: MergeRequestScope, mr: MergeRequestRow, input: MergeRequestInput): Promise<MergeRequestRow> {
+  validateText(input, false);
+  const now = deps.clock.now();
+  const uid = scope.actor.user?.id ?? null;
+  const meta = metadataAllowed(scope);
+  const groupIds = await projectAncestorGroupIds(deps.db, scope.project);
+  const targetRepo = repoFor(deps.config, scope.project);
+  let newTarget: { branch: string; head: string } | null = null;
+  if (input.target_branch !== undefined && input.target_branch !== mr.target_branch) {
+    if (mr.state === 'merged') throw new RuleError('unprocessable', ['Target branch cannot be changed on a merged merge request']);
+    if (mr.source_project_id === mr.target_project_id && input.target_branch === mr.source_branch) {
+      throw new RuleError('unprocessable', ["You can't use same project/branch for source and target"]);
+    }
+    const head = !input.target_branch.startsWith('-') ? await targetRepo.resolveCommit(`refs/heads/${input.target_branch}`) : null;
+    if (!head) throw new RuleError('unprocessable', [`Target branch "${input.target_branch}" does not exist`]);
+    newTarget = { branch: input.target_branch, head };
+  }
+  return deps.db.transaction().execute(async (trx) => {
+    const set: Partial<MergeRequestRow> = {};
+    if (input.title !== undefined) {
+      set.title = input.title.trim();
+      set.draft = isDraftTitle(set.title) ? 1 : 0;
+    }
+    if (input.description !== undefined) set.description = input.description;
+    if (input.squash !== undefined) set.squash = input.squash ? 1 : 0;
+    if (input.remove_source_branch !== undefined) set.force_remove_source_branch = input.remove_source_branch ? 1 : 0;
+    if (input.allow_collaboration !== undefined && mr.source_project_id !== mr.target_project_id) set.allow_collaboration = input.allow_collaboration ? 1 : 0;
+    if (meta && input.discussion_locked !== undefined) set.discussion_locked = input.discussion_locked === null ? null : input.discussion_locked ? 1 : 0;
+    if (meta && input.milestone_id !== undefined) {
+      set.milestone_id = input.milestone_id && (await milestoneAvailable(trx, scope.project.id, groupIds, input.milestone_id)) ? input.milestone_id : null;
+    }
+    if (input.state_event === 'close' && mr.state === 'opened') Object.assign(set, { state: 'closed', closed_at: now, closed_by_id: uid });
+    else if (input.state_event === 'reopen' && mr.state === 'closed') {
+      const open = await trx.selectFrom('merge_requests').select('iid').where('target_project_id', '=', mr.target_project_id)
+        .where('source_project_id', '=', mr.source_project_id).where('source_branch', '=', mr.source_branch)
+        .where('target_branch', '=', newTarget?.branch ?? mr.target_branch).where('state', '=', 'opened').executeTakeFirst();
+      if (open) throw new RuleError('conflict', [`Another open merge request already exists for this source branch: !${open.iid}`]);
+      Object.assign(set, { state: 'opened', closed_at: null, closed_by_id: null });
+    }
+    if (newTarget) Object.assign(set, { target_branch: newTarget.branch, merge_status: 'unchecked' });
+    if ((set.title !== undefined && set.title !== mr.title) || (set.description !== undefined && set.description !== mr.description)) {
+      Object.assign(set, { last_edited_at: now, last_edited_by_id: uid });
+    }
+    set.updated_at = now;
+    let after = await trx.updateTable('merge_requests').set(set).where('id', '=', mr.id).returningAll().executeTakeFirstOrThrow();
+    if (newTarget && after.sha) {
+      const base = await targetRepo.mergeBase(newTarget.head, after.sha);
+      const diff = await recordDiffVersion(trx, targetRepo, mr.id, { base, start: newTarget.head, head: after.sha }, now);
+      after = await trx.updateTable('merge_requests').set({ latest_diff_id: diff }).where('id', '=', mr.id).returningAll().executeTakeFirstOrThrow();
+    }
+    const change: MergeRequestChange = {
+      mr: after, before: mr, actor: scope.actor, addedLabelIds: [], removedLabelIds: [], addedAssigneeIds: [], removedAssigneeIds: [],
+      addedReviewerIds: [], removedReviewerIds: [], at: now,
+    };
+    if (meta && (input.labels !== undefined || input.add_labels !== undefined || input.remove_labels !== undefined)) {
+      const current = (await trx.selectFrom('label_links').select('label_id').where('target_type', '=', MERGE_REQUEST).where('target_id', '=', mr.id).execute()).map((r) => r.label_id);
+      const next = new Set(input.labels !== undefined ? await labelIdsFor(trx, scope, groupIds, splitTitles(input.labels), true, now) : current);
+      for (const id of await labelIdsFor(trx, scope, groupIds, splitTitles(input.add_labels), true, now)) next.add(id);
+      for (const id of await labelIdsFor(trx, scope, groupIds, splitTitles(input.remove_labels), false, now)) next.delete(id);
+      change.addedLabelIds = [...next].filter((id) => !current.includes(id));
+      change.removedLabelIds = current.filter((id) => !next.has(id));
+      if (change.removedLabelIds.length) {
+        await trx.deleteFrom('label_links').where('target_type', '=', MERGE_REQUEST).where('target_id', '=', mr.id).where('label_id', 'in', change.removedLabelIds).execute();
+      }
+      if (change.addedLabelIds.length) {
+        await trx.insertInto('label_links').values(change.addedLabelIds.map((label_id) => ({ label_id, target_type: MERGE_REQUEST, target_id: mr.id, created_at: now }))).execute();
+      }
+      const events = [...change.addedLabelIds.map((label_id) => ({ label_id, action: 'add' })), ...change.removedLabelIds.map((label_id) => ({ label_id, action: 'remove' }))];
+      if (events.length) {
+        await trx.insertInto('resource_label_events').values(events.map((e) => ({ ...e, target_type: MERGE_REQUEST, target_id: mr.id, user_id: uid, created_at: now }))).execute();
+      }
+    }
+    if (meta && input.assignee_ids !== undefined) {
+      const r = await replaceUsers(trx, 'merge_request_assignees', mr.id, input.assignee_ids, now);
+      change.addedAssigneeIds = r.added;
+      change.removedAssigneeIds = r.removed;
+    }
+    if (meta && input.reviewer_ids !== undefined) {
+      const r = await replaceUsers(trx, 'merge_request_reviewers', mr.id, input.reviewer_ids, now);
+      change.addedReviewerIds = r.added;
+      change.removedReviewerIds = r.removed;
+    }
+    if (mr.state !== after.state) {
+      await trx.insertInto('resource_state_events')
+        .values({ target_type: MERGE_REQUEST, target_id: mr.id, user_id: uid, state: after.state === 'closed' ? 'closed' : 'reopened', created_at: now }).execute();
+    }
+    if (mr.milestone_id !== after.milestone_id) {
+      const removed = after.milestone_id === null;
+      await trx.insertInto('resource_milestone_events').values({
+        target_type: MERGE_REQUEST, target_id: mr.id, user_id: uid, milestone_id: removed ? mr.milestone_id : after.milestone_id,
+        action: removed ? 'remove' : 'add', state: after.state, created_at: now,
+      }).execute();
+    }
+    if (input.description !== undefined) await linkClosingIssues(trx, after, now);
+    await writeMergeRequestSystemNotes(trx, change);
+    return after;
+  });
+}
+
+/** Removes a merge request, everything hung on it by (type, id), and its head ref. */
+export async function deleteMergeRequest(deps: ServiceDeps, project: ProjectRow, mr: MergeRequestRow): Promise<void> {
+  await deps.db.transaction().execute(async (trx) => {
+    const noteIds = trx.selectFrom('notes').select('id').where('noteable_type', '=', MERGE_REQUEST).where('noteable_id', '=', mr.id);
+    await trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Note').where('awardable_id', 'in', noteIds).execute();
+    await trx.deleteFrom('notes').where('noteable_type', '=', MERGE_REQUEST).where('noteable_id', '=', mr.id).execute();
+    await trx.deleteFrom('award_emoji').where('awardable_type', '=', MERGE_REQUEST).where('awardable_id', '=', mr.id).execute();
+    await trx.deleteFrom('label_links').where('target_type', '=', MERGE_REQUEST).where('target_id', '=', mr.id).execute();
+    await trx.deleteFrom('subscriptions').where('subscribable_type', '=', MERGE_REQUEST).where('subscribable_id', '=', mr.id).execute();
+    await trx.deleteFrom('timelogs').where('target_type', '=', MERGE_REQUEST).where('target_id', '=', mr.id).execute();
+    for (const table of ['resource_label_events', 'resource_state_events', 'resource_milestone_events'] as const) {
+      await trx.deleteFrom(table).where('target_type', '=', MERGE_REQUEST).where('target_id', '=', mr.id).execute();
+    }
+    await trx.deleteFrom('merge_requests').where('id', '=', mr.id).execute();
+  });
+  // The head ref goes after the row: a crash in between leaves a ref the next merge request with that iid never gets.
+  const repo = repoFor(deps.config, project);
+  const ref = headRef(mr.iid);
+  if (await repo.revParse(ref)) await repo.deleteRef(ref).catch(() => undefined);
+}
+
+/** Subscribes or unsubscribes the user; false when they already were (the route answers 304). */
+export async function setSubscription(deps: ServiceDeps, userId: number, mr: MergeRequestRow, subscribed: boolean): Promise<boolean> {
+  return deps.db.transaction().execute(async (trx) => {
+    if ((await isSubscribed(trx, userId, mr)) === subscribed) return false;
+    const now = deps.clock.now();
+    const updated = await trx.updateTable('subscriptions').set({ subscribed: subscribed ? 1 : 0, updated_at: now })
+      .where('subscribable_type', '=', MERGE_REQUEST).where('subscribable_id', '=', mr.id).where('user_id', '=', userId).executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) {
+      await trx.insertInto('subscriptions').values({
+        user_id: userId, subscribable_type: MERGE_REQUEST, subscribable_id: mr.id, project_id: mr.target_project_id, subscribed: subscribed ? 1 : 0, created_at: now, updated_at: now,
+      }).execute();
+    }
+    return true;
+  });
+}
+
+/** The author, whoever commented, the assignees and the reviewers, each once, keeping only those who may read it. */
+export async function participants(deps: ServiceDeps, mr: MergeRequestRow, project: ProjectRow): Promise<User[]> {
+  const [notes, assignees, reviewers] = await Promise.all([
+    deps.db.selectFrom('notes').select('author_id').where('noteable_type', '=', MERGE_REQUEST).where('noteable_id', '=', mr.id)
+      .where('system', '=', 0).where('internal', '=', 0).orderBy('id').execute(),
+    userIdsOf(deps.db, 'merge_request_assignees', [mr.id]),
+    userIdsOf(deps.db, 'merge_request_reviewers', [mr.id]),
+  ]);
+  const ids: number[] = [];
+  for (const id of [mr.author_id, ...notes.map((n) => n.author_id), ...assignees.get(mr.id)!, ...reviewers.get(mr.id)!]) {
+    if (id !== null && !ids.includes(id)) ids.push(id);
+  }
+  if (ids.length === 0) return [];
+  const byId = await usersByIds(deps, ids);
+  const out: User[] = [];
+  for (const id of ids) {
+    const u = byId.get(id);
+    if (!u || u.state === 'blocked') continue;
+    const actor: Actor = { user: u, admin: !!u.admin, token: null, via: 'none', sudo: false };
+    if (!projectDenial(actor, 'read_merge_request', project, await levelIn(deps.db, actor, project))) out.push(u);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Issues a description closes or mentions
+
+/**
+ * The reference's default closing pattern (`gitlab.yml` issue_closing_pattern): "Closes #1", "fixes #2 and #3",
+ * "Resolves: #4", "implemented #5", with `group/project#6` for another project. Plain `#N` elsewhere is a mention.
+ */
+const CLOSING = /\b(?:(?:[Cc]los(?:e[sd]?|ing)|[Ff]ix(?:e[sd]|ing)?|[Rr]esolv(?:e[sd]?|ing)|[Ii]mplement(?:s|ed|ing)?)(?::?)\s+((?:(?:[\w.\-/]+)?#\d+(?:(?:,\s*|,?\s+and\s+|\s+)?))+))/g;
+const ISSUE_REF = /(?:^|[^\w&/])([\w.\-]+(?:\/[\w.\-]+)+)?#(\d+)\b/g;
+
+interface IssueRefs { closes: Array<{ path: string | null; iid: number }>; mentions: Array<{ path: string | null; iid: number }> }
+
+export function issueReferences(text: string | null): IssueRefs {
+  const out: IssueRefs = { closes: [], mentions: [] };
+  if (!text) return out;
+  const refsIn = (s: string) => [...s.matchAll(ISSUE_REF)].map((m) => ({ path: m[1] ?? null, iid: Number(m[2]) })).filter((r) => fitsIntColumn(r.iid));
+  for (const m of text.matchAll(CLOSING)) out.closes.push(...refsIn(` ${m[1]}`));
+  out.mentions = refsIn(text);
+  return out;
+}
+
+/**
+ * Rewrites the issues a merge request's description names (`merge_requests_closing_issues`): `closes` 1 for those
+ * after a closing pattern, 0 for the other mentions. Issues in other projects are named by their full path.
+ */
+export async function linkClosingIssues(trx: Db, mr: MergeRequestRow, now: number): Promise<void> {
+  const refs = issueReferences(mr.description);
+  const wanted = new Map<string, boolean>();
+  for (const r of refs.mentions) wanted.set(`${r.path ?? ''}#${r.iid}`, false);
+  for (const r of refs.closes) wanted.set(`${r.path ?? ''}#${r.iid}`, true);
+  await trx.deleteFrom('merge_requests_closing_issues').where('merge_request_id', '=', mr.id).execute();
+  if (wanted.size === 0) return;
+  const paths = [...new Set([...wanted.keys()].map((k) => k.split('#')[0]).filter(Boolean))];
+  const projects = paths.length ? await trx.selectFrom('projects').select(['id', 'full_path_lower']).where('full_path_lower', 'in', paths.map((p) => p.toLowerCase())).execute() : [];
+  const projectOf = new Map(projects.map((p) => [p.full_path_lower, p.id]));
+  const rows: Array<{ issue_id: number; closes: number }> = [];
+  for (const [key, closes] of wanted) {
+    const [path, iid] = key.split('#');
+    const projectId = path ? projectOf.get(path.toLowerCase()) : mr.target_project_id;
+    if (projectId === undefined) continue;
+    const issue = await trx.selectFrom('issues').select('id').where('project_id', '=', projectId).where('iid', '=', Number(iid)).executeTakeFirst();
+    if (issue && !rows.some((r) => r.issue_id === issue.id)) rows.push({ issue_id: issue.id, closes: closes ? 1 : 0 });
+  }
+  if (rows.length) {
+    await trx.insertInto('merge_requests_closing_issues').values(rows.map((r) => ({ ...r, merge_request_id: mr.id, created_at: now, updated_at: now }))).execute();
+  }
+}
+
+/** The issues a merge request closes (`closes` links), in iid order. */
+export async function closingIssues(db: Db, mr: MergeRequestRow) {
+  return db.selectFrom('issues').innerJoin('merge_requests_closing_issues as l', 'l.issue_id', 'issues.id').selectAll('issues')
+    .where('l.merge_request_id', '=', mr.id).where('l.closes', '=', 1).orderBy('issues.project_id').orderBy('issues.iid').execute();
+}
+
+/** Merge requests linked to an issue: those that close it (`closesOnly`), or every one naming it. */
+export function mergeRequestsOfIssueQuery(db: Db, issueId: number, closesOnly: boolean) {
+  let q = db.selectFrom('merge_requests').innerJoin('merge_requests_closing_issues as l', 'l.merge_request_id', 'merge_requests.id')
+    .innerJoin('projects', 'projects.id', 'merge_requests.target_project_id')
+    .selectAll('merge_requests').where('l.issue_id', '=', issueId).where('projects.pending_delete', '=', 0);
+  if (closesOnly) q = q.where('l.closes', '=', 1);
+  return q.orderBy('merge_requests.id');
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Approvals (the reference's free tier: anyone allowed by `approve_merge_request`, once each)
+
+export async function approvalsOf(db: Db, mrId: number) {
+  return db.selectFrom('merge_request_approvals').select(['user_id', 'created_at']).where('merge_request_id', '=', mrId).orderBy('id').execute();
+}
+
+/** Approves as the caller; false when the caller may not (already approved). A `sha` other than the head is a 409. */
+export async function approve(deps: ServiceDeps, scope: MergeRequestScope, mr: MergeRequestRow, sha: string | undefined): Promise<boolean> {
+  if (sha !== undefined && sha !== mr.sha) throw new RuleError('conflict', `SHA does not match HEAD of source branch: ${mr.sha}`);
+  const uid = scope.actor.user!.id;
+  return deps.db.transaction().execute(async (trx) => {
+    const had = await trx.selectFrom('merge_request_approvals').select('id').where('merge_request_id', '=', mr.id).where('user_id', '=', uid).executeTakeFirst();
+    if (had) return false;
+    const now = deps.clock.now();
+    await trx.insertInto('merge_request_approvals').values({ merge_request_id: mr.id, user_id: uid, created_at: now, updated_at: now }).execute();
+    await trx.updateTable('merge_request_reviewers').set({ state: 'approved' }).where('merge_request_id', '=', mr.id).where('user_id', '=', uid).execute();
+    await writeSystemNote(trx, mergeRequestNoteable(mr), uid, 'approved this merge request', now);
+    return true;
+  });
+}
+
+/** Withdraws the caller's approval; false when there was none. */
+export async function unapprove(deps: ServiceDeps, scope: MergeRequestScope, mr: MergeRequestRow): Promise<boolean> {
+  const uid = scope.actor.user!.id;
+  return deps.db.transaction().execute(async (trx) => {
+    const gone = await trx.deleteFrom('merge_request_approvals').where('merge_request_id', '=', mr.id).where('user_id', '=', uid).executeTakeFirst();
+    if (Number(gone.numDeletedRows) === 0) return false;
+    const now = deps.clock.now();
+    await trx.updateTable('merge_request_reviewers').set({ state: 'unreviewed' }).where('merge_request_id', '=', mr.id).where('user_id', '=', uid).execute();
+    await writeSystemNote(trx, mergeRequestNoteable(mr), uid, 'unapproved this merge request', now);
+    return true;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Commits of the latest version
+
+/** The commits of the merge request's latest version (base..head), newest first, paged by `skip`/`limit`. */
+export async function versionCommits(deps: ServiceDeps, project: ProjectRow, mr: MergeRequestRow, page: { skip: number; limit: number }) {
+  const diff = await latestDiff(deps.db, mr);
+  if (!diff || !diff.head_commit_sha) return { total: 0, commits: [] };
+  const repo = repoFor(deps.config, project);
+  const from = diff.base_commit_sha ?? diff.start_commit_sha;
+  const range = from ? `${from}..${diff.head_commit_sha}` : diff.head_commit_sha;
+  const total = diff.commits_count ?? (await repo.countCommits(range));
+  const commits = total && page.skip < total ? await repo.log({ ref: range, skip: page.skip, limit: page.limit }) : [];
+  return { total, commits };
+}
