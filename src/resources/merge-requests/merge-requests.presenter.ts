@@ -31,12 +31,13 @@ function references(mr: MergeRequestRow, pres: MergeRequestPresentation) {
   return { short, relative, full };
 }
 
-export function mergeRequestSimpleEntity(mr: MergeRequestRow, pres: MergeRequestPresentation) {
+/** MergeRequestSimple (`view=simple`); without `web_url` it is the reference's IssuableEntity. */
+export function mergeRequestSimpleEntity(mr: MergeRequestRow, pres: MergeRequestPresentation, withUrl = true) {
   const project = pres.projects.get(mr.target_project_id)!;
   return {
     id: mr.id, iid: mr.iid, project_id: mr.target_project_id, title: mr.title, description: mr.description, state: mr.state,
     created_at: iso(mr.created_at), updated_at: iso(mr.updated_at),
-    web_url: webUrl(pres.base, project.full_path, '-/merge_requests', String(mr.iid)),
+    ...(withUrl ? { web_url: webUrl(pres.base, project.full_path, '-/merge_requests', String(mr.iid)) } : {}),
   };
 }
 
@@ -135,13 +136,29 @@ export function mergeRequestEntity(mr: MergeRequestRow, pres: MergeRequestPresen
 }
 
 
-/** The reference's MergeRequestApprovals (free tier): whether the caller approved or may approve, and who approved. */
-export function approvalsEntity(approvals: Array<{ user_id: number }>, users: Map<number, import('../users/users.service.ts').User>, base: string, caller: { id: number | null; canApprove: boolean }) {
+/**
+ * The approval state as the reference's free tier answers it (EE's ApprovalState without rules): nothing is required,
+ * so `approved` is true and `approvals_left` 0 whoever approved; `approved_by` lists the approvals, oldest first.
+ */
+export function approvalsEntity(mr: MergeRequestRow, pres: MergeRequestPresentation, approvals: Array<{ user_id: number }>, caller: { id: number | null; canApprove: boolean }) {
   const mine = caller.id !== null && approvals.some((a) => a.user_id === caller.id);
   return {
+    ...mergeRequestSimpleEntity(mr, pres, false),
+    merge_status: pres.mergeability.get(mr.id)!.merge_status,
+    approved: true,
+    approvals_required: 0,
+    approvals_left: 0,
+    require_password_to_approve: false,
+    approved_by: approvals.map((a) => user(pres, a.user_id)).filter((u) => u !== null).map((u) => ({ user: u })),
+    suggested_approvers: [],
+    approvers: [],
+    approver_groups: [],
     user_has_approved: mine,
     user_can_approve: caller.canApprove && !mine,
-    approved: approvals.length > 0,
-    approved_by: approvals.map((a) => users.get(a.user_id)).filter((u) => u !== undefined).map((u) => ({ user: userBasic(u, base) })),
+    approval_rules_left: [],
+    has_approval_rules: false,
+    merge_request_approvers_available: false,
+    multiple_approval_rules_available: false,
+    invalid_approvers_rules: [],
   };
 }

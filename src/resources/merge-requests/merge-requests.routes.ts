@@ -222,10 +222,11 @@ const mergeRequestNoteables: NoteableKind = {
 const timeTarget = (mr: MergeRequestRow) => ({ id: mr.id, project_id: mr.target_project_id, type: 'MergeRequest' as const });
 
 async function presentApprovals(req: ApiRequest<any>, mr: MergeRequestRow) {
-  const approvals = await approvalsOf(req.server.db, mr.id);
-  const users = await usersByIds(req.server, approvals.map((a) => a.user_id));
-  const canApprove = !!req.actor.user && !(await mergeRequestDenialFor(req.server.db, scopeOf(req), mr, 'approve_merge_request'));
-  return approvalsEntity(approvals, users, req.server.config.externalUrl, { id: req.actor.user?.id ?? null, canApprove });
+  const fresh = (await findMergeRequest(req.server, scopeOf(req), mr.iid)) ?? mr;
+  const [approvals, pres] = await Promise.all([approvalsOf(req.server.db, mr.id), loadMergeRequestPresentation(req.server, req.actor, [fresh])]);
+  pres.users = await usersByIds(req.server, approvals.map((a) => a.user_id));
+  const canApprove = !!req.actor.user && !(await mergeRequestDenialFor(req.server.db, scopeOf(req), fresh, 'approve_merge_request'));
+  return approvalsEntity(fresh, pres, approvals, { id: req.actor.user?.id ?? null, canApprove });
 }
 
 export const mergeRequestRoutes: RouteDef<any>[] = [

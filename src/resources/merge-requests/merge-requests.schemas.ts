@@ -43,5 +43,9 @@ export const MergeRequest = Entity({
 }, { description: 'MergeRequest' });
 
 export const MergeRequestApprovals = Entity({
-  user_has_approved: B(), user_can_approve: B(), approved: B(), approved_by: Type.Array(Entity({ user: UserBasic })),
-}, { description: 'MergeRequestApprovals' });
+  id: I(), iid: I(), project_id: I(), title: S(), description: Nullable(S()), state: S(), created_at: Iso(), updated_at: Iso(),
+  merge_status: S(), approved: B(), approvals_required: I(), approvals_left: I(), require_password_to_approve: B(),
+  approved_by: Type.Array(Entity({ user: UserBasic })), suggested_approvers: Type.Array(UserBasic), approvers: Type.Array(Type.Never()),
+  approver_groups: Type.Array(Type.Never()), user_has_approved: B(), user_can_approve: B(), approval_rules_left: Type.Array(Type.Never()),
+  has_approval_rules: B(), merge_request_approvers_available: B(), multiple_approval_rules_available: B(), invalid_approvers_rules: Type.Array(Type.Never()),
+}, { description: 'ApprovalState' });
