@@ -26,6 +26,7 @@ import { labelRoutes } from './labels/labels.routes.ts';
 import { milestoneRoutes } from './milestones/milestones.routes.ts';
 import { iterationJobs, iterationRoutes } from './iterations/iterations.routes.ts';
 import { issueRoutes } from './issues/issues.routes.ts';
+import { mergeRequestRoutes } from './merge-requests/merge-requests.routes.ts';
 import { commitRoutes } from './repository/commits.routes.ts';
 import { storageMoveJobs, storageMoveRoutes } from './storage-moves/storage-moves.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
@@ -65,6 +66,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...milestoneRoutes,
     ...iterationRoutes,
     ...issueRoutes,
+    ...mergeRequestRoutes,
     ...commitRoutes,
     ...storageMoveRoutes,
     ...uploadRoutes,

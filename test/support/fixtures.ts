@@ -225,3 +225,36 @@ export async function makeAlert(app: FastifyInstance, project: { id: number }, o
     }).returningAll().executeTakeFirstOrThrow();
   });
 }
+
+/**
+ * One commit on `branch` of the project's repository (made when missing), writing `files` (path → content; null
+ * deletes), started from `from` when the branch is new. Sets the default branch on the first commit. Returns the sha.
+ */
+export async function commitFiles(app: FastifyInstance, project: ProjectRow, branch: string, files: Record<string, string | null>, o: { from?: string; message?: string } = {}): Promise<string> {
+  const repo = repoFor(app.config, project);
+  await repo.ensure('main');
+  const start = (await repo.resolveCommit(`refs/heads/${branch}`)) ?? (o.from ? await repo.resolveCommit(`refs/heads/${o.from}`) : null);
+  const exists = async (p: string) => (start ? repo.pathExists(start, p) : false);
+  const actions = [];
+  for (const [file_path, content] of Object.entries(files)) {
+    if (content === null) actions.push({ action: 'delete' as const, file_path });
+    else actions.push({ action: (await exists(file_path)) ? 'update' as const : 'create' as const, file_path, content });
+  }
+  const r = await repo.createCommit({
+    branch, startBranch: o.from, actions, message: o.message ?? `Change ${Object.keys(files).join(', ')}`,
+    author: { name: 'Fixture', email: 'fixture@example.com', date: new Date(app.clock.now()) },
+  });
+  if (!project.default_branch) {
+    await app.db.updateTable('projects').set({ default_branch: branch, empty_repo: 0 }).where('id', '=', project.id).execute();
+    project.default_branch = branch;
+    project.empty_repo = 0;
+  }
+  return r.sha;
+}
+
+/** A merge request made through the API (so it has its head ref and first diff version), by `token`. */
+export async function makeMergeRequest(app: FastifyInstance, token: string, project: { id: number }, body: Record<string, unknown>): Promise<any> {
+  const r = await call(app, 'POST', `/projects/${project.id}/merge_requests`, { token, body: { title: 'A change', ...body } });
+  if (r.status !== 201) throw new Error(`merge request: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}

@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import { addMember, createProject, makeGroup, makeUser, type TestUser } from '../../../test/support/fixtures.ts';
 import { ed25519Key } from '../../../test/support/ssh-key-fixtures.ts';
-import { groupDenial, issueDenial, projectDenial, type Denial, type GroupAbility, type IssueAbility, type PolicyIssue, type PolicyProject, type ProjectAbility } from './policy.ts';
+import {
+  groupDenial, issueDenial, mergeRequestDenial, projectDenial, type Denial, type GroupAbility, type IssueAbility, type MergeRequestAbility,
+  type PolicyIssue, type PolicyMergeRequest, type PolicyProject, type ProjectAbility,
+} from './policy.ts';
 import { anonymous, type Actor, type UserRow } from './actor.ts';
 import { projectAccessLevels } from '../membership.ts';
 import { authorizedProjectIds } from './queries.ts';
@@ -70,6 +73,15 @@ const PROJECT_TABLE: Array<[ProjectAbility, string, PolicyProject, string]> = [
   ['read_merge_request', 'public, merge requests disabled', project({ merge_requests_access_level: DISABLED }), 'FFFFFFFF'],
   ['create_merge_request', 'public', project(), 'FFFFYYYY'],
   ['create_merge_request', 'public, archived', project({ archived: 1 }), 'FFFFAAAA'],
+  ['update_merge_request', 'public', project(), 'FFFFYYYY'],
+  ['update_merge_request', 'private', project({ visibility_level: PRIVATE }), 'NNFFYYYY'],
+  ['update_merge_request', 'public, archived', project({ archived: 1 }), 'FFFFAAAA'],
+  ['admin_merge_request', 'public', project(), 'FFFFYYYY'],
+  ['admin_merge_request', 'public, merge requests disabled', project({ merge_requests_access_level: DISABLED }), 'FFFFFFFF'],
+  ['approve_merge_request', 'public', project(), 'FFFFYYYY'],
+  ['approve_merge_request', 'public, archived', project({ archived: 1 }), 'FFFFAAAA'],
+  ['destroy_merge_request', 'public', project(), 'FFFFFFYY'],
+  ['destroy_merge_request', 'private', project({ visibility_level: PRIVATE }), 'NNFFFFYY'],
   ['read_label', 'public', project(), 'YYYYYYYY'],
   ['read_label', 'private', project({ visibility_level: PRIVATE }), 'NNYYYYYY'],
   ['read_label', 'public, issues disabled', project({ issues_access_level: DISABLED }), 'YYYYYYYY'],
@@ -156,6 +168,37 @@ describe('issue abilities', () => {
   for (const [ability, state, p, i, row] of ISSUE_TABLE) {
     test(`${ability} on a ${state}: ${row}`, () => {
       const got = CALLERS.map((c) => issueDenial(actorFor(c), ability, p, LEVEL[c], i));
+      assert.deepEqual(got, [...row].map((l) => LETTER[l]));
+    });
+  }
+});
+
+// Merge-request-level rules. The callers are user 1 (anonymous aside); the author is user 2 unless said otherwise.
+const mr = (o: Partial<PolicyMergeRequest> = {}): PolicyMergeRequest => ({ author_id: 2, assigneeIds: [], state: 'opened', ...o });
+const authorApproves = JSON.stringify({ merge_requests_author_approval: true });
+const MR_TABLE: Array<[MergeRequestAbility, string, PolicyProject, PolicyMergeRequest, string]> = [
+  ['read_merge_request', 'public', project(), mr(), 'YYYYYYYY'],
+  ['read_merge_request', 'private', project({ visibility_level: PRIVATE }), mr(), 'NNFYYYYY'],
+  ['read_merge_request', 'public, merge requests for members', project({ merge_requests_access_level: MEMBERS }), mr(), 'FFFYYYYY'],
+  ['update_merge_request', 'public', project(), mr(), 'FFFFYYYY'],
+  ['update_merge_request', 'public, the caller\'s merge request', project(), mr({ author_id: 1 }), 'FYYYYYYY'],
+  ['update_merge_request', 'public, assigned to the caller', project(), mr({ assigneeIds: [1] }), 'FYYYYYYY'],
+  ['update_merge_request', 'public, the caller\'s merge request, archived', project({ archived: 1 }), mr({ author_id: 1 }), 'FAAAAAAA'],
+  ['update_merge_request', 'private, the caller\'s merge request', project({ visibility_level: PRIVATE }), mr({ author_id: 1 }), 'NNFYYYYY'],
+  ['approve_merge_request', 'public, open', project(), mr(), 'FFFFYYYY'],
+  ['approve_merge_request', 'public, merged', project(), mr({ state: 'merged' }), 'FFFFFFFF'],
+  ['approve_merge_request', 'public, closed', project(), mr({ state: 'closed' }), 'FFFFFFFF'],
+  ['approve_merge_request', 'public, the caller\'s merge request', project(), mr({ author_id: 1 }), 'FFFFFFFF'],
+  ['approve_merge_request', 'public, the caller\'s, author approval allowed', project({ settings: authorApproves }), mr({ author_id: 1 }), 'FFFFYYYY'],
+  ['approve_merge_request', 'private', project({ visibility_level: PRIVATE }), mr(), 'NNFFYYYY'],
+  ['destroy_merge_request', 'public', project(), mr(), 'FFFFFFYY'],
+  ['destroy_merge_request', 'public, the caller\'s merge request', project(), mr({ author_id: 1 }), 'FFFFFFYY'],
+];
+
+describe('merge request abilities', () => {
+  for (const [ability, state, p, m, row] of MR_TABLE) {
+    test(`${ability} on a ${state}: ${row}`, () => {
+      const got = CALLERS.map((c) => mergeRequestDenial(actorFor(c), ability, p, LEVEL[c], m));
       assert.deepEqual(got, [...row].map((l) => LETTER[l]));
     });
   }

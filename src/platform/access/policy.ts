@@ -78,6 +78,11 @@ export const PROJECT_ABILITIES = {
   upload_file: { user: true, write: true },
   read_merge_request: { feature: 'merge_requests', code: true },
   create_merge_request: { feature: 'merge_requests', code: true, min: G.DEVELOPER, write: true },
+  // Editing any merge request (an author or assignee edits their own: mergeRequestDenial), approving, deleting.
+  update_merge_request: { feature: 'merge_requests', code: true, min: G.DEVELOPER, write: true },
+  admin_merge_request: { feature: 'merge_requests', code: true, min: G.DEVELOPER, write: true },
+  approve_merge_request: { feature: 'merge_requests', code: true, min: G.DEVELOPER, write: true },
+  destroy_merge_request: { feature: 'merge_requests', code: true, min: G.OWNER },
   read_wiki: { feature: 'wiki' },
   read_snippet: { feature: 'snippets' },
   fork_project: { feature: 'forking', code: true, user: true },
@@ -218,3 +223,42 @@ export function issueDenial(actor: Actor, ability: IssueAbility, p: PolicyProjec
 
 export const canIssue = (actor: Actor, ability: IssueAbility, p: PolicyProject, level: number, issue: PolicyIssue) =>
   !issueDenial(actor, ability, p, level, issue);
+
+// ---- merge requests ------------------------------------------------------------------------------------------
+
+/** What the merge request rules read of a merge request: its author and assignees, and whether it is open. */
+export interface PolicyMergeRequest {
+  author_id: number | null;
+  assigneeIds: readonly number[];
+  state: string;
+}
+
+/**
+ * Merge-request-level abilities on top of the project's: `update_merge_request` is `admin_merge_request`'s
+ * (Developer+) or the author's or an assignee's who reads the merge request (a fork's contributor edits their own);
+ * `approve_merge_request` is refused on a merged or closed one, and to its author unless the project's
+ * `merge_requests_author_approval` allows it; `destroy_merge_request` is the project row's (Owner, administrators).
+ */
+export type MergeRequestAbility = 'read_merge_request' | 'update_merge_request' | 'approve_merge_request' | 'destroy_merge_request';
+
+export function mergeRequestDenial(actor: Actor, ability: MergeRequestAbility, p: PolicyProject, level: number, mr: PolicyMergeRequest): Denial | null {
+  const read = projectDenial(actor, 'read_merge_request', p, level);
+  if (read) return read;
+  if (ability === 'read_merge_request') return null;
+  if (ability === 'destroy_merge_request') return projectDenial(actor, 'destroy_merge_request', p, level);
+  if (ability === 'approve_merge_request') {
+    const approve = projectDenial(actor, 'approve_merge_request', p, level);
+    if (approve) return approve;
+    if (mr.state !== 'opened') return 'forbidden';
+    if (actor.user && mr.author_id === actor.user.id && storedSettings(p).merge_requests_author_approval !== true) return 'forbidden';
+    return null;
+  }
+  const admin = projectDenial(actor, 'admin_merge_request', p, level);
+  if (!admin) return null;
+  const uid = actor.user?.id;
+  if (uid !== undefined && (mr.author_id === uid || mr.assigneeIds.includes(uid))) return p.archived ? 'archived' : null;
+  return admin;
+}
+
+export const canMergeRequest = (actor: Actor, ability: MergeRequestAbility, p: PolicyProject, level: number, mr: PolicyMergeRequest) =>
+  !mergeRequestDenial(actor, ability, p, level, mr);

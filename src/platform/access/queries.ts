@@ -127,3 +127,27 @@ export function readableIssuesExpr(eb: any, actor: Actor, a: Authorization | nul
   }
   return parts.length ? eb.and(parts) : null;
 }
+
+/**
+ * SQL condition on `merge_requests` joined with `projects` (the target project): the merge requests the caller may
+ * read in listings (`read_merge_request` of policy.ts): the project readable, its merge requests feature open to
+ * the caller (private: Reporters and up), and its repository too (private: members; Reporters in a private project).
+ */
+export function readableMergeRequestsExpr(eb: any, actor: Actor, a: Authorization | null, now: number): Expression<SqlBool> | null {
+  if (actor.admin) return eb.and([eb('projects.merge_requests_access_level', '>', 0), eb('projects.repository_access_level', '>', 0)]);
+  const parts: Expression<SqlBool>[] = [];
+  const visible = visibleExpr(eb, actor, a, now, true);
+  if (visible) parts.push(visible);
+  const mrOpen = eb('projects.merge_requests_access_level', '>=', 20);
+  const repoOpen = eb('projects.repository_access_level', '>=', 20);
+  if (!a) {
+    parts.push(mrOpen, repoOpen);
+    return eb.and(parts);
+  }
+  const reporter = authorizedExpr(eb, a, AccessLevel.REPORTER, now, true);
+  const guest = authorizedExpr(eb, a, AccessLevel.GUEST, now, true);
+  parts.push(eb.or([mrOpen, eb.and([eb('projects.merge_requests_access_level', '>=', 10), reporter])]));
+  parts.push(eb.or([repoOpen, eb.and([eb('projects.repository_access_level', '>=', 10), guest])]));
+  parts.push(eb.or([eb('projects.visibility_level', '>=', 10), reporter]));
+  return eb.and(parts);
+}

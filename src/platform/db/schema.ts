@@ -690,6 +690,11 @@ export interface NotesTable {
   resolved_by_id: number | null;
   created_at: number;
   updated_at: number;
+  /** A diff note's first position, where a later version moved it, its line code, and whether a push outdated it (0018). */
+  original_position: string | null;
+  change_position: string | null;
+  line_code: string | null;
+  outdated: Generated<number>;
 }
 
 export interface AwardEmojiTable {
@@ -788,6 +793,112 @@ export interface ProjectRepositoryStorageMovesTable {
   updated_at: number;
 }
 
+/** A merge request (0018); it lives in its target project. */
+export interface MergeRequestsTable {
+  id: Generated<number>;
+  target_project_id: number;
+  iid: number;
+  target_branch: string;
+  source_project_id: number | null;
+  source_branch: string;
+  title: string;
+  description: string | null;
+  state: Generated<string>; // opened | closed | merged | locked
+  draft: Generated<number>;
+  author_id: number | null;
+  milestone_id: number | null;
+  /** The source head, also `refs/merge-requests/<iid>/head` in the target repository. */
+  sha: string | null;
+  merge_commit_sha: string | null;
+  squash_commit_sha: string | null;
+  rebase_commit_sha: string | null;
+  in_progress_merge_commit_sha: string | null;
+  squash: Generated<number>;
+  force_remove_source_branch: number | null;
+  allow_collaboration: Generated<number>;
+  discussion_locked: number | null;
+  /** unchecked | checking | can_be_merged | cannot_be_merged | cannot_be_merged_recheck */
+  merge_status: Generated<string>;
+  merge_error: string | null;
+  merge_user_id: number | null;
+  merge_when_pipeline_succeeds: Generated<number>;
+  merge_commit_message: string | null;
+  squash_commit_message: string | null;
+  /** JSON object of the merge's parameters. */
+  merge_params: string | null;
+  merge_jid: string | null;
+  rebase_jid: string | null;
+  rebase_in_progress: Generated<number>;
+  merged_by_id: number | null;
+  merged_at: number | null;
+  closed_by_id: number | null;
+  closed_at: number | null;
+  time_estimate: Generated<number>;
+  latest_diff_id: number | null;
+  last_edited_at: number | null;
+  last_edited_by_id: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MergeRequestAssigneesTable {
+  merge_request_id: number;
+  user_id: number;
+  created_at: number;
+}
+
+export interface MergeRequestReviewersTable {
+  merge_request_id: number;
+  user_id: number;
+  state: Generated<string>; // unreviewed | reviewed | requested_changes | approved
+  created_at: number;
+}
+
+/** One version of a merge request's diff: the commits it is computed from. */
+export interface MergeRequestDiffsTable {
+  id: Generated<number>;
+  merge_request_id: number;
+  base_commit_sha: string | null;
+  head_commit_sha: string | null;
+  start_commit_sha: string | null;
+  state: Generated<string>; // collected | empty | overflow | without_files
+  real_size: string | null;
+  commits_count: number | null;
+  files_count: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MergeRequestApprovalsTable {
+  id: Generated<number>;
+  merge_request_id: number;
+  user_id: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** `git merge-tree`'s answer in the target repository for one (target head, source head) pair. */
+export interface MergeRequestMergeabilityTable {
+  project_id: number;
+  target_sha: string;
+  source_sha: string;
+  merge_base_sha: string | null;
+  has_conflicts: number;
+  tree_sha: string | null;
+  conflict_paths: string | null; // JSON array
+  checked_at: number;
+}
+
+/** An issue a merge request's description names: `closes` 1 for a closing pattern, 0 for a mention. */
+export interface MergeRequestsClosingIssuesTable {
+  id: Generated<number>;
+  merge_request_id: number;
+  issue_id: number;
+  closes: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -851,4 +962,11 @@ export interface DB {
   alert_management_alerts: AlertManagementAlertsTable;
   alert_management_alert_assignees: AlertManagementAlertAssigneesTable;
   alert_metric_images: AlertMetricImagesTable;
+  merge_requests: MergeRequestsTable;
+  merge_request_assignees: MergeRequestAssigneesTable;
+  merge_request_reviewers: MergeRequestReviewersTable;
+  merge_request_diffs: MergeRequestDiffsTable;
+  merge_request_approvals: MergeRequestApprovalsTable;
+  merge_request_mergeability: MergeRequestMergeabilityTable;
+  merge_requests_closing_issues: MergeRequestsClosingIssuesTable;
 }

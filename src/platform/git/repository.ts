@@ -592,6 +592,34 @@ export class Repository {
     }
   }
 
+  /**
+   * Copies a branch of another repository (a fork) into `ref` here by the pack protocol, nothing shared between the
+   * two directories; returns the commit fetched. The ref is forced: it follows the source branch wherever it went.
+   */
+  async fetchBranchInto(sourcePath: string, branch: string, ref: string): Promise<string> {
+    if (!isValidBranchName(branch)) throw new InvalidRefNameError(branch);
+    if (!ref.startsWith('refs/') || !isValidRefName(ref, { allowOneLevel: false })) throw new InvalidRefNameError(ref);
+    const src = new Repository(sourcePath);
+    if (!Repository.exists(src.path)) throw new RepositoryNotFoundError(src.path);
+    try {
+      await this.git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--end-of-options', src.path, `+refs/heads/${branch}:${ref}`], { timeoutMs: 10 * 60_000 });
+    } catch (e) {
+      if (e instanceof GitError && /couldn't find remote ref/i.test(e.stderr)) throw new RefNotFoundError(branch);
+      throw e;
+    } finally {
+      invalidateRefCache(this.path);
+    }
+    const sha = await this.revParse(ref);
+    if (!sha) throw new RefNotFoundError(ref);
+    return sha;
+  }
+
+  /** How many files differ between two commits (renames count once). */
+  async changedFileCount(from: string, to: string): Promise<number> {
+    const { stdout } = await this.git(['diff', '--no-ext-diff', '-M', '--name-only', '-z', '--end-of-options', assertRevision(from), assertRevision(to), '--'], { maxBuffer: 32 * 1024 * 1024 });
+    return stdout.toString('utf8').split('\0').filter(Boolean).length;
+  }
+
   async mergeBase(a: string, b: string): Promise<string | null> {
     const r = await this.git(['merge-base', '--end-of-options', assertRevision(a), assertRevision(b)], {
       okExitCodes: [1],

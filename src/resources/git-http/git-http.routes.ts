@@ -268,7 +268,7 @@ async function receivePack(app: FastifyInstance, req: FastifyRequest, reply: Fas
   const out = new PassThrough();
   child.stdout!.pipe(out, { end: false });
   child.on('close', () => {
-    afterRefsChanged(app, project, repo, head.commands.map((c) => c.ref))
+    afterRefsChanged(app, project, repo, head.commands.map((c) => c.ref), caller.userId ?? null)
       .catch((err) => req.log.error({ err }, 'updating the project after a push failed'))
       .then(settled)
       .finally(() => out.end());

@@ -82,7 +82,7 @@ export function issueBasicEntity(issue: IssueRow, pres: IssuePresentation) {
     type: issue.issue_type.toUpperCase(),
     assignee: assignees[0] ?? null,
     user_notes_count: pres.notes.get(issue.id) ?? 0,
-    merge_requests_count: 0,
+    merge_requests_count: pres.mergeRequests.get(issue.id) ?? 0,
     upvotes: votes.up,
     downvotes: votes.down,
     due_date: isoDate(issue.due_date),

@@ -133,10 +133,10 @@ function metadataAllowed(scope: IssueScope): boolean {
 const may = (scope: IssueScope, ability: 'set_issue_iid' | 'set_issue_created_at' | 'set_issue_updated_at') =>
   canProject(scope.actor, ability, scope.project, scope.level);
 
-const splitTitles = (list: string[] | undefined) => [...new Set((list ?? []).map((s) => s.trim()).filter((s) => s && s.length <= TITLE_MAX))];
+export const splitTitles = (list: string[] | undefined) => [...new Set((list ?? []).map((s) => s.trim()).filter((s) => s && s.length <= TITLE_MAX))];
 
 /** Label ids for titles; unknown titles become project labels with the default color when `create` is set. */
-async function labelIdsFor(trx: Db, scope: IssueScope, groupIds: number[], titles: string[], create: boolean, now: number): Promise<number[]> {
+export async function labelIdsFor(trx: Db, scope: IssueScope, groupIds: number[], titles: string[], create: boolean, now: number): Promise<number[]> {
   if (titles.length === 0) return [];
   const found = await availableLabelsByTitle(trx, scope.project.id, groupIds, titles);
   const missing = titles.filter((t) => !found.has(t));
@@ -150,7 +150,7 @@ async function labelIdsFor(trx: Db, scope: IssueScope, groupIds: number[], title
   return titles.map((t) => found.get(t)?.id).filter((id): id is number => id !== undefined);
 }
 
-async function milestoneAvailable(trx: Db, projectId: number, groupIds: number[], id: number): Promise<boolean> {
+export async function milestoneAvailable(trx: Db, projectId: number, groupIds: number[], id: number): Promise<boolean> {
   if (!fitsIntColumn(id)) return false;
   const row = await trx.selectFrom('milestones').select('id').where('id', '=', id)
     .where((eb) => eb.or([eb('project_id', '=', projectId), ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : [])])).executeTakeFirst();
@@ -162,7 +162,7 @@ async function iterationAvailable(trx: Db, groupIds: number[], id: number): Prom
   return !!(await trx.selectFrom('iterations').select('id').where('id', '=', id).where('group_id', 'in', groupIds).executeTakeFirst());
 }
 
-async function existingUserIds(trx: Db, ids: number[]): Promise<number[]> {
+export async function existingUserIds(trx: Db, ids: number[]): Promise<number[]> {
   const wanted = [...new Set(ids.filter((id) => id > 0 && fitsIntColumn(id)))];
   if (wanted.length === 0) return [];
   const rows = await trx.selectFrom('users').select('id').where('id', 'in', wanted).execute();
@@ -467,43 +467,53 @@ export interface TimeStats {
   total_time_spent: number;
 }
 
-export async function timeSpentOf(db: Db, issueIds: number[]): Promise<Map<number, number>> {
+/** The time logged on each target (issues by default, merge requests with `type` 'MergeRequest'). */
+export async function timeSpentOf(db: Db, issueIds: number[], type: string = ISSUE): Promise<Map<number, number>> {
   const out = new Map<number, number>(issueIds.map((id) => [id, 0]));
   if (issueIds.length === 0) return out;
   const rows = await db.selectFrom('timelogs').select(['target_id', (eb) => eb.fn.sum<number>('time_spent').as('spent')])
-    .where('target_type', '=', ISSUE).where('target_id', 'in', issueIds).groupBy('target_id').execute();
+    .where('target_type', '=', type).where('target_id', 'in', issueIds).groupBy('target_id').execute();
   for (const r of rows) out.set(r.target_id, Number(r.spent));
   return out;
 }
 
-export async function timeStats(db: Db, issue: IssueRow): Promise<TimeStats> {
-  const row = await db.selectFrom('issues').select('time_estimate').where('id', '=', issue.id).executeTakeFirstOrThrow();
-  return { time_estimate: row.time_estimate, total_time_spent: (await timeSpentOf(db, [issue.id])).get(issue.id)! };
+/**
+ * What time tracking reads and writes of a target: an issue (the default) or a merge request, by its row's table.
+ * `project_id` is the project the time logs belong to.
+ */
+export interface TimeTarget { id: number; project_id: number; type?: 'Issue' | 'MergeRequest' }
+const TIME_TABLES = { Issue: 'issues', MergeRequest: 'merge_requests' } as const;
+
+export async function timeStats(db: Db, target: TimeTarget): Promise<TimeStats> {
+  const type = target.type ?? ISSUE;
+  const row = await db.selectFrom(TIME_TABLES[type]).select('time_estimate').where('id', '=', target.id).executeTakeFirstOrThrow();
+  return { time_estimate: row.time_estimate, total_time_spent: (await timeSpentOf(db, [target.id], type)).get(target.id)! };
 }
 
 const MAX_SECONDS = 2_147_483_647;
 
-export async function setTimeEstimate(deps: ServiceDeps, issue: IssueRow, seconds: number | null): Promise<void> {
+export async function setTimeEstimate(deps: ServiceDeps, target: TimeTarget, seconds: number | null): Promise<void> {
   if (seconds === null || seconds < 0 || seconds > MAX_SECONDS) {
     throw new ValidationError({ time_estimate: ['must have a valid format and be greater than or equal to zero.'] });
   }
-  await deps.db.updateTable('issues').set({ time_estimate: seconds, updated_at: deps.clock.now() }).where('id', '=', issue.id).execute();
+  await deps.db.updateTable(TIME_TABLES[target.type ?? ISSUE]).set({ time_estimate: seconds, updated_at: deps.clock.now() }).where('id', '=', target.id).execute();
 }
 
 /** Logs time (negative subtracts); `reset` logs minus the total so far. The total never goes below zero. */
-export async function addSpentTime(deps: ServiceDeps, scope: IssueScope, issue: IssueRow, seconds: number | 'reset' | null, summary: string | null): Promise<void> {
+export async function addSpentTime(deps: ServiceDeps, scope: { actor: Actor }, target: TimeTarget, seconds: number | 'reset' | null, summary: string | null): Promise<void> {
   if (seconds === null || (seconds !== 'reset' && Math.abs(seconds) > MAX_SECONDS)) throw new ValidationError({ time_spent: ['is invalid'] });
+  const type = target.type ?? ISSUE;
   await deps.db.transaction().execute(async (trx) => {
-    const total = (await timeSpentOf(trx, [issue.id])).get(issue.id)!;
+    const total = (await timeSpentOf(trx, [target.id], type)).get(target.id)!;
     const spent = seconds === 'reset' ? -total : seconds;
     if (spent === 0) return;
     if (total + spent < 0) throw new ValidationError({ base: ['Time to subtract exceeds the total time spent'] });
     const now = deps.clock.now();
     await trx.insertInto('timelogs').values({
-      target_type: ISSUE, target_id: issue.id, project_id: issue.project_id, user_id: scope.actor.user?.id ?? null, time_spent: spent,
+      target_type: type, target_id: target.id, project_id: target.project_id, user_id: scope.actor.user?.id ?? null, time_spent: spent,
       spent_at: now, summary: summary ?? null, created_at: now,
     }).execute();
-    await trx.updateTable('issues').set({ updated_at: now }).where('id', '=', issue.id).execute();
+    await trx.updateTable(TIME_TABLES[type]).set({ updated_at: now }).where('id', '=', target.id).execute();
   });
 }
 
@@ -512,13 +522,14 @@ export async function addSpentTime(deps: ServiceDeps, scope: IssueScope, issue: 
 
 export type EventTable = 'resource_label_events' | 'resource_state_events' | 'resource_milestone_events';
 
-export function eventsQuery(db: Db, table: EventTable, issueId: number) {
-  return db.selectFrom(table).selectAll().where('target_type', '=', ISSUE).where('target_id', '=', issueId).orderBy('id');
+/** The events of an issue (or, with `type`, of a merge request), oldest first. */
+export function eventsQuery(db: Db, table: EventTable, issueId: number, type: string = ISSUE) {
+  return db.selectFrom(table).selectAll().where('target_type', '=', type).where('target_id', '=', issueId).orderBy('id');
 }
 
-export async function findEvent(db: Db, table: EventTable, issueId: number, id: number) {
+export async function findEvent(db: Db, table: EventTable, issueId: number, id: number, type: string = ISSUE) {
   if (!fitsIntColumn(id)) throw new RecordNotFoundError();
-  const row = await db.selectFrom(table).selectAll().where('target_type', '=', ISSUE).where('target_id', '=', issueId).where('id', '=', id).executeTakeFirst();
+  const row = await db.selectFrom(table).selectAll().where('target_type', '=', type).where('target_id', '=', issueId).where('id', '=', id).executeTakeFirst();
   if (!row) throw new RecordNotFoundError();
   return row as any;
 }
@@ -538,6 +549,8 @@ export interface IssuePresentation {
   notes: Map<number, number>;
   votes: Map<number, { up: number; down: number }>;
   spent: Map<number, number>;
+  /** How many merge requests close each issue (`merge_requests_count`). */
+  mergeRequests: Map<number, number>;
   now: number;
   withLabelsDetails: boolean;
   /** Set for a single issue: whether the caller is subscribed. */
@@ -555,14 +568,14 @@ export async function loadIssuePresentation(
   const ids = rows.map((r) => r.id);
   const pres: IssuePresentation = {
     base: deps.config.externalUrl, users: new Map(), assignees: new Map(), labels: new Map(), milestones: new Map(), iterations: new Map(),
-    projects: new Map(), groupPaths: new Map(), notes: new Map(), votes: new Map(), spent: new Map(), now: deps.clock.now(),
+    projects: new Map(), groupPaths: new Map(), notes: new Map(), votes: new Map(), spent: new Map(), mergeRequests: new Map(), now: deps.clock.now(),
     withLabelsDetails: !!opts.withLabelsDetails, subscribed: null, from: opts.from ?? {},
   };
   if (rows.length === 0) return pres;
   const milestoneIds = [...new Set(rows.map((r) => r.milestone_id).filter((x): x is number => x !== null))];
   const iterationIds = [...new Set(rows.map((r) => r.iteration_id).filter((x): x is number => x !== null))];
   const projectIds = [...new Set(rows.map((r) => r.project_id))];
-  const [assignees, labels, milestones, iterations, projects, notes, votes, spent] = await Promise.all([
+  const [assignees, labels, milestones, iterations, projects, notes, votes, spent, mergeRequests] = await Promise.all([
     assigneeIdsOf(db, ids),
     labelsOfTargets(db, ISSUE, ids),
     milestoneIds.length ? db.selectFrom('milestones').selectAll().where('id', 'in', milestoneIds).execute() : [],
@@ -573,7 +586,9 @@ export async function loadIssuePresentation(
       .where('awardable_type', '=', ISSUE).where('awardable_id', 'in', ids).where('name', 'in', ['thumbsup', 'thumbsdown'])
       .groupBy(['awardable_id', 'name']).execute(),
     timeSpentOf(db, ids),
+    mergeRequestCounts(db, ids),
   ]);
+  pres.mergeRequests = mergeRequests;
   pres.assignees = assignees;
   pres.labels = labels;
   pres.spent = spent;
@@ -604,6 +619,14 @@ export async function loadIssuePresentation(
     for (const r of rows) pres.subscribed.set(r.id, await isSubscribed(db, actor.user?.id ?? null, r));
   }
   return pres;
+}
+
+/** How many merge requests close each issue (their descriptions' closing patterns, `merge_requests_closing_issues`). */
+export async function mergeRequestCounts(db: Db, issueIds: number[]): Promise<Map<number, number>> {
+  if (!issueIds.length) return new Map();
+  const rows = await db.selectFrom('merge_requests_closing_issues').select(['issue_id', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('issue_id', 'in', issueIds).where('closes', '=', 1).groupBy('issue_id').execute();
+  return new Map(rows.map((r) => [r.issue_id, Number(r.n)]));
 }
 
 /** Open issues of each project as the caller counts them: confidential ones only for Reporters and above. */

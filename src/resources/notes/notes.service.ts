@@ -17,7 +17,7 @@ import type { NoteRow } from './notes.presenter.ts';
 export type NoteableType = 'Issue' | 'MergeRequest' | 'Commit' | 'AlertManagement::Alert';
 
 /** The table whose `updated_at` a new note moves (the reference touches the noteable). */
-const NOTEABLE_TABLE: Record<NoteableType, 'issues' | null> = { Issue: 'issues', MergeRequest: null, Commit: null, 'AlertManagement::Alert': null };
+const NOTEABLE_TABLE: Record<NoteableType, 'issues' | 'merge_requests' | null> = { Issue: 'issues', MergeRequest: 'merge_requests', Commit: null, 'AlertManagement::Alert': null };
 
 export interface Noteable {
   type: NoteableType;

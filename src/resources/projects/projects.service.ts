@@ -90,6 +90,8 @@ export const SETTING_DEFAULTS = {
   auto_devops_enabled: false,
   auto_devops_deploy_strategy: 'continuous',
   autoclose_referenced_issues: true,
+  /** Authors may approve their own merge requests (the reference's approval setting; read by the access policy). */
+  merge_requests_author_approval: false,
   keep_latest_artifact: true,
   runner_token_expiration_interval: null as number | null,
   external_authorization_classification_label: '',

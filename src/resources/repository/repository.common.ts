@@ -13,6 +13,7 @@ import type { FastifyReply } from 'fastify';
 import type { Caller } from './protection.ts';
 import { refreshRepositoryFacts } from '../projects/projects.service.ts';
 import { repositoryPath } from '../projects/repository.ts';
+import { refreshMergeRequests } from '../merge-requests/merge-requests.refresh.ts';
 
 export function repoFor(config: Config, project: Pick<ProjectRow, 'id' | 'repository_storage'>): Repository {
   return new Repository(repositoryPath(config, project.repository_storage, project.id));
@@ -36,7 +37,7 @@ export async function defaultBranchOf(project: ProjectRow, repo: Repository): Pr
  * `changedRefs` names the full refs that moved when the caller knows them; the repository facts the project
  * keeps (statistics, languages, README) are read again only when the default branch may have moved.
  */
-export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, repo: Repository, changedRefs?: string[]): Promise<void> {
+export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, repo: Repository, changedRefs?: string[], userId: number | null = null): Promise<void> {
   invalidateRefCache(repo.path);
   const patch: Partial<Record<'last_activity_at' | 'empty_repo' | 'default_branch', number | string | null>> = { last_activity_at: deps.clock.now() };
   // A project with branches and a default branch needs no git call here: pushes stay cheap on large repositories.
@@ -59,6 +60,8 @@ export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, r
   if (!changedRefs || patch.default_branch !== undefined || (defaultRef && changedRefs.includes(defaultRef))) {
     await refreshRepositoryFacts(deps, project);
   }
+  // Open merge requests follow their moved source branches (a new diff version each) before anyone reads them.
+  await refreshMergeRequests(deps, project, changedRefs, userId);
   // Pushes and background jobs change the project outside a state-changing API request: every worker's read
   // caches must hear of it (an API request announces again when it answers).
   announceCacheVoid('all');

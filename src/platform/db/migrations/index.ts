@@ -18,6 +18,7 @@ import * as m0015 from './0015_groups_projects.ts';
 import * as m0016 from './0016_issue_list_indexes.ts';
 import * as m0017 from './0017_group_pending_delete.ts';
 import * as m0021 from './0021_alerts.ts';
+import * as m0018 from './0018_merge_requests.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -43,5 +44,6 @@ export const migrations: VersionedMigration[] = [
   { name: '0015_groups_projects', up: m0015.up },
   { name: '0016_issue_list_indexes', up: m0016.up },
   { name: '0017_group_pending_delete', up: m0017.up },
+  { name: '0018_merge_requests', up: m0018.up },
   { name: '0021_alerts', up: m0021.up },
 ];
