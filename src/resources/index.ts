@@ -28,6 +28,7 @@ import { iterationJobs, iterationRoutes } from './iterations/iterations.routes.t
 import { issueRoutes } from './issues/issues.routes.ts';
 import { commitRoutes } from './repository/commits.routes.ts';
 import { storageMoveJobs, storageMoveRoutes } from './storage-moves/storage-moves.routes.ts';
+import { applicationSettingRoutes } from './application-settings/application-settings.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
 import { registerStoredFiles } from './uploads/uploads.files.ts';
 import { registerProjectUploadFiles, uploadRoutes } from './uploads/uploads.routes.ts';
@@ -36,6 +37,7 @@ import { registerProjectUploadFiles, uploadRoutes } from './uploads/uploads.rout
 export async function registerResources(app: FastifyInstance): Promise<void> {
   registerRoutes(app, [
     ...metadataRoutes,
+    ...applicationSettingRoutes,
     ...userRoutes,
     ...sshKeyRoutes,
     ...gpgKeyRoutes,

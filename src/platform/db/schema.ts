@@ -731,6 +731,20 @@ export interface ProjectRepositoryStorageMovesTable {
   updated_at: number;
 }
 
+/** A setting an administrator changed (platform/application-settings.ts); its value as JSON. */
+export interface ApplicationSettingsTable {
+  name: string;
+  value: string;
+  updated_at: number;
+}
+
+/** The URL (credentials included) a project being imported fetches from; removed once the import ended. */
+export interface ProjectImportDataTable {
+  project_id: number;
+  url: string;
+  created_at: number;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -790,4 +804,6 @@ export interface DB {
   resource_milestone_events: ResourceMilestoneEventsTable;
   jobs: JobsTable;
   project_repository_storage_moves: ProjectRepositoryStorageMovesTable;
+  application_settings: ApplicationSettingsTable;
+  project_import_data: ProjectImportDataTable;
 }

@@ -18,6 +18,7 @@ import { AccessLevel, Visibility, groupAccessLevels, visibilityName, type Visibi
 import { pathProblem } from '../users/users.service.ts';
 import { containsText, isUniqueViolation } from '../../platform/db/dialect.ts';
 import { readableGroups } from '../../platform/access/queries.ts';
+import { applicationSettings } from '../../platform/application-settings.ts';
 import {
   commitReadme, copyRepository, initRepository, pickStorage, placeRepository, readRepositoryFacts, removeRepository, repositoryPath, setHead,
   stagingPath, type RepositoryFacts,
@@ -311,7 +312,7 @@ export async function protectDefaultBranchOnce(deps: ServiceDeps, projectId: num
     .select(['p.id', 'p.default_branch', 'p.empty_repo', 'p.default_branch_protection_applied', 'n.kind', 'n.default_branch_protection'])
     .where('p.id', '=', projectId).executeTakeFirst();
   if (!p || p.default_branch_protection_applied || p.empty_repo || !p.default_branch) return;
-  const level = p.kind === 'group' ? p.default_branch_protection : deps.config.defaultBranchProtection;
+  const level = p.kind === 'group' ? p.default_branch_protection : (await applicationSettings(deps)).default_branch_protection;
   if (protectsDefaultBranch(level)) {
     const d = branchProtectionDefaults(level);
     await createProtectedBranch(deps, p.id, {
