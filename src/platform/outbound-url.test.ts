@@ -105,6 +105,6 @@ test('credentials never shown: URLs and messages', () => {
   assert.equal(withoutCredentials('https://user:pw@example.com/a.git'), 'https://example.com/a.git');
   assert.equal(withoutCredentials('git://example.com/a.git'), 'git://example.com/a.git');
   assert.equal(withoutCredentials(null), null);
-  assert.equal(redactCredentials("fatal: unable to access 'https://bob:hunter22@example.com/x/': hunter22 refused", { username: 'bob', password: 'hunter22' }),
-    "fatal: unable to access 'https://example.com/x/': [FILTERED] refused");
+  assert.equal(redactCredentials("fatal: unable to access 'https://bob:hunter22@example.com/bob/x/': hunter22 refused", { password: 'hunter22' }),
+    "fatal: unable to access 'https://example.com/bob/x/': [FILTERED] refused");
 });

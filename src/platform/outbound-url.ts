@@ -216,10 +216,8 @@ export function pinnedLookup(t: OutboundTarget) {
 }
 
 /** Hides the credentials of a target in a text (git's messages) before it is stored or shown. */
-export function redactCredentials(text: string, t: Pick<OutboundTarget, 'username' | 'password'>): string {
-  let out = text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^@\s/'"]*@/gi, '$1');
-  for (const secret of [t.password, t.username]) {
-    if (secret && secret.length >= 3) out = out.split(secret).join('[FILTERED]');
-  }
-  return out;
+export function redactCredentials(text: string, t: Pick<OutboundTarget, 'password'>): string {
+  const out = text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^@\s/'"]*@/gi, '$1');
+  // The password anywhere else (the user name is no secret, and is often a word of the message too).
+  return t.password ? out.split(t.password).join('[FILTERED]') : out;
 }
