@@ -7,12 +7,13 @@ import { systemClock, type Clock } from './platform/clock.ts';
 import { configurePasswordHashing } from './platform/crypto/passwords.ts';
 import { createReadCaches, type ReadCaches } from './platform/read-cache.ts';
 import { JobQueue } from './platform/jobs/queue.ts';
+import { createMetrics, type Metrics } from './platform/metrics.ts';
 import { createAuthenticator, type Authenticator } from './http/auth.ts';
 import { clientErrorHandler, installErrorHandler, renderFrameworkError, sendRendered } from './http/errors.ts';
 import { genReqId, installBodyParsers, installConventions, parseQuery } from './http/plumbing.ts';
 import { installMultipart } from './http/multipart.ts';
 import { createRateLimiter, type RateLimiter } from './http/rate-limit.ts';
-import { registerHealth } from './http/health.ts';
+import { registerHealth, registerMetrics } from './http/health.ts';
 import { registerJobs, registerResources } from './resources/index.ts';
 import { activeBroadcastMessages } from './resources/broadcast-messages/broadcast-messages.service.ts';
 import { broadcastBannersHtml } from './resources/broadcast-messages/broadcast-messages.presenter.ts';
@@ -34,6 +35,7 @@ declare module 'fastify' {
     clock: Clock;
     caches: ReadCaches;
     jobs: JobQueue;
+    metrics: Metrics;
     auth: Authenticator;
     rateLimiter: RateLimiter;
   }
@@ -73,8 +75,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('caches', createReadCaches({ window: deps.config.authCacheMs }));
   app.addHook('onClose', async () => app.caches.close());
   // Started by `bellows serve` once it listens (tests run due jobs with `drain()`); stopped before the database closes.
-  app.decorate('jobs', new JobQueue({ db: deps.database.db, clock, log: app.log }));
-  app.addHook('onClose', async () => app.jobs.stop());
+  app.decorate('metrics', createMetrics(deps.database));
+  app.decorate('jobs', new JobQueue({ db: deps.database.db, clock, log: app.log, observe: (kind, outcome, s) => app.metrics.jobRun(kind, outcome, s) }));
+  app.addHook('onClose', async () => {
+    await app.jobs.stop();
+    app.metrics.close();
+  });
   app.decorate('auth', createAuthenticator({ db: deps.database.db, config: deps.config, clock, caches: app.caches, jobs: app.jobs }));
   app.decorate('rateLimiter', createRateLimiter(deps.config, clock));
 
@@ -99,6 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installErrorHandler(app);
   installConventions(app);
   registerHealth(app);
+  registerMetrics(app);
   await registerResources(app);
   registerJobs(app);
   registerOAuth(app);

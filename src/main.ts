@@ -8,6 +8,7 @@ import { openDatabase } from './platform/db/index.ts';
 import { ensureRoot } from './resources/users/users.service.ts';
 import { systemClock } from './platform/clock.ts';
 import { relayCacheVoids } from './platform/cache-bus.ts';
+import { relayMetrics } from './platform/metrics.ts';
 import { createReadCaches } from './platform/read-cache.ts';
 import { JobQueue } from './platform/jobs/queue.ts';
 import { Storage } from './platform/git/storage.ts';
@@ -99,6 +100,7 @@ async function listen(config: Config, database: ReturnType<typeof openDatabase>,
 /** The primary: starts the workers, replaces one that dies, and stops them all on SIGTERM/SIGINT. */
 async function supervise(config: Config, log: pino.Logger): Promise<void> {
   relayCacheVoids();
+  relayMetrics();
   let stopping = false;
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ipAllowed } from '../platform/addresses.ts';
+import { METRICS_CONTENT_TYPE, scrape } from '../platform/metrics.ts';
 
-// Probes in the reference's shapes, answered only to addresses on the monitoring allowlist.
+// Probes in the reference's shapes and the Prometheus metrics, answered only to addresses on the monitoring allowlist.
 
 export function registerHealth(app: FastifyInstance): void {
   const allowed = (req: FastifyRequest) => ipAllowed(req.ip, app.config.monitoringAllowlist);
@@ -31,3 +32,16 @@ export function registerHealth(app: FastifyInstance): void {
     return reply.code(ok ? 200 : 503).send(body);
   });
 }
+
+/** Counts every answer (by its route pattern: unmatched URLs count as one route) and serves `GET /-/metrics`. */
+export function registerMetrics(app: FastifyInstance): void {
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    app.metrics.httpRequest(req.method, route, reply.statusCode, reply.elapsedTime / 1000);
+  });
+  app.get('/-/metrics', { schema: { hide: true } as any }, async (req, reply) => {
+    if (!ipAllowed(req.ip, app.config.monitoringAllowlist)) return reply.code(404).type('text/plain').send('');
+    return reply.type(METRICS_CONTENT_TYPE).send(await scrape(app.metrics));
+  });
+}
+

@@ -22,7 +22,9 @@ ajv.addFormat('date', { type: 'string', validate: (s: string) => /^\d{4}-\d{2}-\
 export type InputValidator = (merged: Record<string, unknown>, multipartFields?: ReadonlySet<string>) => Record<string, unknown>;
 
 export function compileInput(schema: TObject, pathParams: string[] = []): InputValidator {
-  const validate: ValidateFunction = ajv.compile(schema);
+  // Compiled on the first request that needs it: compiling every route's schema at start-up would take most of the
+  // time to the first answer.
+  let compiled: ValidateFunction | null = null;
   const props = (schema.properties ?? {}) as Record<string, TSchema>;
   const order = Object.keys(props);
   const nonString = order.filter((k) => !acceptsString(props[k]));
@@ -84,6 +86,7 @@ export function compileInput(schema: TObject, pathParams: string[] = []): InputV
     // is no text at all: it cannot be encoded as UTF-8, so it would be stored mangled or collide with another
     // value. No parameter may carry either; no service ever sees them.
     for (const k of order) if (!isCleanText(input[k])) strict.push({ param: k, problem: 'invalid' });
+    const validate = (compiled ??= ajv.compile(schema));
     const valid = validate(input);
     for (const [k, f] of files) input[k] = f;
     for (const k of removals) input[k] = null;

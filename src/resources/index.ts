@@ -29,6 +29,8 @@ import { issueRoutes } from './issues/issues.routes.ts';
 import { mergeRequestRoutes } from './merge-requests/merge-requests.routes.ts';
 import { commitRoutes } from './repository/commits.routes.ts';
 import { storageMoveJobs, storageMoveRoutes } from './storage-moves/storage-moves.routes.ts';
+import { applicationSettingRoutes } from './application-settings/application-settings.routes.ts';
+import { importJobs } from './projects/projects.import.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
 import { registerStoredFiles } from './uploads/uploads.files.ts';
 import { registerProjectUploadFiles, uploadRoutes } from './uploads/uploads.routes.ts';
@@ -41,6 +43,7 @@ import { registerMetricImageFiles } from './alerts/metric-images.files.ts';
 export async function registerResources(app: FastifyInstance): Promise<void> {
   registerRoutes(app, [
     ...metadataRoutes,
+    ...applicationSettingRoutes,
     ...userRoutes,
     ...sshKeyRoutes,
     ...gpgKeyRoutes,
@@ -82,7 +85,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
 
 /** Every kind of background job the areas run (platform/jobs), defined once per application. */
 export function registerJobs(deps: ServiceDeps & { log?: { warn(obj: object, msg: string): void } }): void {
-  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps), uploadJobs(deps)]) {
+  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps), uploadJobs(deps), importJobs(deps)]) {
     for (const [name, kind] of Object.entries(jobs)) deps.jobs.define(name, kind);
   }
 }

@@ -17,6 +17,8 @@ export interface Database {
   migrate(): Promise<string[]>;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** Connections of the PostgreSQL pool (SQLite: one connection in the process, never waited for). */
+  poolStats(): { total: number; idle: number; waiting: number; max: number };
 }
 
 // int8 (bigint) holds our epoch-millisecond datetimes; they fit a JS number exactly.
@@ -25,9 +27,11 @@ pg.types.setTypeParser(20, (v: string) => Number(v));
 export function openDatabase(opts: { databaseUrl: string | null; dataDir: string; sqliteFile?: string }): Database {
   let db: Db;
   let dialect: DialectName;
+  let poolStats = () => ({ total: 1, idle: 1, waiting: 0, max: 1 });
   if (opts.databaseUrl) {
     dialect = 'postgres';
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: 10 });
     // An idle connection closed by the server (restart, administrator) is dropped and replaced by the
     // pool; without a listener its error would end the process.
     pool.on('error', () => {});
@@ -70,6 +74,7 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
     async close() {
       await db.destroy();
     },
+    poolStats: () => poolStats(),
   };
 }
 

@@ -899,6 +899,20 @@ export interface MergeRequestsClosingIssuesTable {
   updated_at: number;
 }
 
+/** A setting an administrator changed (platform/application-settings.ts); its value as JSON. */
+export interface ApplicationSettingsTable {
+  name: string;
+  value: string;
+  updated_at: number;
+}
+
+/** The URL (credentials included) a project being imported fetches from; removed once the import ended. */
+export interface ProjectImportDataTable {
+  project_id: number;
+  url: string;
+  created_at: number;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -969,4 +983,6 @@ export interface DB {
   merge_request_approvals: MergeRequestApprovalsTable;
   merge_request_mergeability: MergeRequestMergeabilityTable;
   merge_requests_closing_issues: MergeRequestsClosingIssuesTable;
+  application_settings: ApplicationSettingsTable;
+  project_import_data: ProjectImportDataTable;
 }

@@ -105,15 +105,43 @@ export function gitEnv(extra?: Record<string, string>, gitDir?: string): NodeJS.
   return { ...env, ...extra };
 }
 
+type GitObserver = (command: string, seconds: number, ok: boolean) => void;
+const observers = new Set<GitObserver>();
+/** Calls `fn` as each git process ends (the metrics count git operations); returns the way to stop. */
+export function onGitFinished(fn: GitObserver): () => void {
+  observers.add(fn);
+  return () => void observers.delete(fn);
+}
+
+/** The git subcommand of an argument list (after `-c k=v` and other global options). */
+function subcommand(args: readonly string[]): string {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '-c' || args[i] === '-C') i++;
+    else if (!args[i]!.startsWith('-')) return /^[a-z][a-z0-9-]{0,31}$/.test(args[i]!) ? args[i]! : 'other';
+  }
+  return 'other';
+}
+
+function observe(child: ChildProcess, args: readonly string[]): void {
+  if (!observers.size) return;
+  const started = process.hrtime.bigint();
+  child.once('close', (code) => {
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    for (const fn of observers) fn(subcommand(args), seconds, code === 0);
+  });
+}
+
 function start(args: string[], opts: GitRunOptions, stdio: StdioOptions): ChildProcess {
   invocations++;
   if (opts.gitDir) invocationsByRepo.set(opts.gitDir, (invocationsByRepo.get(opts.gitDir) ?? 0) + 1);
-  return spawn(settings.binary, args, {
+  const child = spawn(settings.binary, args, {
     cwd: opts.gitDir ?? opts.cwd ?? home(),
     env: gitEnv(opts.env, opts.gitDir),
     stdio,
     windowsHide: true,
   });
+  observe(child, args);
+  return child;
 }
 
 function describe(args: string[]): string {

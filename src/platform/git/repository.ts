@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { EMPTY_SNAPSHOT, branchEntry, cachedRefs, invalidateRefCache, peekRefCache, snapshotOf, tagEntry, withMillisDates, type RefSnapshot } from './ref-cache.ts';
-import { runGit, spawnGit, assertSafeArg, GitError, type GitRunOptions } from './command.ts';
+import { runGit, spawnGit, assertSafeArg, GitError, UnsafeArgumentError, type GitRunOptions } from './command.ts';
 import {
   COMMIT_FIELDS,
   LOG_FORMAT,
@@ -258,6 +258,24 @@ export class Repository {
     }
     invalidateRefCache(repo.path);
     return repo;
+  }
+
+  /**
+   * Mirrors a remote repository's branches and tags into this one (a project import): the remote's default branch
+   * is read first, then its refs fetched. `env` carries how to connect (the outbound guard's pinning: the checked
+   * address, the credentials header); the URL itself must carry no credentials. Answers the remote's default branch
+   * (null for an empty remote or one whose HEAD names no branch).
+   */
+  async mirrorFrom(url: string, opts: { env: Record<string, string>; timeoutMs?: number; signal?: AbortSignal }): Promise<string | null> {
+    assertSafeArg(url, 'remote URL');
+    if (url.length > 2048) throw new UnsafeArgumentError(url.slice(0, 64), 'remote URL');
+    const run = { env: opts.env, timeoutMs: opts.timeoutMs ?? 30 * 60_000, signal: opts.signal, maxBuffer: 16 * 1024 * 1024 };
+    const head = await this.git(['ls-remote', '--symref', '--end-of-options', url, 'HEAD'], run);
+    const m = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(head.stdout.toString());
+    await this.git(['fetch', '--quiet', '--no-tags', '--prune', '--no-write-fetch-head', '--end-of-options', url,
+      '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'], run);
+    invalidateRefCache(this.path);
+    return m && isValidBranchName(m[1]) ? m[1] : null;
   }
 
   /**

@@ -64,6 +64,8 @@ export interface RunnerOptions {
   /** How often due jobs are looked for when nothing woke the runner (ms). */
   pollMs?: number;
   log?: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  /** Told how each run ended and how long it took (the metrics). */
+  observe?: (kind: string, outcome: 'succeeded' | 'failed' | 'dead', seconds: number) => void;
 }
 
 const DEFAULT_ATTEMPTS = 5;
@@ -86,6 +88,7 @@ export class JobQueue {
   readonly #clock: Clock;
   readonly #pollMs: number;
   readonly #log: RunnerOptions['log'];
+  readonly #observe: RunnerOptions['observe'];
   /** Who holds a claim: unique per runner, readable in `bellows jobs`. */
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   #timer: NodeJS.Timeout | null = null;
@@ -98,6 +101,7 @@ export class JobQueue {
     this.#clock = o.clock;
     this.#pollMs = o.pollMs ?? 1000;
     this.#log = o.log;
+    this.#observe = o.observe;
   }
 
   /** Declares a kind of job and what runs it. */
@@ -262,18 +266,22 @@ export class JobQueue {
         .catch((err) => this.#log?.warn({ err, job: job.id }, 'job heartbeat failed'));
     }, Math.max(50, Math.floor(def.leaseMs / 3)));
     heartbeat.unref();
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
     try {
       // The following run is queued before this one does anything, so that a failing run does not end the series.
       if (def.recurs) await this.#queueRun(job.kind, def.recurs(Math.max(this.#clock.now(), job.run_at)));
       await def.run(JSON.parse(job.args), { job, signal });
       const now = this.#clock.now();
       await mine().set({ state: 'succeeded', locked_by: null, locked_until: null, finished_at: now, updated_at: now, last_error: null }).execute();
+      this.#observe?.(job.kind, 'succeeded', seconds());
     } catch (err) {
       if (signal.aborted) return; // stopping: stop() gives the job back
       const now = this.#clock.now();
       const text = (err instanceof Error ? err.stack ?? err.message : String(err)).slice(0, MAX_ERROR_CHARS);
       const dead = job.attempts >= job.max_attempts;
       this.#log?.warn({ err, job: job.id, kind: job.kind, attempt: job.attempts, dead }, 'job failed');
+      this.#observe?.(job.kind, dead ? 'dead' : 'failed', seconds());
       await mine().set(dead
         ? { state: 'dead', locked_by: null, locked_until: null, finished_at: now, updated_at: now, last_error: text }
         : { state: 'queued', locked_by: null, locked_until: null, run_at: now + backoffMs(job.attempts), updated_at: now, last_error: text }).execute();

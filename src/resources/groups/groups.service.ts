@@ -14,6 +14,7 @@ import { removeProjectUploads } from '../../platform/storage/uploads.ts';
 import { deleteProjectRows, projectRepositoryPath } from '../projects/projects.service.ts';
 import { removeRepository } from '../projects/repository.ts';
 import type { UploadedFile } from '../../platform/storage/uploads.ts';
+import { applicationSettings } from '../../platform/application-settings.ts';
 
 export type Group = NamespaceRow;
 
@@ -116,6 +117,7 @@ export async function createGroup(deps: ServiceDeps, creatorId: number, parent: 
   checkAvatar(input.avatar);
 
   const now = deps.clock.now();
+  const { default_branch_protection: defaultProtection } = await applicationSettings(deps);
   return withAvatar(deps.config.dataDir, 'group', input.avatar ?? undefined, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
     const row = await trx.insertInto('namespaces').values({
       name: input.name, path: input.path, kind: 'group', parent_id: parent?.id ?? null, owner_id: null,
@@ -124,7 +126,7 @@ export async function createGroup(deps: ServiceDeps, creatorId: number, parent: 
       full_name: parent ? `${parent.full_name} / ${input.name}` : input.name, traversal: '/',
       request_access_enabled: 1, project_creation_level: 'developer', subgroup_creation_level: 'maintainer',
       // A new group takes the instance's default branch protection unless given its own.
-      default_branch_protection: deps.config.defaultBranchProtection,
+      default_branch_protection: defaultProtection,
       created_at: now, updated_at: now,
     }).returning('id').executeTakeFirstOrThrow();
     await trx.updateTable('namespaces').set({ ...settingsValues({ ...input, visibility: undefined }), traversal: `${parent?.traversal ?? '/'}${row.id}/` })

@@ -1,6 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { setResolver } from '../../platform/outbound-url.ts';
 import { addMember, createProject, makeGroup, makeUser, type TestUser } from '../../../test/support/fixtures.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { Repository } from '../../platform/git/index.ts';
@@ -22,6 +23,8 @@ const ids = (r: { body: any[] }) => r.body.map((p: any) => p.id);
 const get = (url: string, token?: string) => call(t.app, 'GET', url, { token });
 
 before(async () => {
+  // The import URL below names a public host; this machine need not resolve it (nothing is fetched: no job runs here).
+  setResolver(async (host) => (host === 'example.com' ? [{ address: '93.184.216.34', family: 4 }] : []));
   clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
   t = await buildTestApp({ clock, config: { storage: [{ name: 'default', path: 'repositories', weight: 1 }, { name: 'second', path: 'second', weight: 1 }] } as any });
   alice = await makeUser(t.app, { username: 'alice' });
@@ -93,7 +96,7 @@ test('archived, visibility, id bounds, imported, repository_storage', async () =
   assert.deepEqual(ids(await get('/projects?imported=true', bob.token)), [P.bobs.id]);
   assert.deepEqual(ids(await get('/projects?imported=true', alice.token)), []);
   const imported = (await get(`/projects/${P.bobs.id}`, bob.token)).body;
-  assert.deepEqual([imported.import_url, imported.import_type, imported.import_status], ['https://example.com/x.git', 'git', 'failed']);
+  assert.deepEqual([imported.import_url, imported.import_type, imported.import_status], ['https://example.com/x.git', 'git', 'scheduled']);
   assert.equal('import_url' in (await get(`/projects/${P.bobs.id}`, alice.token)).body, false, 'import_url is for Maintainers');
   const rows = await t.app.db.selectFrom('projects').select(['id', 'repository_storage']).execute();
   const second = rows.filter((r) => r.repository_storage === 'second').map((r) => r.id).sort((a, b) => b - a);

@@ -1,3 +1,4 @@
+import { withoutCredentials } from '../../platform/outbound-url.ts';
 import { avatarUrl } from '../../platform/storage/avatars.ts';
 import type { Selectable } from 'kysely';
 import { openIssueCounts } from '../issues/issues.service.ts';
@@ -294,7 +295,7 @@ export function fullProject(p: Project, pres: Presentation): Record<string, unkn
     lfs_enabled: s.lfs_enabled,
     creator_id: p.creator_id,
     mr_default_target_self: p.forked_from_project_id !== null ? s.mr_default_target_self : undefined,
-    import_url: m ? p.import_url : undefined,
+    import_url: m ? withoutCredentials(p.import_url) : undefined,
     import_type: m ? p.import_type : undefined,
     import_status: p.import_status,
     import_error: admin ? p.import_error : undefined,

@@ -18,6 +18,8 @@ import { AccessLevel, Visibility, groupAccessLevels, visibilityName, type Visibi
 import { pathProblem } from '../users/users.service.ts';
 import { containsText, isUniqueViolation } from '../../platform/db/dialect.ts';
 import { readableGroups } from '../../platform/access/queries.ts';
+import { applicationSettings } from '../../platform/application-settings.ts';
+import { importUrlProblem, scheduleImport, scheduledImportColumns } from './projects.import.ts';
 import {
   commitReadme, copyRepository, initRepository, pickStorage, placeRepository, readRepositoryFacts, removeRepository, repositoryPath, setHead,
   stagingPath, type RepositoryFacts,
@@ -313,7 +315,7 @@ export async function protectDefaultBranchOnce(deps: ServiceDeps, projectId: num
     .select(['p.id', 'p.default_branch', 'p.empty_repo', 'p.default_branch_protection_applied', 'n.kind', 'n.default_branch_protection'])
     .where('p.id', '=', projectId).executeTakeFirst();
   if (!p || p.default_branch_protection_applied || p.empty_repo || !p.default_branch) return;
-  const level = p.kind === 'group' ? p.default_branch_protection : deps.config.defaultBranchProtection;
+  const level = p.kind === 'group' ? p.default_branch_protection : (await applicationSettings(deps)).default_branch_protection;
   if (protectsDefaultBranch(level)) {
     const d = branchProtectionDefaults(level);
     await createProtectedBranch(deps, p.id, {
@@ -395,7 +397,11 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
   const { columns, settings } = featureColumns(input, errors);
   const topics = normalizeTopics(input.topics ?? input.tag_list) ?? [];
   if (topics.some((t) => t.length > 255)) add('topics', 'is too long (maximum is 255 characters)');
-  if (input.import_url !== undefined && input.import_url !== '' && !/^(https?|git):\/\/[^\s]+$/.test(String(input.import_url))) add('import_url', 'is blocked: Only allowed schemes are http, https, git');
+  const importUrl = input.import_url ? String(input.import_url) : null;
+  if (importUrl) {
+    const problem = await importUrlProblem(deps, importUrl);
+    if (problem) add('import_url', `is blocked: ${problem}`);
+  }
   const fullPath = `${ns.full_path}/${path}`;
   if (!errors.path && !errors.name) {
     const taken = await pathTaken(deps.db, ns.id, fullPath.toLowerCase(), name);
@@ -409,7 +415,7 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
   const runners = newRunnersToken();
   const project = await withAvatar(deps.config.dataDir, 'project', input.avatar ?? undefined, (applyAvatar) => withStagedRepository(deps, shard, async (staged) => {
     await initRepository(staged, defaultBranch);
-    if (input.initialize_with_readme) {
+    if (input.initialize_with_readme && !importUrl) {
       await commitReadme(staged, defaultBranch, `# ${name}\n\n${input.description ?? ''}\n`, { name: user.name, email: user.email }, now);
     }
     return defaultBranch;
@@ -419,10 +425,9 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
       description: input.description ?? null, visibility_level: vis, creator_id: user.id, archived: 0,
       default_branch: defaultBranch, repository_storage: shard, repository_read_only: 0, empty_repo: 1, pending_delete: 0,
       created_at: now, updated_at: now, last_activity_at: now, forked_from_project_id: null,
-      // Importing from a URL is not performed (no background fetcher yet): the project records the request and
-      // says so truthfully instead of staying "scheduled" forever.
-      import_url: input.import_url || null, import_type: input.import_url ? 'git' : null, import_status: input.import_url ? 'failed' : 'none',
-      import_error: input.import_url ? 'Importing a repository from a URL is not available on this server' : null, readme_path: null, marked_for_deletion_at: null, runners_token_digest: runners.digest,
+      // Imported from a URL: the job queued below fills the repository (projects.import.ts).
+      ...(importUrl ? scheduledImportColumns(importUrl) : { import_url: null, import_type: null, import_status: 'none', import_error: null }),
+      readme_path: null, marked_for_deletion_at: null, runners_token_digest: runners.digest,
       settings: JSON.stringify(settings), ...columns,
     }).returningAll().executeTakeFirstOrThrow();
     await trx.deleteFrom('redirect_routes').where('path_lower', '=', row.full_path_lower).execute();
@@ -434,6 +439,7 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
     }
     if (topics.length) await setTopics(trx, row.id, topics, now);
     await applyAvatar(trx, row.id);
+    if (importUrl) await scheduleImport(deps, trx, row.id, importUrl);
     return row;
   }));
   await protectDefaultBranchOnce(deps, project.id);

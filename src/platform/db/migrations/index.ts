@@ -19,6 +19,7 @@ import * as m0016 from './0016_issue_list_indexes.ts';
 import * as m0017 from './0017_group_pending_delete.ts';
 import * as m0021 from './0021_alerts.ts';
 import * as m0018 from './0018_merge_requests.ts';
+import * as m0022 from './0022_application_settings.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -46,4 +47,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0017_group_pending_delete', up: m0017.up },
   { name: '0018_merge_requests', up: m0018.up },
   { name: '0021_alerts', up: m0021.up },
+  { name: '0022_application_settings', up: m0022.up },
 ];

@@ -1,0 +1,89 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { Config } from '../config/index.ts';
+import type { ServiceDeps } from './deps.ts';
+import { announceCacheVoid } from './cache-bus.ts';
+import { ValidationError } from './errors.ts';
+
+// The instance's application settings (the reference's `ApplicationSetting`, `GET/PUT /application/settings`):
+// one typed registry. Each entry is a setting Bellows honours: its TypeBox type (the parameter of PUT and the field
+// of the answer), its default (which may come from the server's configuration), and a check of a value the type
+// lets through. Values an administrator changed are rows of `application_settings`; the rest are defaults. Reads go
+// through one read-cache entry, voided on every worker by a write. An area that needs a new setting adds an entry
+// here (in the reference's field order) and reads it with `applicationSettings(deps)`.
+
+interface SettingDef<T extends TSchema> {
+  type: T;
+  default: (config: Config) => Static<T>;
+  /** A problem with a value of the right type, as the reference's model validation says it ("must be ..."). */
+  check?: (value: Static<T>) => string | null;
+  description: string;
+}
+
+const setting = <T extends TSchema>(def: SettingDef<T>): SettingDef<T> => def;
+
+export const APPLICATION_SETTINGS = {
+  default_branch_protection: setting({
+    type: Type.Union([0, 1, 2, 3, 4].map((n) => Type.Literal(n))),
+    default: (config) => config.defaultBranchProtection,
+    description: 'Protection of the default branch of new personal projects and default of new groups: 0 none, 1 developers push, 2 full, 3 developers merge, 4 developers push initially',
+  }),
+  allow_local_requests_from_web_hooks_and_services: setting({
+    type: Type.Boolean(),
+    default: () => false,
+    description: 'Allow requests to the local network (loopback, private, link-local addresses) from webhooks, integrations and repository imports',
+  }),
+  allow_local_requests_from_system_hooks: setting({
+    type: Type.Boolean(),
+    default: () => false,
+    description: 'Allow requests to the local network from system hooks',
+  }),
+} as const;
+
+export type SettingName = keyof typeof APPLICATION_SETTINGS;
+export type ApplicationSettings = { [K in SettingName]: Static<(typeof APPLICATION_SETTINGS)[K]['type']> };
+
+export const SETTING_NAMES = Object.keys(APPLICATION_SETTINGS) as SettingName[];
+
+/** Names a client may still send for a setting (the reference's legacy parameter names). */
+export const SETTING_ALIASES: Record<string, SettingName> = {
+  allow_local_requests_from_hooks_and_services: 'allow_local_requests_from_web_hooks_and_services',
+};
+
+function defaults(config: Config): ApplicationSettings {
+  return Object.fromEntries(SETTING_NAMES.map((n) => [n, APPLICATION_SETTINGS[n].default(config)])) as ApplicationSettings;
+}
+
+/** The instance's settings: stored values over defaults (a stored value of a setting no longer known is ignored). */
+export function applicationSettings(deps: Pick<ServiceDeps, 'db' | 'config' | 'caches'>): Promise<Readonly<ApplicationSettings>> {
+  return deps.caches.define<'all', Readonly<ApplicationSettings>>('application-settings', { max: 1 }).get('all', async () => {
+    const out = defaults(deps.config) as Record<string, unknown>;
+    for (const row of await deps.db.selectFrom('application_settings').select(['name', 'value']).execute()) {
+      if (row.name in APPLICATION_SETTINGS) out[row.name] = JSON.parse(row.value);
+    }
+    return Object.freeze(out as ApplicationSettings);
+  });
+}
+
+/**
+ * Changes some settings (values already of their type): each value is checked first, then all are written in one
+ * transaction, and every worker drops what it cached. Answers the settings after the change.
+ */
+export async function updateApplicationSettings(deps: ServiceDeps, changes: Partial<ApplicationSettings>): Promise<Readonly<ApplicationSettings>> {
+  const errors: Record<string, string[]> = {};
+  const entries = Object.entries(changes).filter(([name, v]) => name in APPLICATION_SETTINGS && v !== undefined) as Array<[SettingName, unknown]>;
+  for (const [name, value] of entries) {
+    const problem = (APPLICATION_SETTINGS[name] as unknown as SettingDef<TSchema>).check?.(value);
+    if (problem) (errors[name] ??= []).push(problem);
+  }
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    for (const [name, value] of entries) {
+      const json = JSON.stringify(value);
+      await trx.insertInto('application_settings').values({ name, value: json, updated_at: now })
+        .onConflict((oc) => oc.column('name').doUpdateSet({ value: json, updated_at: now })).execute();
+    }
+  });
+  announceCacheVoid('all');
+  return applicationSettings(deps);
+}
