@@ -91,7 +91,8 @@ function embeddedIPv4(address: string): string | null {
 }
 
 function ownAddresses(): Set<string> {
-  const out = new Set<string>();
+  // The loopback interface's own addresses count even where the interface list omits one (no IPv6 in a container).
+  const out = new Set<string>(['127.0.0.1', '::1']);
   for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) out.add(a.address.toLowerCase());
   return out;
 }
@@ -160,6 +161,25 @@ export async function checkOutboundUrl(deps: Pick<ServiceDeps, 'db' | 'config' |
   clean.username = '';
   clean.password = '';
   return { url: clean, username, password, host, port, address: addresses[0].address, family: addresses[0].family === 6 ? 6 : 4 };
+}
+
+/**
+ * Why a link a user gives may not be kept, from the URL alone: for URLs Bellows stores and shows but never fetches
+ * itself (a metric image's `url`). Same scheme and address rules and sentences as `checkOutboundUrl`, local
+ * addresses always refused; a host name is not resolved (nothing connects to it), only `localhost` names refused.
+ */
+export function publicLinkProblem(raw: string, schemes: readonly string[] = ['http', 'https']): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'URI is invalid';
+  }
+  if (!schemes.includes(url.protocol.replace(/:$/, ''))) return `Only allowed schemes are ${schemes.join(', ')}`;
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+  if (!host) return 'URI is invalid';
+  if (host === 'localhost' || host.endsWith('.localhost')) return 'Requests to localhost are not allowed';
+  return isIP(host) ? addressProblem(host, false) : null;
 }
 
 /** A URL as it may be shown or logged: without user name and password (unparseable: nothing of it). */

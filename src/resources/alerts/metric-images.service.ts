@@ -5,7 +5,7 @@ import type { Db } from '../../platform/db/index.ts';
 import type { AlertMetricImagesTable } from '../../platform/db/schema.ts';
 import { fitsIntColumn } from '../../platform/db/dialect.ts';
 import { RuleError } from '../../platform/errors.ts';
-import { publicUrlProblem, type UrlProblem } from '../../platform/addresses.ts';
+import { publicLinkProblem } from '../../platform/outbound-url.ts';
 import { safeFileName } from '../../platform/storage/avatars.ts';
 import {
   detectImageType, IMAGE_CONTENT_TYPES, imageTypeOfExtension, localFileStore, type FileStore, type UploadedFile,
@@ -39,20 +39,13 @@ export function metricImagePath(image: Pick<MetricImageRow, 'id' | 'filename'>):
   return `/uploads/-/system/alert_metric_image/file/${image.id}/${encodeURIComponent(image.filename)}`;
 }
 
-const URL_WORDS: Record<UrlProblem, string> = {
-  invalid: 'is blocked: URI is invalid',
-  scheme: 'is blocked: Only allowed schemes are http, https',
-  localhost: 'is blocked: Requests to localhost are not allowed',
-  local_network: 'is blocked: Requests to the local network are not allowed',
-};
-
 /** The model's messages for `url` and `url_text` ("Url is too long ...", "Url is blocked: ..."). */
 function linkMessages(url: string | null | undefined, urlText: string | null | undefined): string[] {
   const out: string[] = [];
   if (url) {
     if (url.length > URL_MAX) out.push(`Url is too long (maximum is ${URL_MAX} characters)`);
-    const problem = publicUrlProblem(url);
-    if (problem) out.push(`Url ${URL_WORDS[problem]}`);
+    const problem = publicLinkProblem(url);
+    if (problem) out.push(`Url is blocked: ${problem}`);
   }
   if (urlText && urlText.length > URL_TEXT_MAX) out.push(`Url text is too long (maximum is ${URL_TEXT_MAX} characters)`);
   return out;

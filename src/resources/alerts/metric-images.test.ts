@@ -77,7 +77,7 @@ describe('metric images: upload, list, update, delete', () => {
       ['mapped IPv6 loopback', { file: file('a.png'), url: 'http://[::ffff:127.0.0.1]/' }, 400, { message: 'Url is blocked: Requests to localhost are not allowed' }],
       ['IPv6 loopback', { file: file('a.png'), url: 'http://[::1]/' }, 400, { message: 'Url is blocked: Requests to localhost are not allowed' }],
       ['a private network', { file: file('a.png'), url: 'https://10.1.2.3/d' }, 400, { message: 'Url is blocked: Requests to the local network are not allowed' }],
-      ['link-local (cloud metadata)', { file: file('a.png'), url: 'http://169.254.169.254/latest' }, 400, { message: 'Url is blocked: Requests to the local network are not allowed' }],
+      ['link-local (cloud metadata)', { file: file('a.png'), url: 'http://169.254.169.254/latest' }, 400, { message: 'Url is blocked: Requests to the link local network are not allowed' }],
       ['unique local IPv6', { file: file('a.png'), url: 'http://[fd00::1]/' }, 400, { message: 'Url is blocked: Requests to the local network are not allowed' }],
       ['another scheme', { file: file('a.png'), url: 'ftp://example.com/x' }, 400, { message: 'Url is blocked: Only allowed schemes are http, https' }],
       ['not a URL', { file: file('a.png'), url: 'not a url' }, 400, { message: 'Url is blocked: URI is invalid' }],
