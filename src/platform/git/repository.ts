@@ -791,7 +791,9 @@ export class Repository {
     const entries = parseRawPatch(r.stdout.toString('utf8'), !!r.truncated);
     return entries.map((e) => {
       const tooLarge = e.diff === null || Buffer.byteLength(e.diff) > limit;
-      return { ...e, diff: tooLarge ? '' : e.diff!, too_large: tooLarge };
+      // A side the file is missing on has mode 0, as the reference shows it.
+      const mode = (m: string) => (/^0+$/.test(m) ? '0' : m);
+      return { ...e, a_mode: mode(e.a_mode), b_mode: mode(e.b_mode), diff: tooLarge ? '' : e.diff!, too_large: tooLarge };
     });
   }
 

@@ -9,6 +9,8 @@ import { MergeRequestKey, mergeRequestPath, presentOne, scopeOf } from './merge-
 import { diffFrom, findVersion, limitedFiles, versionCommits, versionFiles, versionsQuery } from './diffs.service.ts';
 import { versionEntity, versionFullEntity } from './diffs.presenter.ts';
 import { MergeRequestChanges, MergeRequestDiff, MergeRequestDiffFull } from './diffs.schemas.ts';
+import { placeDiffNote } from './positions.ts';
+import { noteRoutes, type NoteableKind } from '../notes/notes.routes.ts';
 
 // A merge request's diffs and diff versions, each computed by git from the version's commits.
 
@@ -21,7 +23,24 @@ async function latest(req: ApiRequest<any>) {
   return { mr, repo, version: await latestDiff(req.server.db, mr) };
 }
 
+/**
+ * Merge requests as noteables: their notes and threads are the generic ones, with threads on diff lines
+ * (`position`, checked against the diff at its commits) and resolvable threads.
+ */
+export const mergeRequestNoteKind: NoteableKind = {
+  segment: 'merge_requests', param: 'merge_request_iid', type: 'MergeRequest', ability: 'read_merge_request', resolvable: true,
+  async find(req, iid) {
+    const mr = await findMergeRequest(req.server, scopeOf(req), iid);
+    return { type: 'MergeRequest', id: mr.id, iid: mr.iid, projectId: mr.target_project_id, locked: !!mr.discussion_locked, authorId: mr.author_id };
+  },
+  async placeOnDiff(req, _s, position, commitId) {
+    const placed = await placeDiffNote(req.server, repoFor(req.server.config, req.project.project), position);
+    return { ...placed, commitId: commitId ?? null };
+  },
+};
+
 export const diffRoutes: RouteDef<any>[] = [
+  ...noteRoutes(mergeRequestNoteKind),
   {
     method: 'GET', url: `${mergeRequestPath}/diffs`, summary: 'The changed files of a merge request\'s latest version, a page at a time', tags, access: 'public', project,
     response: Type.Array(Diff),
