@@ -134,6 +134,17 @@ describe('merge request diffs', () => {
       }
     });
 
+    test('a multi-line thread keeps its line range as written', async () => {
+      const range = {
+        start: { line_code: `${sha1('a.txt')}_6_5`, type: 'new', old_line: null, new_line: 5 },
+        end: { line_code: `${sha1('a.txt')}_8_9`, type: 'new', old_line: null, new_line: 9 },
+      };
+      const r = await start(roles.reporter.token, { new_line: 9, line_range: range });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      assert.deepEqual(r.body.notes[0].position.line_range, range);
+      assert.equal(r.body.notes[0].position.new_line, 9);
+    });
+
     test('on a renamed file\'s changed line', async () => {
       const r = await start(roles.reporter.token, { old_path: 'old.txt', new_path: 'new.txt', new_line: 5 });
       assert.equal(r.status, 201, JSON.stringify(r.body));

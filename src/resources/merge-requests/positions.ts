@@ -80,7 +80,15 @@ export function normalisePosition(input: Position): Position {
     old_path: input.old_path ?? null, new_path: input.new_path ?? null, position_type: input.position_type,
   };
   if (input.position_type === 'image') return { ...base, width: input.width ?? null, height: input.height ?? null, x: input.x ?? null, y: input.y ?? null };
-  return { ...base, old_line: input.old_line ?? null, new_line: input.new_line ?? null, line_range: input.line_range ?? null };
+  return { ...base, old_line: input.old_line ?? null, new_line: input.new_line ?? null, line_range: lineRange(input.line_range) };
+}
+
+/** A line range's ends with their line numbers as numbers (null when not given), whatever form they came in. */
+function lineRange(r: Position['line_range']): Position['line_range'] {
+  if (!r) return null;
+  const num = (v: unknown) => (v === null || v === undefined || v === '' ? null : /^\d+$/.test(String(v)) ? Number(v) : null);
+  const end = (e: LineRangeEnd | undefined) => e && { line_code: e.line_code, type: e.type ?? null, old_line: num(e.old_line), new_line: num(e.new_line) };
+  return { start: end(r.start), end: end(r.end) };
 }
 
 /**
