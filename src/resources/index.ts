@@ -27,6 +27,7 @@ import { milestoneRoutes } from './milestones/milestones.routes.ts';
 import { iterationJobs, iterationRoutes } from './iterations/iterations.routes.ts';
 import { issueRoutes } from './issues/issues.routes.ts';
 import { mergeRequestRoutes } from './merge-requests/merge-requests.routes.ts';
+import { diffRoutes } from './merge-requests/diffs.routes.ts';
 import { commitRoutes } from './repository/commits.routes.ts';
 import { storageMoveJobs, storageMoveRoutes } from './storage-moves/storage-moves.routes.ts';
 import { applicationSettingRoutes } from './application-settings/application-settings.routes.ts';
@@ -70,6 +71,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...iterationRoutes,
     ...issueRoutes,
     ...mergeRequestRoutes,
+    ...diffRoutes,
     ...commitRoutes,
     ...storageMoveRoutes,
     ...uploadRoutes,

@@ -154,19 +154,22 @@ export const canGroup = (actor: Actor, ability: GroupAbility, g: PolicyGroup, le
 // Rules for the notes of a noteable (an issue, a merge request) the caller can already read: whether it may read
 // that noteable was decided by the noteable's own ability (and, for an issue, its confidentiality).
 
-export type NoteAction = 'create' | 'read_internal' | 'mark_internal' | 'set_created_at' | 'admin';
+export type NoteAction = 'create' | 'read_internal' | 'mark_internal' | 'set_created_at' | 'admin' | 'resolve';
 
 export interface NoteSubject {
   /** The noteable's discussion is locked: only project members may take part. */
   locked: boolean;
   /** The note acted on (for `admin`): its author and whether the server wrote it. */
   note?: { authorId: number | null; system: boolean };
+  /** The noteable's author (for `resolve`). */
+  noteableAuthorId?: number | null;
 }
 
 /**
  * Null when the caller may do `action` on the notes of a noteable in project `p`, else why not. Locked
  * discussions take comments from members only; internal notes are for Reporters and up; a note is edited or
- * deleted by its author or a Maintainer, and a system note by nobody; an archived project takes no notes.
+ * deleted by its author or a Maintainer, and a system note by nobody; threads are resolved by the noteable's author
+ * or a Developer and up; an archived project takes no notes.
  */
 export function noteDenial(actor: Actor, action: NoteAction, p: Pick<PolicyProject, 'archived'>, level: number, s: NoteSubject): Denial | null {
   const role = actor.admin ? AccessLevel.OWNER : level;
@@ -184,6 +187,12 @@ export function noteDenial(actor: Actor, action: NoteAction, p: Pick<PolicyProje
       if (!actor.user || !s.note || s.note.system) return 'forbidden';
       const author = s.note.authorId === actor.user.id && (!s.locked || member);
       if (!author && role < AccessLevel.MAINTAINER) return 'forbidden';
+      return p.archived ? 'archived' : null;
+    }
+    case 'resolve': {
+      // A thread is resolved by the noteable's author or a Developer and up (the reference's resolve_note).
+      if (!actor.user) return 'forbidden';
+      if (s.noteableAuthorId !== actor.user.id && role < AccessLevel.DEVELOPER) return 'forbidden';
       return p.archived ? 'archived' : null;
     }
   }

@@ -795,42 +795,32 @@ export class Repository {
 
   // ----- comparisons and search ------------------------------------------------------------------------------
 
-  /** Changed files between two commits (renames detected), each with its patch. Two git calls. */
-  async diff(from: string, to: string, opts: { maxPatchBytes?: number } = {}): Promise<DiffFile[]> {
-    const common = ['-M', '--no-color', '--no-ext-diff', '--no-textconv', '--end-of-options', assertRevision(from), assertRevision(to)];
-    const [raw, patch] = await Promise.all([
-      this.git(['diff', '--raw', '-z', '--no-abbrev', ...common]),
-      this.git(['diff', '-p', ...common]),
-    ]);
-    // Both outputs list files in the same order; content lines never start with "diff --git ".
-    const chunks = patch.stdout.toString('utf8').split(/^diff --git /m).slice(1);
+  /**
+   * Changed files between two commits, each with its patch, in one `git diff --find-renames --raw -p -z` call. A
+   * patch over `maxPatchBytes` (the reference's diff_max_patch_bytes, 200 KiB) is `too_large` and left out; output
+   * past `maxBytes` is cut off, and the files whose patches were cut read as too large too.
+   */
+  async diff(from: string, to: string, opts: { maxPatchBytes?: number; maxBytes?: number } = {}): Promise<DiffFile[]> {
+    const r = await this.git([
+      'diff', '--no-color', '--no-ext-diff', '--no-textconv', '--find-renames', '--full-index', '--raw', '-p', '-z',
+      '--end-of-options', assertRevision(from), assertRevision(to), '--',
+    ], { maxBuffer: opts.maxBytes ?? 64 * 1024 * 1024, truncate: true });
     const limit = opts.maxPatchBytes ?? 200 * 1024;
-    const files: DiffFile[] = [];
-    const tokens = raw.stdout.toString('utf8').split('\0');
-    for (let i = 0; i < tokens.length; i++) {
-      const meta = /^:(\d+) (\d+) [0-9a-f]+ [0-9a-f]+ ([A-Z])\d*$/.exec(tokens[i]);
-      if (!meta) continue;
-      const status = meta[3];
-      const oldPath = tokens[++i];
-      const newPath = status === 'R' || status === 'C' ? tokens[++i] : oldPath;
-      const chunk = chunks[files.length] ?? '';
-      const hunk = chunk.indexOf('\n@@ ');
-      const binary = /^Binary files .* differ$/m.exec(chunk);
-      const text = hunk !== -1 ? chunk.slice(hunk + 1) : binary ? `${binary[0]}\n` : '';
-      const tooLarge = Buffer.byteLength(text) > limit;
-      files.push({
-        old_path: oldPath,
-        new_path: newPath,
-        a_mode: meta[1],
-        b_mode: meta[2],
-        new_file: status === 'A',
-        renamed_file: status === 'R',
-        deleted_file: status === 'D',
-        diff: tooLarge ? '' : text,
-        too_large: tooLarge,
-      });
-    }
-    return files;
+    const entries = parseRawPatch(r.stdout.toString('utf8'), !!r.truncated);
+    return entries.map((e) => {
+      const tooLarge = e.diff === null || Buffer.byteLength(e.diff) > limit;
+      // A side the file is missing on has mode 0, as the reference shows it.
+      const mode = (m: string) => (/^0+$/.test(m) ? '0' : m);
+      return { ...e, a_mode: mode(e.a_mode), b_mode: mode(e.b_mode), diff: tooLarge ? '' : e.diff!, too_large: tooLarge };
+    });
+  }
+
+  /** The plain `git diff` between two commits (renames found, full blob ids), cut at `maxBytes`. */
+  async rawDiff(from: string, to: string, maxBytes = 64 * 1024 * 1024): Promise<Buffer> {
+    const r = await this.git([
+      'diff', '--no-color', '--no-ext-diff', '--no-textconv', '--find-renames', '--end-of-options', assertRevision(from), assertRevision(to), '--',
+    ], { maxBuffer: maxBytes, truncate: true });
+    return r.stdout;
   }
 
   /** Matching lines at a ref. Patterns go after -e, so a leading "-" in a search term is just text. */
@@ -864,7 +854,7 @@ export class Repository {
   /** Changed files with their patches in one git call, as the compare API shows them. */
   async compareDiff(from: string, to: string): Promise<DiffEntry[]> {
     const { stdout } = await this.git(['diff', '--no-color', '--no-ext-diff', '-M', '--full-index', '--raw', '-p', '-z', '--end-of-options', from, to, '--'], { maxBuffer: 32 * 1024 * 1024 });
-    return parseRawPatch(stdout.toString('utf8'));
+    return parseRawPatch(stdout.toString('utf8'), false).map((e) => ({ ...e, diff: e.diff ?? '' }));
   }
 
   // ----- objects by id, archives, blame, signatures, contributors ---------------------------------------------
@@ -1090,33 +1080,39 @@ export class Repository {
 
 /**
  * Parses `git diff --raw -p -z`: first the raw records (":a_mode b_mode a b status\0path\0[path\0]"), then the
- * patch text, split on "diff --git" headers in the same order.
+ * patch text, split on "diff --git" headers in the same order. With `truncated` output, a file whose patch was cut
+ * (or never reached) has a null diff.
  */
-function parseRawPatch(text: string): DiffEntry[] {
-  const entries: DiffEntry[] = [];
+function parseRawPatch(text: string, truncated: boolean): Array<Omit<DiffEntry, 'diff'> & { diff: string | null }> {
+  const entries: Array<Omit<DiffEntry, 'diff'> & { diff: string | null }> = [];
   let i = 0;
   while (text[i] === ':') {
     const end = text.indexOf('\0', i);
+    if (end === -1) break;
     const [aMode, bMode, , , status] = text.slice(i + 1, end).split(' ');
     i = end + 1;
     const p1End = text.indexOf('\0', i);
+    if (p1End === -1) break;
     const p1 = text.slice(i, p1End);
     i = p1End + 1;
     let p2 = p1;
     if (status.startsWith('R') || status.startsWith('C')) {
       const p2End = text.indexOf('\0', i);
+      if (p2End === -1) break;
       p2 = text.slice(i, p2End);
       i = p2End + 1;
     }
     entries.push({
       old_path: p1, new_path: p2, a_mode: aMode, b_mode: bMode,
-      new_file: status === 'A', renamed_file: status.startsWith('R'), deleted_file: status === 'D', diff: '',
+      new_file: status === 'A', renamed_file: status.startsWith('R'), deleted_file: status === 'D', diff: truncated ? null : '',
     });
   }
   const patch = text.slice(i).replace(/^\0/, '').replace(/^\n/, '');
   const chunks = patch.split(/^diff --git .*\n/m).slice(1);
   chunks.forEach((c, k) => {
     if (!entries[k]) return;
+    // The last chunk of a cut output is incomplete.
+    if (truncated && k === chunks.length - 1) return;
     const at = c.search(/^(@@|Binary files)/m);
     entries[k].diff = at >= 0 ? c.slice(at) : '';
   });

@@ -5,6 +5,7 @@ import { liveProjectById } from '../../platform/project-rows.ts';
 import { writeSystemNote } from '../notes/notes.service.ts';
 import { addedCommitsBody, mergeRequestNoteable } from '../notes/system-notes.ts';
 import { repoFor } from '../repository/repository.common.ts';
+import { markOutdatedDiffNotes } from './positions.ts';
 import { headRef, recordDiffVersion, setRef, type MergeRequestRow } from './merge-requests.service.ts';
 
 // A push (or any ref move: the commits API, branch deletion) reaches the open merge requests whose source branch
@@ -62,7 +63,7 @@ async function refreshSource(deps: ServiceDeps, source: ProjectRow, mr: MergeReq
     const compare = old ? `/${target.full_path}/-/merge_requests/${mr.iid}/diffs?diff_id=${diffId}&start_sha=${old}` : null;
     const body = addedCommitsBody(added.map((c) => ({ short_id: c.short_id, title: c.title })), compare, addedCount);
     await writeSystemNote(trx, mergeRequestNoteable(after), userId ?? mr.author_id, body, now);
-    await afterNewVersion(trx, after, { previousDiffId: current.latest_diff_id, diffId });
+    await afterNewVersion(deps, trx, after, { previousDiffId: current.latest_diff_id, diffId });
   });
 }
 
@@ -70,6 +71,10 @@ async function refreshSource(deps: ServiceDeps, source: ProjectRow, mr: MergeReq
  * Runs inside the transaction that recorded a new diff version of a merge request (a push to its source branch):
  * the place where what depends on the diff follows it (diff threads whose lines changed become outdated).
  */
-export async function afterNewVersion(_trx: Db, _mr: MergeRequestRow, _versions: { previousDiffId: number | null; diffId: number }): Promise<void> {
-  // Diff notes: marking outdated positions is added here.
+export async function afterNewVersion(deps: ServiceDeps, trx: Db, mr: MergeRequestRow, versions: { previousDiffId: number | null; diffId: number }): Promise<void> {
+  if (versions.previousDiffId === null) return;
+  const rows = await trx.selectFrom('merge_request_diffs').selectAll().where('id', 'in', [versions.previousDiffId, versions.diffId]).execute();
+  const previous = rows.find((r) => r.id === versions.previousDiffId);
+  const latest = rows.find((r) => r.id === versions.diffId);
+  if (previous && latest) await markOutdatedDiffNotes(deps, trx, mr, previous, latest);
 }

@@ -210,15 +210,6 @@ const eventRoutes = (kind: 'label' | 'state' | 'milestone', table: EventTable, s
   ];
 };
 
-/** Merge requests as noteables: their notes and discussions routes (notes/notes.routes.ts). */
-const mergeRequestNoteables: NoteableKind = {
-  segment: 'merge_requests', param: 'merge_request_iid', type: 'MergeRequest', ability: 'read_merge_request',
-  async find(req, iid) {
-    const mr = await findMergeRequest(req.server, scopeOf(req), iid);
-    return { type: 'MergeRequest', id: mr.id, iid: mr.iid, projectId: mr.target_project_id, locked: !!mr.discussion_locked };
-  },
-};
-
 const timeTarget = (mr: MergeRequestRow) => ({ id: mr.id, project_id: mr.target_project_id, type: 'MergeRequest' as const });
 
 async function presentApprovals(req: ApiRequest<any>, mr: MergeRequestRow) {
@@ -230,7 +221,6 @@ async function presentApprovals(req: ApiRequest<any>, mr: MergeRequestRow) {
 }
 
 export const mergeRequestRoutes: RouteDef<any>[] = [
-  ...noteRoutes(mergeRequestNoteables),
   {
     method: 'GET', url: '/merge_requests', summary: 'Merge requests the caller may read, across projects (created by the caller unless scope says otherwise)',
     tags, access: 'public', response: ListResponse, input: Input({ ...ListParams }),

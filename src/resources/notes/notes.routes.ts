@@ -7,8 +7,8 @@ import type { ProjectAbility } from '../../platform/access/policy.ts';
 import { BadRequestError, ParamError } from '../../platform/errors.ts';
 import { usersByIds } from '../users/users.service.ts';
 import {
-  createNote, deleteNote, discussionsQuery, getDiscussion, getNote, notesOfDiscussions, notesQuery, updateNote,
-  type Noteable, type NoteableType, type NoteScope,
+  createNote, deleteNote, discussionsQuery, getDiscussion, getNote, notesOfDiscussions, notesQuery, resolveDiscussion, resolveNote, updateNote,
+  type DiffPlacement, type Noteable, type NoteableType, type NoteScope,
 } from './notes.service.ts';
 import { discussion, note, peopleOf, type NoteRow, type NotePresentation } from './notes.presenter.ts';
 import { Discussion, Note } from './notes.schemas.ts';
@@ -27,7 +27,21 @@ export interface NoteableKind {
   /** The project ability that reads this kind of noteable. */
   ability: ProjectAbility;
   find(req: ApiRequest<any>, iid: number): Promise<Noteable>;
+  /** Threads of this kind can be resolved (`PUT .../discussions/:id`, `resolved` on a note). */
+  resolvable?: boolean;
+  /** Threads of this kind may be written on a diff (`position`): checks one and says where the note goes. */
+  placeOnDiff?(req: ApiRequest<any>, s: NoteScope, position: any, commitId: string | undefined): Promise<DiffPlacement>;
 }
+
+const LineRangeEnd = Type.Object({ line_code: Opt(Str()), type: Opt(Str()), old_line: Opt(Str()), new_line: Opt(Str()) });
+
+/** A diff position as the reference's discussions API takes it. */
+export const PositionParam = Type.Object({
+  base_sha: Str(), start_sha: Str(), head_sha: Str(), position_type: Enum(['text', 'image'] as const),
+  new_path: Opt(Str()), new_line: Opt(Int()), old_path: Opt(Str()), old_line: Opt(Int()),
+  width: Opt(Int()), height: Opt(Int()), x: Opt(Int()), y: Opt(Int()),
+  line_range: Opt(Type.Object({ start: Opt(LineRangeEnd), end: Opt(LineRangeEnd) })),
+});
 
 async function scopeOf(kind: NoteableKind, req: ApiRequest<any>): Promise<NoteScope> {
   const noteable = await kind.find(req, req.input[kind.param]);
@@ -128,10 +142,14 @@ export function noteRoutes(kind: NoteableKind): RouteDef<any>[] {
     {
       method: 'POST', url: `${base}/discussions`, summary: `Start a discussion on ${kind.type}`, tags: ['discussions'], access: 'authenticated', project,
       response: Discussion,
-      input: Input({ ...ids, body: Str(), internal: Opt(Bool()), confidential: Opt(Bool()), created_at: Opt(DateTime()) }),
+      input: Input({
+        ...ids, body: Str(), internal: Opt(Bool()), confidential: Opt(Bool()), created_at: Opt(DateTime()),
+        ...(kind.placeOnDiff ? { position: Opt(PositionParam), commit_id: Opt(Str()) } : {}),
+      }),
       handler: async (req) => {
         const s = await scopeOf(kind, req);
-        const row = await createNote(req.server, s, { body: req.input.body, internal: req.input.internal ?? req.input.confidential, createdAt: createdAt(req.input.created_at) }, { thread: true });
+        const diff = kind.placeOnDiff && req.input.position ? await kind.placeOnDiff(req, s, req.input.position, req.input.commit_id) : undefined;
+        const row = await createNote(req.server, s, { body: req.input.body, internal: req.input.internal ?? req.input.confidential, createdAt: createdAt(req.input.created_at), diff }, { thread: true });
         return discussion(row.discussion_id, [row], await presentation(req, s, [row]));
       },
     },
@@ -173,10 +191,14 @@ export function noteRoutes(kind: NoteableKind): RouteDef<any>[] {
         const s = await scopeOf(kind, req);
         const row = await inDiscussion(req, s);
         if ((req.input.body === undefined) === (req.input.resolved === undefined)) throw exactlyOne();
-        if (req.input.resolved !== undefined) throw new BadRequestError('Note is not resolvable');
+        if (req.input.resolved !== undefined) {
+          if (!kind.resolvable) throw new BadRequestError('Note is not resolvable');
+          return one(req, s, await resolveNote(req.server, s, row, req.input.resolved));
+        }
         return one(req, s, await updateNote(req.server, s, row, req.input.body));
       },
     },
+    ...(kind.resolvable ? [resolveRoute(kind)] : []),
     {
       method: 'DELETE', url: `${base}/discussions/:discussion_id/notes/:note_id`, summary: `Delete a note of a discussion on ${kind.type}`, tags: ['discussions'], access: 'authenticated', project,
       response: null,
@@ -195,6 +217,20 @@ export function noteRoutes(kind: NoteableKind): RouteDef<any>[] {
       },
     }),
   ];
+}
+
+/** `PUT .../discussions/:discussion_id` with `resolved`: the whole thread, answered as the discussion. */
+function resolveRoute(kind: NoteableKind): RouteDef<any> {
+  return {
+    method: 'PUT', url: `/projects/:id/${kind.segment}/:${kind.param}/discussions/:discussion_id`, summary: `Resolve or reopen a discussion on ${kind.type}`,
+    tags: ['discussions'], access: 'authenticated', project: { ability: kind.ability }, response: Discussion,
+    input: Input({ id: IdOrPath(), [kind.param]: Int(), discussion_id: Str(), resolved: Bool() }),
+    handler: async (req) => {
+      const s = await scopeOf(kind, req);
+      const notes = await resolveDiscussion(req.server, s, await getDiscussion(req.server.db, s, req.input.discussion_id), req.input.resolved);
+      return discussion(req.input.discussion_id, notes, await presentation(req, s, notes));
+    },
+  };
 }
 
 /** A note addressed through its discussion: the reference finds it on the noteable, whatever discussion is named. */

@@ -28,6 +28,20 @@ export interface Noteable {
   locked: boolean;
   /** A commit's full sha (`id` is then 0). */
   commitId?: string;
+  /** Its author (who may resolve its threads). */
+  authorId?: number | null;
+}
+
+/** Noteables whose threads can be resolved: their discussion and diff notes are resolvable (the reference's). */
+const RESOLVABLE_NOTEABLES: ReadonlySet<NoteableType> = new Set(['MergeRequest']);
+const resolvableType = (n: Noteable, type: string | null) => RESOLVABLE_NOTEABLES.has(n.type) && (type === 'DiscussionNote' || type === 'DiffNote');
+
+/** Where on a diff a new diff note is written, as the noteable's diff rules checked it (merge-requests/positions.ts). */
+export interface DiffPlacement {
+  /** The position as JSON, kept as written (also its `original_position`). */
+  position: string;
+  lineCode: string | null;
+  commitId?: string | null;
 }
 
 /** A noteable as one caller sees it: the project's state and the caller's role there decide the note rules. */
@@ -42,7 +56,9 @@ export interface NoteScope {
 const MAX_BODY = 1_000_000;
 
 const can = (s: NoteScope, action: NoteAction, note?: NoteRow) =>
-  !noteDenial(s.actor, action, s.project, s.level, { locked: s.noteable.locked, note: note && { authorId: note.author_id, system: !!note.system } });
+  !noteDenial(s.actor, action, s.project, s.level, {
+    locked: s.noteable.locked, note: note && { authorId: note.author_id, system: !!note.system }, noteableAuthorId: s.noteable.authorId,
+  });
 
 function demand(s: NoteScope, action: NoteAction, note?: NoteRow): void {
   if (!can(s, action, note)) throw new ForbiddenError();
@@ -111,6 +127,8 @@ export interface NoteInput {
   createdAt?: number;
   /** The diff line of a commit the note is on (the reference's legacy diff notes on commits). */
   diffLine?: CommitDiffLine;
+  /** A diff note's place on a merge request's diff. */
+  diff?: DiffPlacement;
 }
 
 /** A line of a commit's diff: its file, its number on the side `line_type` names ('new' or 'old'). */
@@ -132,19 +150,53 @@ export async function createNote(deps: ServiceDeps, s: NoteScope, input: NoteInp
   const now = deps.clock.now();
   const at = input.createdAt !== undefined && can(s, 'set_created_at') ? input.createdAt : now;
   const first = where.replyTo?.[0];
+  // A reply in a diff thread is a diff note on the same lines.
+  const diff: DiffPlacement | undefined = first?.type === 'DiffNote'
+    ? { position: first.position!, lineCode: first.line_code, commitId: first.commit_id }
+    : first ? undefined : input.diff;
+  const type = input.diffLine ? 'LegacyDiffNote' : diff ? 'DiffNote' : first || where.thread ? 'DiscussionNote' : null;
   return deps.db.transaction().execute(async (trx) => {
     if (first && first.type === null) {
-      await trx.updateTable('notes').set({ type: 'DiscussionNote' }).where('discussion_id', '=', first.discussion_id).where('type', 'is', null).execute();
+      await trx.updateTable('notes').set({ type: 'DiscussionNote', resolvable: resolvableType(s.noteable, 'DiscussionNote') ? 1 : 0 })
+        .where('discussion_id', '=', first.discussion_id).where('type', 'is', null).execute();
     }
     const row = await trx.insertInto('notes').values({
       noteable_type: s.noteable.type, noteable_id: s.noteable.id, project_id: s.noteable.projectId, author_id: s.actor.user!.id,
-      body: input.body, type: input.diffLine ? 'LegacyDiffNote' : first || where.thread ? 'DiscussionNote' : null, system: 0,
-      commit_id: s.noteable.commitId ?? null, position: input.diffLine ? JSON.stringify(input.diffLine) : null, internal: (first ? first.internal : input.internal) ? 1 : 0,
+      body: input.body, type, system: 0,
+      commit_id: s.noteable.commitId ?? diff?.commitId ?? null, position: input.diffLine ? JSON.stringify(input.diffLine) : diff?.position ?? null,
+      original_position: diff ? (first?.original_position ?? diff.position) : null, line_code: diff?.lineCode ?? null,
+      outdated: first?.outdated ?? 0, resolvable: resolvableType(s.noteable, type) ? 1 : 0,
+      internal: (first ? first.internal : input.internal) ? 1 : 0,
       discussion_id: first?.discussion_id ?? newDiscussionId(), created_at: at, updated_at: at,
     }).returningAll().executeTakeFirstOrThrow();
     await touchNoteable(trx, s.noteable, now);
     return row;
   });
+}
+
+/**
+ * Resolves (or reopens) a thread's resolvable notes: by the noteable's author or whoever the policy lets resolve
+ * notes; 403 for a thread that cannot be resolved, as the reference's `can_resolve?`.
+ */
+export async function resolveDiscussion(deps: ServiceDeps, s: NoteScope, notes: NoteRow[], resolved: boolean): Promise<NoteRow[]> {
+  if (!notes.some((n) => n.resolvable)) throw new ForbiddenError();
+  demand(s, 'resolve');
+  const now = deps.clock.now();
+  await deps.db.updateTable('notes')
+    .set(resolved ? { resolved_at: now, resolved_by_id: s.actor.user!.id } : { resolved_at: null, resolved_by_id: null })
+    .where('discussion_id', '=', notes[0].discussion_id).where('id', 'in', notes.map((n) => n.id)).where('resolvable', '=', 1)
+    .where('resolved_at', resolved ? 'is' : 'is not', null).execute();
+  return deps.db.selectFrom('notes').selectAll().where('id', 'in', notes.map((n) => n.id)).orderBy('created_at').orderBy('id').execute();
+}
+
+/** Resolves or reopens one note: 403 without the right, then "400 Note is not resolvable" as the reference. */
+export async function resolveNote(deps: ServiceDeps, s: NoteScope, note: NoteRow, resolved: boolean): Promise<NoteRow> {
+  demand(s, 'resolve');
+  if (!note.resolvable) throw new BadRequestError('Note is not resolvable');
+  if (resolved === (note.resolved_at !== null)) return note;
+  return deps.db.updateTable('notes')
+    .set(resolved ? { resolved_at: deps.clock.now(), resolved_by_id: s.actor.user!.id } : { resolved_at: null, resolved_by_id: null })
+    .where('id', '=', note.id).returningAll().executeTakeFirstOrThrow();
 }
 
 export async function updateNote(deps: ServiceDeps, s: NoteScope, note: NoteRow, body: string): Promise<NoteRow> {

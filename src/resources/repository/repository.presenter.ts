@@ -77,11 +77,12 @@ function unidiffOf(d: DiffEntry): string {
   return `--- ${d.new_file ? '/dev/null' : `a/${d.old_path}`}\n+++ ${d.deleted_file ? '/dev/null' : `b/${d.new_path}`}\n${d.diff}`;
 }
 
-export function presentDiff(d: DiffEntry, unidiff = false) {
+/** A changed file; `too_large` (and `collapsed`) when the repository left a patch out for its size. */
+export function presentDiff(d: DiffEntry & { too_large?: boolean; collapsed?: boolean }, unidiff = false) {
   return {
     diff: unidiff ? unidiffOf(d) : d.diff,
-    collapsed: false,
-    too_large: false,
+    collapsed: d.collapsed ?? false,
+    too_large: d.too_large ?? false,
     new_path: d.new_path,
     old_path: d.old_path,
     a_mode: d.a_mode,
