@@ -27,6 +27,7 @@ import { milestoneRoutes } from './milestones/milestones.routes.ts';
 import { iterationJobs, iterationRoutes } from './iterations/iterations.routes.ts';
 import { issueRoutes } from './issues/issues.routes.ts';
 import { mergeRequestRoutes } from './merge-requests/merge-requests.routes.ts';
+import { mergeJobs, mergeRoutes } from './merge-requests/merge.routes.ts';
 import { commitRoutes } from './repository/commits.routes.ts';
 import { storageMoveJobs, storageMoveRoutes } from './storage-moves/storage-moves.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
@@ -63,6 +64,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...iterationRoutes,
     ...issueRoutes,
     ...mergeRequestRoutes,
+    ...mergeRoutes,
     ...commitRoutes,
     ...storageMoveRoutes,
     ...uploadRoutes,
@@ -73,7 +75,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
 
 /** Every kind of background job the areas run (platform/jobs), defined once per application. */
 export function registerJobs(deps: ServiceDeps & { log?: { warn(obj: object, msg: string): void } }): void {
-  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps)]) {
+  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps), mergeJobs(deps)]) {
     for (const [name, kind] of Object.entries(jobs)) deps.jobs.define(name, kind);
   }
 }
