@@ -7,7 +7,7 @@ import type { JobKind } from '../../platform/jobs/queue.ts';
 import { findMergeRequest } from './merge-requests.service.ts';
 import { MergeRequestKey, mergeRequestPath, presentOne, scopeOf } from './merge-requests.routes.ts';
 import { MergeRequest } from './merge-requests.schemas.ts';
-import { REBASE_JOB, mergeMergeRequest, requestRebase, runRebase } from './merge.service.ts';
+import { REBASE_JOB, mergeMergeRequest, mergeRefHead, requestRebase, runRebase } from './merge.service.ts';
 
 // Merging and rebasing a merge request (merge.service.ts); the merge request's other routes are in
 // merge-requests.routes.ts.
@@ -16,7 +16,18 @@ const tags = ['merge_requests'];
 
 export const RebaseAnswer = Entity({ rebase_in_progress: Type.Boolean() }, { description: 'RebaseInProgress' });
 
+export const MergeRef = Entity({ commit_id: Type.String() }, { description: 'MergeRef' });
+
 export const mergeRoutes: RouteDef<any>[] = [
+  {
+    method: 'GET', url: `${mergeRequestPath}/merge_ref`, summary: 'The merge commit the merge request would make now (refs/merge-requests/:iid/merge)',
+    tags, access: 'public', project: { ability: 'read_merge_request' }, response: MergeRef,
+    input: Input({ ...MergeRequestKey }),
+    handler: async (req) => {
+      const mr = await findMergeRequest(req.server, scopeOf(req), req.input.merge_request_iid);
+      return { commit_id: await mergeRefHead(req.server, mr) };
+    },
+  },
   {
     method: 'PUT', url: `${mergeRequestPath}/merge`, summary: 'Merge a merge request into its target branch (the project\'s merge method, squash, templates)',
     tags, access: 'authenticated', project: { ability: 'read_merge_request' }, response: MergeRequest,

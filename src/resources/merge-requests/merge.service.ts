@@ -303,6 +303,23 @@ async function removeSourceBranch(deps: ServiceDeps, actor: Actor, mr: MergeRequ
   await afterRefsChanged(deps, project, repo, [`refs/heads/${mr.source_branch}`]);
 }
 
+/**
+ * `GET .../merge_ref`: the merge commit the merge request would make now (target head and source head, the default
+ * message, by its author at its creation time, so the same pair always gives the same commit), kept at
+ * `refs/merge-requests/<iid>/merge`. 400 "Merge request is not mergeable" when it is not open or does not merge cleanly.
+ */
+export async function mergeRefHead(deps: ServiceDeps, mr: MergeRequestRow): Promise<string> {
+  const state = (await mergeStates(deps, [mr])).get(mr.id);
+  const check = state?.check;
+  if (!state || !check || check.hasConflicts) throw new RuleError('bad_request', 'Merge request is not mergeable');
+  const authorRow = mr.author_id !== null ? (await usersByIds(deps, [mr.author_id])).get(mr.author_id) : undefined;
+  const who = { name: authorRow?.name ?? 'Bellows', email: authorRow?.email ?? 'bellows@localhost', date: new Date(mr.created_at) };
+  const ctx: MessageContext = { mr, project: state.project, repo: state.repo, state, closes: [], merger: { ...who, username: '' }, externalUrl: deps.config.externalUrl };
+  const sha = await state.repo.commitTree({ tree: check.tree, parents: [check.targetSha, check.sourceSha], message: defaultMergeMessage(ctx), author: who });
+  await setRef(state.repo, `refs/merge-requests/${mr.iid}/merge`, sha);
+  return sha;
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Rebasing
 

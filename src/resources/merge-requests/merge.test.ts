@@ -262,6 +262,24 @@ describe('merge', () => {
   });
 });
 
+describe('merge ref', () => {
+  test('GET merge_ref: the merge commit at refs/merge-requests/:iid/merge, the same for the same pair; 400 when not mergeable', async () => {
+    const s = await setup();
+    const r = await call(t.app, 'GET', `${s.url}/merge_ref`, { token: s.roles.reporter.token });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const sha = r.body.commit_id;
+    assert.deepEqual(await parents(s.project, sha), [sha, s.base, s.head]);
+    assert.equal(await git(s.project, ['rev-parse', `refs/merge-requests/${s.mr.iid}/merge`]), sha);
+    assert.equal(await git(s.project, ['rev-parse', 'main']), s.base);
+    t.app.caches.voidAll();
+    assert.equal((await call(t.app, 'GET', `${s.url}/merge_ref`, { token: s.roles.reporter.token })).body.commit_id, sha);
+    await commitFiles(t.app, s.project, 'main', { 'a.txt': 'clash\n' });
+    t.app.caches.voidAll();
+    const bad = await call(t.app, 'GET', `${s.url}/merge_ref`, { token: s.roles.reporter.token });
+    assert.deepEqual([bad.status, bad.body], [400, { message: 'Merge request is not mergeable' }]);
+  });
+});
+
 describe('merge: who may merge', () => {
   test('roles on a private project, a read_api token, and a protected target branch', async () => {
     const s = await setup();
