@@ -7,7 +7,7 @@ import type { JobKind } from '../../platform/jobs/queue.ts';
 import { findMergeRequest } from './merge-requests.service.ts';
 import { MergeRequestKey, mergeRequestPath, presentOne, scopeOf } from './merge-requests.routes.ts';
 import { MergeRequest } from './merge-requests.schemas.ts';
-import { REBASE_JOB, mergeMergeRequest, mergeRefHead, requestRebase, runRebase } from './merge.service.ts';
+import { REBASE_FAILED, REBASE_JOB, mergeMergeRequest, mergeRefHead, requestRebase, runRebase } from './merge.service.ts';
 
 // Merging and rebasing a merge request (merge.service.ts); the merge request's other routes are in
 // merge-requests.routes.ts.
@@ -65,6 +65,18 @@ export const mergeRoutes: RouteDef<any>[] = [
 
 export function mergeJobs(deps: ServiceDeps): Record<string, JobKind<{ merge_request_id: number; user_id: number }>> {
   return {
-    [REBASE_JOB]: { concurrency: 1, maxAttempts: 3, run: (args) => runRebase(deps, args) },
+    [REBASE_JOB]: {
+      concurrency: 1, maxAttempts: 3,
+      async run(args) {
+        try {
+          await runRebase(deps, args);
+        } catch (e) {
+          // Not left "in progress" if no attempt succeeds; a retry runs whatever the flag says.
+          await deps.db.updateTable('merge_requests').set({ rebase_in_progress: 0, rebase_jid: null, merge_error: REBASE_FAILED })
+            .where('id', '=', args.merge_request_id).execute();
+          throw e;
+        }
+      },
+    },
   };
 }

@@ -324,7 +324,7 @@ export async function mergeRefHead(deps: ServiceDeps, mr: MergeRequestRow): Prom
 // Rebasing
 
 export const REBASE_JOB = 'merge_request_rebase';
-const REBASE_FAILED = 'Rebase failed: Rebase locally, resolve all conflicts, then push the branch.';
+export const REBASE_FAILED = 'Rebase failed: Rebase locally, resolve all conflicts, then push the branch.';
 const REBASE_BUSY = 'Failed to enqueue the rebase operation, possibly due to a long-lived transaction. Try again later.';
 
 /** The caller may push to the merge request's source branch (the reference's authorize_push_to_merge_request!). */
