@@ -28,6 +28,7 @@ import { iterationJobs, iterationRoutes } from './iterations/iterations.routes.t
 import { issueRoutes } from './issues/issues.routes.ts';
 import { mergeRequestRoutes } from './merge-requests/merge-requests.routes.ts';
 import { diffRoutes } from './merge-requests/diffs.routes.ts';
+import { mergeJobs, mergeRoutes } from './merge-requests/merge.routes.ts';
 import { commitRoutes } from './repository/commits.routes.ts';
 import { storageMoveJobs, storageMoveRoutes } from './storage-moves/storage-moves.routes.ts';
 import { applicationSettingRoutes } from './application-settings/application-settings.routes.ts';
@@ -72,6 +73,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...issueRoutes,
     ...mergeRequestRoutes,
     ...diffRoutes,
+    ...mergeRoutes,
     ...commitRoutes,
     ...storageMoveRoutes,
     ...uploadRoutes,
@@ -87,7 +89,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
 
 /** Every kind of background job the areas run (platform/jobs), defined once per application. */
 export function registerJobs(deps: ServiceDeps & { log?: { warn(obj: object, msg: string): void } }): void {
-  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps), uploadJobs(deps), importJobs(deps)]) {
+  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps), uploadJobs(deps), importJobs(deps), mergeJobs(deps)]) {
     for (const [name, kind] of Object.entries(jobs)) deps.jobs.define(name, kind);
   }
 }

@@ -68,6 +68,8 @@ function gitDate(date: Date | string | undefined): string {
     if (Number.isNaN(date.getTime())) throw new InvalidInputError('date');
     return `@${Math.floor(date.getTime() / 1000)} +0000`;
   }
+  // git's own raw form (`@<seconds> <offset>`), as a rewritten commit keeps its author date.
+  if (/^@\d{1,12} [+-]\d{4}$/.test(date)) return date;
   if (/[\0\n]/.test(date) || Number.isNaN(Date.parse(date))) throw new InvalidInputError('date', date);
   return date;
 }
@@ -134,6 +136,28 @@ export async function writeTreeCommit(repo: Repository, o: TreeCommitOptions): P
   const sha = (await repo.git(['commit-tree', o.tree, '-p', o.parent], { env, input: o.message })).stdout.toString().trim();
   await repo.updateRef(`refs/heads/${o.branch}`, sha, o.parent);
   return { sha, treeSha: o.tree, parentSha: o.parent, branchCreated: false };
+}
+
+export interface CommitObjectOptions {
+  tree: string;
+  /** Parent commits, first parent first (none for a root commit). */
+  parents: string[];
+  message: string;
+  author: Identity;
+  committer?: Identity;
+}
+
+/**
+ * Writes a commit object (`commit-tree`) without moving any ref: merges, squashes and rebased commits are built
+ * first and published afterwards by a compare-and-swap ref update.
+ */
+export async function writeCommitObject(repo: Repository, o: CommitObjectOptions): Promise<string> {
+  const full = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+  if (!full.test(o.tree)) throw new InvalidInputError('tree', o.tree);
+  if (o.parents.length > 16 || o.parents.some((p) => !full.test(p))) throw new InvalidInputError('parents');
+  if (typeof o.message !== 'string' || o.message.includes('\0')) throw new InvalidInputError('message');
+  const env = identityEnv(o.author, o.committer);
+  return (await repo.git(['commit-tree', o.tree, ...o.parents.flatMap((p) => ['-p', p])], { env, input: o.message })).stdout.toString().trim();
 }
 
 export async function writeCommit(repo: Repository, o: CreateCommitOptions): Promise<CreateCommitResult> {

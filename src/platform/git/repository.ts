@@ -31,8 +31,8 @@ import {
 } from './errors.ts';
 import { languageShares } from './languages.ts';
 import {
-  MODE_EXEC, MODE_FILE, checkIdentity, normalizeRepoPath, writeCommit, writeTreeCommit,
-  type CreateCommitOptions, type CreateCommitResult, type TreeCommitOptions,
+  MODE_EXEC, MODE_FILE, checkIdentity, normalizeRepoPath, writeCommit, writeCommitObject, writeTreeCommit,
+  type CommitObjectOptions, type CreateCommitOptions, type CreateCommitResult, type TreeCommitOptions,
 } from './commit-writer.ts';
 
 export type { CommitInfo } from './commit.ts';
@@ -1000,6 +1000,60 @@ export class Repository {
     const r = await this.git(['merge-tree', '--write-tree', '--no-messages', a, b], { okExitCodes: [1] });
     if (r.code !== 0) return null;
     return r.stdout.toString('utf8').split('\n')[0].trim();
+  }
+
+  // ----- merging ---------------------------------------------------------------------------------------------
+
+  /**
+   * The three-way merge of two commits as `git merge-tree --write-tree` makes it, in the object store only (no
+   * working tree, no index, no ref moved): the merged tree when clean, else the conflicted paths. The merge base is
+   * git's own choice (recursive over criss-cross bases).
+   */
+  async mergeTree(ours: string, theirs: string, opts: { timeoutMs?: number } = {}): Promise<{ clean: boolean; tree: string; conflicts: string[] }> {
+    if (!isFullSha(ours) || !isFullSha(theirs)) throw new InvalidInputError('commit sha');
+    const r = await this.git(['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs], {
+      okExitCodes: [1], timeoutMs: opts.timeoutMs ?? 60_000, maxBuffer: 8 * 1024 * 1024,
+    });
+    const parts = r.stdout.toString('utf8').split('\0');
+    const tree = parts[0].trim();
+    if (!isFullSha(tree)) throw new GitError(`git merge-tree gave no tree: ${r.stderr.trim()}`, ['merge-tree'], r.code, r.stderr);
+    const conflicts = r.code === 0 ? [] : [...new Set(parts.slice(1).filter(Boolean))];
+    return { clean: r.code === 0, tree, conflicts };
+  }
+
+  /** Commits only `a` has and commits only `b` has (`rev-list --left-right --count a...b`), in one walk. */
+  async divergence(a: string, b: string): Promise<{ behind: number; ahead: number }> {
+    if (!isFullSha(a) || !isFullSha(b)) throw new InvalidInputError('commit sha');
+    const { stdout } = await this.git(['rev-list', '--left-right', '--count', `${a}...${b}`, '--']);
+    const [left, right] = stdout.toString().trim().split(/\s+/).map(Number);
+    return { behind: left, ahead: right };
+  }
+
+  /** Commits reachable from `head` but not from `base`, oldest first, first-parent order kept, merges left out. */
+  async commitsBetween(base: string, head: string, limit = 10_000): Promise<string[]> {
+    if (!isFullSha(base) || !isFullSha(head)) throw new InvalidInputError('commit sha');
+    const { stdout } = await this.git(['rev-list', '--reverse', '--topo-order', '--no-merges', `--max-count=${limit}`, head, `^${base}`, '--']);
+    return stdout.toString().split('\n').filter(Boolean);
+  }
+
+  /** A commit's author (name, email, git date `@<seconds> <offset>`) and message exactly as stored, for rewriting it. */
+  async rawCommit(sha: string): Promise<{ tree: string; author: { name: string; email: string; date: string }; message: string }> {
+    if (!isFullSha(sha)) throw new InvalidInputError('commit sha', sha);
+    const raw = (await this.git(['cat-file', 'commit', sha])).stdout.toString('utf8');
+    const end = raw.indexOf('\n\n');
+    const head = end === -1 ? raw : raw.slice(0, end);
+    const tree = /^tree ([0-9a-f]+)$/m.exec(head)?.[1] ?? '';
+    const a = /^author (.*) <([^>]*)> (\d+) ([+-]\d{4})$/m.exec(head);
+    return {
+      tree,
+      author: a ? { name: a[1], email: a[2], date: `@${a[3]} ${a[4]}` } : { name: 'unknown', email: '', date: '@0 +0000' },
+      message: end === -1 ? '' : raw.slice(end + 2),
+    };
+  }
+
+  /** Writes a commit object without moving a ref (merge, squash and rebased commits; see commit-writer.ts). */
+  commitTree(o: CommitObjectOptions): Promise<string> {
+    return writeCommitObject(this, o);
   }
 
   /** The tree of a commit (for comparing a computed tree with a branch head). */

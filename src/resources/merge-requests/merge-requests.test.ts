@@ -117,8 +117,8 @@ describe('merge requests: create and read', () => {
     assert.deepEqual(b.reviewers.map((u: any) => u.id).sort(), [roles.owner.user.id, roles.reporter.user.id].sort());
     assert.equal(b.force_remove_source_branch, true);
     assert.equal(b.squash, true);
-    assert.equal(b.merge_status, 'unchecked');
-    assert.equal(b.detailed_merge_status, 'unchecked');
+    assert.equal(b.merge_status, 'can_be_merged');
+    assert.equal(b.detailed_merge_status, 'draft_status');
     assert.equal(b.has_conflicts, false);
     assert.equal(b.subscribed, true);
     assert.deepEqual(b.references, { short: '!1', relative: '!1', full: `${project.full_path}!1` });
@@ -183,7 +183,7 @@ describe('merge requests: create and read', () => {
     assert.equal(r.status, 201);
     assert.deepEqual(r.body.labels, ['x']);
     assert.equal(r.body.draft, false);
-    assert.equal(r.body.detailed_merge_status, 'unchecked');
+    assert.equal(r.body.detailed_merge_status, 'mergeable');
   });
 });
 
