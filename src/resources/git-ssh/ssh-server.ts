@@ -3,6 +3,7 @@
 // keyboard-interactive methods, no port forwarding, agent, X11 or subsystems. Limits: a connection must sign in
 // within LOGIN_GRACE_MS and may sit without a running command for IDLE_MS; a key runs at most
 // `maxSessionsPerKey` commands at once (per server process).
+import { createServer, type Socket } from 'node:net';
 import ssh2, { type Connection, type ServerChannel } from 'ssh2';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import { findSshKey, SSH_MESSAGES, type SshKeyRef } from './git-ssh.service.ts';
@@ -41,6 +42,9 @@ export function createSshServer(deps: ServiceDeps, o: SshServerOptions): SshServ
   // Each connection with the number of commands it runs now.
   const connections = new Map<Connection, { active: number }>();
   const stops = new Set<() => void>();
+  // The sign-in deadline of each TCP connection, by address and port: ssh2 shows a connection only once the
+  // client has spoken, and one that never does must not hold a socket either.
+  const deadlines = new Map<string, NodeJS.Timeout>();
 
   const server = new Server({ hostKeys: o.hostKeys, ident: 'Bellows' }, (client, info) => {
     const state = { active: 0 };
@@ -48,7 +52,8 @@ export function createSshServer(deps: ServiceDeps, o: SshServerOptions): SshServ
     let key: SshKeyRef | null = null;
     let failures = 0;
     let idleTimer: NodeJS.Timeout | undefined;
-    const login = setTimeout(() => client.end(), loginGraceMs);
+    const peer = `${info.ip}:${info.port}`;
+    const login = deadlines.get(peer);
     const idle = () => {
       clearTimeout(idleTimer);
       if (state.active === 0) idleTimer = setTimeout(() => client.end(), idleMs);
@@ -140,21 +145,30 @@ export function createSshServer(deps: ServiceDeps, o: SshServerOptions): SshServ
     client.on('tcpip', (_accept, reject) => reject());
     client.on('openssh.streamlocal', (_accept, reject) => reject());
   });
-  server.on('error', (err: Error) => o.log.error({ err }, 'SSH server error'));
+  const tcp = createServer((socket: Socket) => {
+    const peer = `${socket.remoteAddress}:${socket.remotePort}`;
+    deadlines.set(peer, setTimeout(() => socket.destroy(), loginGraceMs));
+    socket.once('close', () => {
+      clearTimeout(deadlines.get(peer));
+      deadlines.delete(peer);
+    });
+    server.injectSocket(socket);
+  });
+  tcp.on('error', (err: Error) => o.log.error({ err }, 'SSH server error'));
 
   return {
     running,
     listen(port, host) {
       return new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          server.off('error', reject);
-          resolve((server.address() as { port: number }).port);
+        tcp.once('error', reject);
+        tcp.listen(port, host, () => {
+          tcp.off('error', reject);
+          resolve((tcp.address() as { port: number }).port);
         });
       });
     },
     async close(graceMs = 10_000) {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
       for (const [c, st] of connections) if (st.active === 0) c.end();
       const timer = setTimeout(() => {
         for (const s of stops) s();
