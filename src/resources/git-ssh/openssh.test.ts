@@ -30,7 +30,8 @@ async function api(method: string, path: string, body?: unknown): Promise<any> {
 
 before(async () => {
   s = await scratch();
-  server = await startServer({ ...s.env, BELLOWS_ROOT_TOKEN: ROOT, BELLOWS_ROOT_PASSWORD: 'root-password-1' });
+  // One process starts fastest; serving SSH from several workers is exercised by the workers test.
+  server = await startServer({ ...s.env, BELLOWS_ROOT_TOKEN: ROOT, BELLOWS_ROOT_PASSWORD: 'root-password-1', BELLOWS_WORKERS: '1' });
   const file = join(dir, 'id');
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'root@test', '-f', file]);
   const pub = readFileSync(`${file}.pub`, 'utf8').trim();
