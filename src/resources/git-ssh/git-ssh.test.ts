@@ -129,8 +129,8 @@ describe('user keys', () => {
     // Protocol v2 is asked for through the GIT_PROTOCOL variable, and answered.
     const traced = await gitClient({ GIT_SSH_COMMAND: sshCommand(keys.developer!.file), GIT_TRACE_PACKET: '1' }).run(['ls-remote', url(project), 'refs/heads/main']);
     assert.equal(traced.code, 0, traced.stderr);
-    assert.match(traced.stderr, /packet: +git< version 2/);
-    assert.match(traced.stderr, /packet: +git> command=ls-refs/);
+    assert.match(traced.stderr, /packet: +ls-remote< version 2/);
+    assert.match(traced.stderr, /packet: +ls-remote> command=ls-refs/);
     // The key records its use.
     const key = await t.app.db.selectFrom('ssh_keys').select('last_used_at').where('user_id', '=', u.developer.user.id).executeTakeFirstOrThrow();
     assert.equal(key.last_used_at, t.clock.now());
