@@ -12,6 +12,7 @@ import { relayMetrics } from './platform/metrics.ts';
 import { createReadCaches } from './platform/read-cache.ts';
 import { JobQueue } from './platform/jobs/queue.ts';
 import { Storage } from './platform/git/storage.ts';
+import { ensureHostKeys } from './resources/git-ssh/host-keys.ts';
 
 const STOP_DELAY_MS = 10_000;
 // Leftovers of work stopped mid-way are removed at start once older than any push may run (30 minutes).
@@ -31,6 +32,8 @@ export async function serve(): Promise<void> {
   await database.migrate();
   const swept = await new Storage(config.storage).sweep(LEFTOVER_AGE_MS);
   if (swept.length) log.info({ removed: swept.length }, 'removed leftovers of stopped pushes and repository moves');
+  // Made here, before any worker starts, so that the workers all serve the same host keys.
+  if (config.sshEnabled) ensureHostKeys(config.dataDir);
   const passwordFile = join(config.dataDir, 'initial_root_password');
   const caches = createReadCaches({ window: 0 });
   const root = await ensureRoot({ db: database.db, config, clock: systemClock, caches, jobs: new JobQueue({ db: database.db, clock: systemClock }) }, {
@@ -81,15 +84,22 @@ async function listen(config: Config, database: ReturnType<typeof openDatabase>,
   // Loaded here, not at the top: a primary that only supervises workers never loads the application.
   const { buildApp } = await import('./app.ts');
   const app = await buildApp({ config, database, logger: appLogger(config) });
+  // Git over SSH from the same process; workers share its port as they share the HTTP one.
+  const { createSshServer } = await import('./resources/git-ssh/ssh-server.ts');
+  const ssh = config.sshEnabled ? createSshServer(app, { hostKeys: ensureHostKeys(config.dataDir), log: app.log }) : null;
   // A worker is told to stop by the primary, which names the signal it received.
   let stopSignal: string | undefined;
   const grace = closeWithGrace({ delay: STOP_DELAY_MS, ...(worker ? { skip: worker.skip } : {}) }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'stopping after an error');
     else app.log.info({ signal: signal ?? stopSignal }, 'stopping');
-    await app.close();
+    await Promise.all([ssh?.close(STOP_DELAY_MS - 2_000), app.close()]);
     await database.close();
   });
   await app.listen({ port: config.port, host: config.host });
+  if (ssh) {
+    const port = await ssh.listen(config.sshPort, config.host);
+    if (!worker) app.log.info({ port }, 'serving git over SSH');
+  }
   app.jobs.start();
   return (signal) => {
     stopSignal = signal;

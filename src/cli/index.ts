@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig } from '../config/index.ts';
 import { openDatabase } from '../platform/db/index.ts';
@@ -10,13 +11,13 @@ import { JOB_STATES, discardJob, listJobs, retryJob } from '../platform/jobs/adm
 import { createUser, getUserOr404 } from '../resources/users/users.service.ts';
 import { createPersonalAccessToken } from '../resources/access-tokens/access-tokens.service.ts';
 
-async function withDeps<T>(fn: (deps: ServiceDeps) => Promise<T>): Promise<T> {
+async function withDeps<T>(fn: (deps: ServiceDeps) => Promise<T>, o: { migrate?: boolean } = {}): Promise<T> {
   const config = loadConfig();
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   // One command reads nothing twice: no read cache.
   const caches = createReadCaches({ window: 0 });
   try {
-    await database.migrate();
+    if (o.migrate !== false) await database.migrate();
     // Jobs are only queued here; a running server claims them.
     const deps: ServiceDeps = { db: database.db, config, clock: systemClock, caches, jobs: new JobQueue({ db: database.db, clock: systemClock }) };
     registerJobs(deps);
@@ -116,6 +117,31 @@ export function buildCli(): Command {
       console.log(`job ${id} discarded`);
     });
   });
+
+  // For the system's OpenSSH (see README "Git over SSH"): run by sshd for every connection and command, so they
+  // leave migrating to the server and print nothing but what sshd and the git client read.
+  const ssh = program.command('ssh').description("git over the system's OpenSSH (AuthorizedKeysCommand and forced command)");
+  ssh.command('authorized-keys <key-type> <key>').description('print the authorized_keys line of a known key (AuthorizedKeysCommand ... %t %k)')
+    .action(async (type: string, key: string) => {
+      const { authorizedKeysLine } = await import('../resources/git-ssh/openssh.ts');
+      const line = await withDeps((deps) => authorizedKeysLine(deps, type, key, [process.execPath, resolve(process.argv[1]!)]), { migrate: false });
+      if (line) console.log(line);
+    });
+  ssh.command('shell <key-id>').description('serve SSH_ORIGINAL_COMMAND for a key (the forced command of authorized-keys)')
+    .action(async (keyId: string) => {
+      const { parseKeyId } = await import('../resources/git-ssh/openssh.ts');
+      const { runSshCommand } = await import('../resources/git-ssh/ssh-command.ts');
+      const ref = parseKeyId(keyId);
+      if (!ref) throw new InvalidArgumentError('expected key-<id> or deploy-key-<id>');
+      const code = await withDeps((deps) => runSshCommand(deps, ref, process.env.SSH_ORIGINAL_COMMAND, {
+        stdin: process.stdin, stdout: process.stdout, stderr: process.stderr,
+        env: process.env.GIT_PROTOCOL ? { GIT_PROTOCOL: process.env.GIT_PROTOCOL } : {},
+        log: (err, msg) => process.stderr.write(`bellows: ${msg}: ${(err as Error)?.message ?? err}\n`),
+      }), { migrate: false });
+      // Everything written reaches the client before the process ends.
+      await new Promise<void>((done) => process.stdout.write('', () => done()));
+      process.exit(code);
+    });
 
   return program;
 }

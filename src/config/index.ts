@@ -41,6 +41,10 @@ export interface Config {
    * Applies to projects in personal namespaces and is the default of new groups.
    */
   defaultBranchProtection: number;
+  /** Git over SSH inside `bellows serve`: whether it listens, its port (also the port of `ssh_url_to_repo`) and the host named in the URLs. */
+  sshEnabled: boolean;
+  sshPort: number;
+  sshHost: string;
 }
 
 export class ConfigError extends Error {}
@@ -52,7 +56,7 @@ export const FILE_KEYS = [
   'port', 'host', 'data_dir', 'external_url', 'database_url', 'root_password', 'root_token', 'log_level',
   'impersonation_enabled', 'admin_mode', 'max_query_string_bytes', 'rate_limit_authenticated',
   'rate_limit_unauthenticated', 'rate_limit_period', 'storage', 'monitoring_allowlist', 'password_hash_cost', 'auth_cache_ms',
-  'workers', 'default_branch_protection',
+  'workers', 'default_branch_protection', 'ssh_enabled', 'ssh_port', 'ssh_host',
 ] as const;
 
 type Layer = Record<string, unknown>;
@@ -109,6 +113,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const rootPassword = (pick('BELLOWS_ROOT_PASSWORD', 'root_password', overrides.rootPassword ?? null) as string | null) || null;
   if (rootPassword !== null && String(rootPassword).length < 8) throw new ConfigError('BELLOWS_ROOT_PASSWORD must be at least 8 characters long');
 
+  const sshHost = String(pick('BELLOWS_SSH_HOST', 'ssh_host', overrides.sshHost ?? new URL(externalUrl).hostname));
+  if (!/^[A-Za-z0-9.:_\[\]-]{1,255}$/.test(sshHost)) throw new ConfigError(`BELLOWS_SSH_HOST must be a host name or address, got "${sshHost}"`);
+
   const config: Config = {
     port,
     host,
@@ -132,6 +139,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     authCacheMs: toInt('BELLOWS_AUTH_CACHE_MS', pick('BELLOWS_AUTH_CACHE_MS', 'auth_cache_ms', overrides.authCacheMs ?? 2000), 0, 60_000),
     workers: toWorkers(pick('BELLOWS_WORKERS', 'workers', overrides.workers ?? 'auto')),
     defaultBranchProtection: toInt('BELLOWS_DEFAULT_BRANCH_PROTECTION', pick('BELLOWS_DEFAULT_BRANCH_PROTECTION', 'default_branch_protection', overrides.defaultBranchProtection ?? 2), 0, 4),
+    sshEnabled: toBool('ssh_enabled', pick('BELLOWS_SSH_ENABLED', 'ssh_enabled', overrides.sshEnabled ?? true)),
+    sshPort: toInt('BELLOWS_SSH_PORT', pick('BELLOWS_SSH_PORT', 'ssh_port', overrides.sshPort ?? 2222), 0, 65535),
+    sshHost,
   };
   return deepFreeze(config);
 }

@@ -14,6 +14,15 @@ export function bool(v: number | boolean | null | undefined): boolean {
   return !!v;
 }
 
+/**
+ * A project's SSH clone URL: the scp-like form on port 22, an ssh:// URL naming the port otherwise (the reference's
+ * `ssh_url_to_repo`). An IPv6 address gets brackets in both forms.
+ */
+export function sshUrlToRepo(ssh: { sshHost: string; sshPort: number }, fullPath: string): string {
+  const host = ssh.sshHost.includes(':') && !ssh.sshHost.startsWith('[') ? `[${ssh.sshHost}]` : ssh.sshHost;
+  return ssh.sshPort === 22 ? `git@${host}:${fullPath}.git` : `ssh://git@${host}:${ssh.sshPort}/${fullPath}.git`;
+}
+
 export function webUrl(base: string, ...path: string[]): string {
   return [base, ...path.map((p) => p.replace(/^\/+|\/+$/g, ''))].join('/');
 }

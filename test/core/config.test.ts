@@ -39,6 +39,9 @@ describe('loadConfig', () => {
       authCacheMs: 2000,
       workers: Math.min(16, availableParallelism()),
       defaultBranchProtection: 2,
+      sshEnabled: true,
+      sshPort: 2222,
+      sshHost: '127.0.0.1',
     });
     assert.deepEqual(c.storage, [{ name: 'default', path: resolve('data', 'repositories'), weight: 100 }]);
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.rateLimit), 'frozen');
@@ -47,6 +50,15 @@ describe('loadConfig', () => {
   test('default_branch_protection: 0 to 4', () => {
     assert.equal(loadConfig({ BELLOWS_DEFAULT_BRANCH_PROTECTION: '0' }).defaultBranchProtection, 0);
     assert.throws(() => loadConfig({ BELLOWS_DEFAULT_BRANCH_PROTECTION: '5' }), /BELLOWS_DEFAULT_BRANCH_PROTECTION/);
+  });
+
+  test('ssh: enabled, port and host (the external URL\'s host by default)', () => {
+    assert.equal(loadConfig({ BELLOWS_EXTERNAL_URL: 'https://git.example.com/x' }).sshHost, 'git.example.com');
+    const c = loadConfig({ BELLOWS_SSH_ENABLED: 'false', BELLOWS_SSH_PORT: '22', BELLOWS_SSH_HOST: 'ssh.example.com' });
+    assert.deepEqual([c.sshEnabled, c.sshPort, c.sshHost], [false, 22, 'ssh.example.com']);
+    assert.throws(() => loadConfig({ BELLOWS_SSH_PORT: '70000' }), /BELLOWS_SSH_PORT must be an integer between 0 and 65535, got "70000"/);
+    assert.throws(() => loadConfig({ BELLOWS_SSH_ENABLED: 'maybe' }), /ssh_enabled must be true or false, got "maybe"/);
+    assert.throws(() => loadConfig({ BELLOWS_SSH_HOST: 'a b' }), /BELLOWS_SSH_HOST must be a host name or address, got "a b"/);
   });
 
   test('workers: a count, or auto for one per core', () => {

@@ -72,6 +72,8 @@ export function freePort(): Promise<number> {
 
 export interface Server {
   url: string;
+  /** The port of its SSH server (git over SSH). */
+  sshPort: number;
   output(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -79,7 +81,8 @@ export interface Server {
 /** `bellows serve` as a real process; resolves once /-/readiness answers 200. */
 export async function startServer(env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const sshPort = env.BELLOWS_SSH_PORT ? Number(env.BELLOWS_SSH_PORT) : await freePort();
+  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1', BELLOWS_SSH_PORT: String(sshPort) }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d) => { out += d; });
   child.stderr.on('data', (d) => { out += d; });
@@ -103,6 +106,7 @@ export async function startServer(env: Record<string, string>): Promise<Server> 
   }
   return {
     url,
+    sshPort,
     output: () => out,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null) return child.exitCode;

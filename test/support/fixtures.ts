@@ -279,3 +279,15 @@ export async function bulkCommit(app: FastifyInstance, project: ProjectRow, bran
   repo.invalidate();
   return (await repo.resolveCommit(`refs/heads/${branch}`))!;
 }
+
+/** A user's SSH key from its OpenSSH public key text, through the keys' own validation. */
+export async function makeSshKey(app: FastifyInstance, userId: number, publicKey: string, o: { expiresAt?: number | null; usageType?: 'auth' | 'signing' | 'auth_and_signing' } = {}) {
+  const { createUserKey } = await import('../../src/resources/ssh-keys/ssh-keys.service.ts');
+  return createUserKey(app, userId, { key: publicKey, title: `key ${next()}`, expiresAt: o.expiresAt ?? null, usageType: o.usageType ?? 'auth_and_signing' });
+}
+
+/** A deploy key enabled on a project (pushing when `canPush`), created as an administrator would. */
+export async function makeDeployKey(app: FastifyInstance, projectId: number, publicKey: string, o: { canPush?: boolean; expiresAt?: number | null } = {}) {
+  const { addProjectKey } = await import('../../src/resources/deploy-keys/deploy-keys.service.ts');
+  return addProjectKey(app, { userId: null, admin: true }, projectId, { key: publicKey, title: `deploy ${next()}`, expiresAt: o.expiresAt ?? null, canPush: !!o.canPush });
+}

@@ -24,7 +24,8 @@ export interface Actor {
   /** Effective administrator rights. */
   admin: boolean;
   token: ResolvedToken | null;
-  via: 'token' | 'session' | 'none';
+  /** How the caller signed in: a token, the web session, an SSH key (git over SSH), or not at all. */
+  via: 'token' | 'session' | 'ssh' | 'none';
   sudo: boolean;
 }
 

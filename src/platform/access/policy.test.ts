@@ -4,7 +4,7 @@ import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import { addMember, createProject, makeGroup, makeUser, type TestUser } from '../../../test/support/fixtures.ts';
 import { ed25519Key } from '../../../test/support/ssh-key-fixtures.ts';
 import {
-  groupDenial, issueDenial, mergeRequestDenial, projectDenial, type Denial, type GroupAbility, type IssueAbility, type MergeRequestAbility,
+  deployKeyDenial, groupDenial, issueDenial, mergeRequestDenial, projectDenial, type Denial, type GroupAbility, type IssueAbility, type MergeRequestAbility,
   type PolicyIssue, type PolicyMergeRequest, type PolicyProject, type ProjectAbility,
 } from './policy.ts';
 import { anonymous, type Actor, type UserRow } from './actor.ts';
@@ -313,4 +313,23 @@ describe('through the API', () => {
     assert.equal((await call(t.app, 'GET', `/projects/${p.id}/repository/branches`, { token: owner.token })).status, 200);
     assert.equal((await call(t.app, 'GET', `/projects/${p.id}/repository/branches`, { token: stranger.token })).status, 403);
   });
+});
+
+describe('deployKeyDenial: a deploy key over SSH', () => {
+  // [case, project, link, download_code, push_code]
+  const TABLE: Array<[string, PolicyProject, { can_push: number } | null, string | null, string | null]> = [
+    ['not enabled on a public project', project(), null, 'not_found', 'not_found'],
+    ['read-only key, private project', project({ visibility_level: PRIVATE }), { can_push: 0 }, null, 'forbidden'],
+    ['pushing key, private project', project({ visibility_level: PRIVATE }), { can_push: 1 }, null, null],
+    ['pushing key, repository for members', project({ repository_access_level: MEMBERS }), { can_push: 1 }, null, null],
+    ['pushing key, repository disabled', project({ repository_access_level: DISABLED }), { can_push: 1 }, 'forbidden', 'forbidden'],
+    ['pushing key, archived project', project({ archived: 1 }), { can_push: 1 }, null, 'archived'],
+    ['pushing key, read-only repository', project({ repository_read_only: 1 }), { can_push: 1 }, null, 'read_only'],
+  ];
+  for (const [name, p, link, download, push] of TABLE) {
+    test(name, () => {
+      assert.equal(deployKeyDenial('download_code', p, link), download);
+      assert.equal(deployKeyDenial('push_code', p, link), push);
+    });
+  }
 });

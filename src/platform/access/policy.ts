@@ -124,6 +124,25 @@ export function projectDenial(actor: Actor, ability: ProjectAbility, p: PolicyPr
 
 export const canProject = (actor: Actor, ability: ProjectAbility, p: PolicyProject, level: number) => !projectDenial(actor, ability, p, level);
 
+/** A deploy key's link to a project (`deploy_keys_projects`), or null when the key is not enabled there. */
+export interface DeployKeyLink { can_push: number }
+
+/**
+ * What a deploy key may do with a project's repository over SSH. It acts only for the projects it is enabled on
+ * (elsewhere the project stays hidden, public or not); there it reads the code whatever the project's visibility
+ * and the repository feature's member restriction (a maintainer enabled it), unless the repository feature is
+ * disabled; it pushes where the link allows pushing, and then the archived and read-only rules of `push_code` apply.
+ */
+export function deployKeyDenial(ability: 'download_code' | 'push_code', p: PolicyProject, link: DeployKeyLink | null): Denial | null {
+  if (!link) return 'not_found';
+  if (featureLevel(p, 'repository') <= FEATURE_LEVEL.disabled) return 'forbidden';
+  if (ability === 'download_code') return null;
+  if (!link.can_push) return 'forbidden';
+  if (p.archived) return 'archived';
+  if (p.repository_read_only) return 'read_only';
+  return null;
+}
+
 type PolicyGroup = Pick<NamespaceRow, 'visibility_level' | 'project_creation_level' | 'subgroup_creation_level'>;
 
 /** The role each group ability needs, some by the group's own settings; administrators hold them all. */

@@ -6,6 +6,7 @@ import { appendFile, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises'
 import { createHash } from 'node:crypto';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
+import type { ChildProcess } from 'node:child_process';
 import { EMPTY_SNAPSHOT, branchEntry, cachedRefs, invalidateRefCache, peekRefCache, snapshotOf, tagEntry, withMillisDates, type RefSnapshot } from './ref-cache.ts';
 import { runGit, spawnGit, assertSafeArg, GitError, UnsafeArgumentError, type GitRunOptions } from './command.ts';
 import {
@@ -895,6 +896,36 @@ export class Repository {
     if (p) args.push('--', p);
     const child = spawnGit(args, { gitDir: this.path, stdio: ['ignore', 'pipe', 'ignore'], timeoutMs: 30 * 60_000 });
     return child.stdout!;
+  }
+
+  // ----- git transports ------------------------------------------------------------------------------------------
+
+  /**
+   * The ref advertisement of `upload-pack` or `receive-pack` as a stateless client reads it first (smart HTTP's
+   * info/refs, and the start of a push over SSH). `env` carries GIT_PROTOCOL.
+   */
+  async advertisement(service: 'upload-pack' | 'receive-pack', env: Record<string, string> = {}): Promise<Buffer> {
+    return (await runGit([service, '--stateless-rpc', '--advertise-refs', this.path], { env, timeoutMs: 60_000 })).stdout;
+  }
+
+  /**
+   * A git service process answering one client through its pipes (stdin: the client's request, stdout: the answer).
+   * `upload-pack` runs stateless for smart HTTP and as a whole conversation over SSH; `receive-pack` always runs
+   * stateless, after the server has read and allowed the command list, with the server's own hooks (`hooksDir`) and
+   * fsck on receive; `upload-archive` serves `git archive --remote`. `stderr` pipes git's messages (SSH shows them
+   * on the client's terminal). The process is killed after `timeoutMs` (30 minutes by default).
+   */
+  serve(service: 'upload-pack' | 'receive-pack' | 'upload-archive', o: { stateless?: boolean; env?: Record<string, string>; hooksDir?: string; stderr?: boolean; timeoutMs?: number } = {}): ChildProcess {
+    let args: string[];
+    if (service === 'receive-pack') {
+      if (!o.hooksDir || !isAbsolute(o.hooksDir)) throw new InvalidInputError('hooksDir');
+      args = ['-c', `core.hooksPath=${o.hooksDir}`, '-c', 'receive.fsckObjects=true', 'receive-pack', '--stateless-rpc', this.path];
+    } else if (service === 'upload-pack') {
+      args = o.stateless ? ['upload-pack', '--stateless-rpc', this.path] : ['upload-pack', this.path];
+    } else {
+      args = ['upload-archive', this.path];
+    }
+    return spawnGit(args, { env: o.env, timeoutMs: o.timeoutMs ?? 30 * 60_000, stdio: ['pipe', 'pipe', o.stderr ? 'pipe' : 'ignore'] });
   }
 
   /**

@@ -1,40 +1,21 @@
 // Git smart HTTP: {base}/<namespace>/<project>.git/info/refs, /git-upload-pack, /git-receive-pack.
 // Bodies stream straight between the client and `git upload-pack` / `git receive-pack --stateless-rpc`;
 // nothing buffers a whole pack. Pushes are checked against the project's rules before any ref moves.
-import { PassThrough, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { spawnGit } from '../../platform/git/command.ts';
 import { answerLsRefs, readLsRefsRequest } from '../../platform/git/ls-refs.ts';
-import { FLUSH, pkt, readPushHead, refusedPushResponse } from '../../platform/git/pktline.ts';
-import { projectAccessFor } from '../../http/access.ts';
-import { projectDenial } from '../../platform/access/policy.ts';
+import { FLUSH, pkt, readPushHead } from '../../platform/git/pktline.ts';
 import { anonymous, type Actor } from '../../http/auth.ts';
 import { checkSignIn } from '../../platform/sign-in.ts';
 import { ForbiddenError, InvalidTokenError, UnauthorizedError } from '../../platform/errors.ts';
-import { AccessLevel, type ProjectRow } from '../../platform/membership.ts';
-import { liveProjectByPath } from '../../platform/project-rows.ts';
-import type { Repository } from '../../platform/git/repository.ts';
-import { loadBranchRules, loadTagRules, type Caller } from '../repository/protection.ts';
-import { afterRefsChanged, defaultBranchOf, repoFor } from '../repository/repository.common.ts';
-import { decidePush, MESSAGES } from './push-policy.ts';
-import { settled } from '../../platform/cache-bus.ts';
-import { serverHooksDir } from './hooks.ts';
+import { MESSAGES } from './push-policy.ts';
+import { drain, gitProtocolEnv, GitRefusal, openGitTarget, servePush, type GitTarget } from './git-service.ts';
 
 type Service = 'git-upload-pack' | 'git-receive-pack';
 
 const MAX_DEPTH = 21;
 const REALM = 'Basic realm="Bellows"';
-const GIT_PROTOCOL = /^[0-9a-zA-Z]+=[0-9a-zA-Z]+(:[0-9a-zA-Z]+=[0-9a-zA-Z]+)*$/;
-// A clone of a large repository may take a while; a stuck client must not hold a process forever.
-const RPC_TIMEOUT_MS = 30 * 60 * 1000;
-
-interface Target {
-  project: ProjectRow;
-  repo: Repository;
-  actor: Actor;
-  caller: Caller;
-}
 
 class GitHttpRefusal extends Error {
   constructor(readonly status: number, readonly text: string, readonly challenge = false, readonly headers: Record<string, string> = {}) {
@@ -82,40 +63,23 @@ async function gitActor(app: FastifyInstance, req: FastifyRequest): Promise<Acto
   return { user, admin: !!user.admin, token: null, via: 'session', sudo: false };
 }
 
-const hasScope = (actor: Actor, scopes: string[]) => !actor.token || scopes.some((s) => actor.token!.scopes.includes(s));
-
-async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service: Service): Promise<Target> {
+async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service: Service): Promise<GitTarget> {
   const actor = await gitActor(app, req);
   const segments = (req.params as Record<string, string>);
   const parts = Object.keys(segments).filter((k) => /^s\d+$/.test(k)).sort((a, b) => Number(a.slice(1)) - Number(b.slice(1))).map((k) => segments[k]);
   const last = parts[parts.length - 1] ?? '';
+  // What the caller cannot see asks an anonymous caller for credentials first.
   const challengeOrMissing = () => new GitHttpRefusal(actor.user ? 404 : 401, actor.user ? MESSAGES.notFound : 'HTTP Basic: Access denied', !actor.user);
   if (parts.length < 2 || !last.endsWith('.git') || last === '.git') throw challengeOrMissing();
   const fullPath = [...parts.slice(0, -1), last.slice(0, -4)].join('/');
-  // A push reads the row afresh: its policy and the bookkeeping after it work on the current settings.
-  const project = await liveProjectByPath(app, fullPath.toLowerCase(), service === 'git-upload-pack');
-  if (!project) throw challengeOrMissing();
-  const access = await projectAccessFor(app, actor, project);
-  if (projectDenial(actor, 'read_project', project, access.effective)) throw challengeOrMissing();
-  const level = actor.admin ? AccessLevel.OWNER : access.effective;
-  const caller: Caller = { userId: actor.user?.id ?? null, level: actor.user ? level : 0, admin: actor.admin };
-
-  if (!hasScope(actor, ['api', 'read_repository', 'write_repository'])) throw new GitHttpRefusal(403, MESSAGES.readScope);
-  if (projectDenial(actor, 'download_code', project, access.effective)) throw new GitHttpRefusal(403, MESSAGES.downloadCode);
-  if (service === 'git-receive-pack') {
-    if (!actor.user) throw new GitHttpRefusal(401, 'HTTP Basic: Access denied', true);
-    if (!hasScope(actor, ['api', 'write_repository'])) throw new GitHttpRefusal(403, MESSAGES.pushScope);
-    const denial = projectDenial(actor, 'push_code', project, access.effective);
-    if (denial) throw new GitHttpRefusal(403, denial === 'archived' ? MESSAGES.archived : denial === 'read_only' ? MESSAGES.readOnly : MESSAGES.pushCode);
+  try {
+    return await openGitTarget(app, { kind: 'user', actor }, fullPath, service);
+  } catch (e) {
+    if (!(e instanceof GitRefusal)) throw e;
+    if (e.reason === 'not_found') throw challengeOrMissing();
+    if (e.reason === 'sign_in') throw new GitHttpRefusal(401, 'HTTP Basic: Access denied', true);
+    throw new GitHttpRefusal(403, e.message);
   }
-  const repo = repoFor(app.config, project);
-  if (!repo.exists()) {
-    // Only a current row may bring a repository into being (a remembered one may belong to a deleted project).
-    const current = await liveProjectByPath(app, project.full_path_lower, false);
-    if (current?.id !== project.id) throw challengeOrMissing();
-    await repo.ensure(current.default_branch ?? 'main');
-  }
-  return { project, repo, actor, caller };
 }
 
 function noCache(reply: FastifyReply): void {
@@ -125,8 +89,7 @@ function noCache(reply: FastifyReply): void {
 }
 
 function protocolEnv(req: FastifyRequest): Record<string, string> {
-  const v = req.headers['git-protocol'];
-  return typeof v === 'string' && GIT_PROTOCOL.test(v) ? { GIT_PROTOCOL: v } : {};
+  return gitProtocolEnv(req.headers['git-protocol']);
 }
 
 function requestBody(req: FastifyRequest): Readable {
@@ -141,22 +104,12 @@ function requestBody(req: FastifyRequest): Readable {
   return raw;
 }
 
-function drain(stream: Readable): Promise<void> {
-  return new Promise((resolve) => {
-    // The end may already have been seen while the command list was read.
-    if (stream.readableEnded || stream.destroyed) return resolve();
-    stream.on('end', resolve);
-    stream.on('error', () => resolve());
-    stream.resume();
-  });
-}
-
 async function infoRefs(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
   const service = (req.query as Record<string, unknown>).service;
   if (service !== 'git-upload-pack' && service !== 'git-receive-pack') {
     return refuse(reply, new GitHttpRefusal(403, 'Only the smart HTTP protocol is supported: use a git client that sends ?service=.'));
   }
-  let target: Target;
+  let target: GitTarget;
   try {
     target = await resolveTarget(app, req, service);
   } catch (e) {
@@ -167,7 +120,7 @@ async function infoRefs(app: FastifyInstance, req: FastifyRequest, reply: Fastif
   const v2 = /(^|:)version=2(:|$)/.test(env.GIT_PROTOCOL ?? '');
   // Protocol v2 advertises capabilities only (no refs), which change only with the repository's configuration:
   // a read cache for a minute.
-  const advertise = async () => (await target.repo.git([service.slice(4), '--stateless-rpc', '--advertise-refs', target.repo.path], { env, timeoutMs: 60_000 })).stdout;
+  const advertise = () => target.repo.advertisement(service === 'git-upload-pack' ? 'upload-pack' : 'receive-pack', env);
   const stdout = v2
     ? await app.caches.define<string, Buffer>('git-v2-advertisements', { max: 1000, window: 60_000 }).get(`${env.GIT_PROTOCOL}\0${target.repo.path}`, advertise)
     : await advertise();
@@ -177,7 +130,7 @@ async function infoRefs(app: FastifyInstance, req: FastifyRequest, reply: Fastif
 }
 
 /** The project and request body of an RPC call, or null once the refusal (auth, access, body) has been sent. */
-async function rpcRequest(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, service: 'git-upload-pack' | 'git-receive-pack'): Promise<{ target: Target; body: Readable } | null> {
+async function rpcRequest(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, service: 'git-upload-pack' | 'git-receive-pack'): Promise<{ target: GitTarget; body: Readable } | null> {
   try {
     const target = await resolveTarget(app, req, service);
     return { target, body: requestBody(req) };
@@ -213,7 +166,7 @@ async function uploadPack(app: FastifyInstance, req: FastifyRequest, reply: Fast
     }
     consumed = head.consumed;
   }
-  const child = spawnGit(['upload-pack', '--stateless-rpc', target.repo.path], { env, timeoutMs: RPC_TIMEOUT_MS, stdio: ['pipe', 'pipe', 'ignore'] });
+  const child = target.repo.serve('upload-pack', { stateless: true, env });
   body.on('error', () => child.kill('SIGKILL'));
   child.stdin!.on('error', () => {});
   if (consumed?.length) child.stdin!.write(consumed);
@@ -238,42 +191,9 @@ async function receivePack(app: FastifyInstance, req: FastifyRequest, reply: Fas
     await drain(body);
     return refuse(reply, new GitHttpRefusal(400, 'The push request is not well formed.'));
   }
-  const { project, repo, caller } = target;
-  const [branchRules, tagRules, defaultBranch] = await Promise.all([
-    loadBranchRules(app.db, project.id), loadTagRules(app.db, project.id), defaultBranchOf(project, repo),
-  ]);
-  const decision = await decidePush(app.db, { commands: head.commands, caller, branchRules, tagRules, defaultBranch });
   noCache(reply);
   reply.type('application/x-git-receive-pack-result');
-  if (decision.refused.length) {
-    await drain(body);
-    return reply.send(refusedPushResponse(head.commands, head.capabilities, decision.refused));
-  }
-
-  const hooks = serverHooksDir(app.config.dataDir);
-  // fsck on receive also for repositories made before their configuration said so.
-  const child = spawnGit(['-c', `core.hooksPath=${hooks}`, '-c', 'receive.fsckObjects=true', 'receive-pack', '--stateless-rpc', repo.path], {
-    env: { BELLOWS_NO_FORCE_REFS: decision.noForce.join('\n'), BELLOWS_USER_ID: String(caller.userId ?? '') },
-    timeoutMs: RPC_TIMEOUT_MS,
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
-  child.stdin!.on('error', () => {});
-  body.on('error', () => child.kill('SIGKILL'));
-  child.stdin!.write(head.consumed);
-  // A small push may have arrived whole with the command list; then there is nothing left to pipe.
-  if (body.readableEnded) child.stdin!.end();
-  else body.pipe(child.stdin!);
-  // The answer ends only after the project is brought up to date, so a client that reads the API right
-  // after its push sees the new refs.
-  const out = new PassThrough();
-  child.stdout!.pipe(out, { end: false });
-  child.on('close', () => {
-    afterRefsChanged(app, project, repo, head.commands.map((c) => c.ref), caller.userId ?? null)
-      .catch((err) => req.log.error({ err }, 'updating the project after a push failed'))
-      .then(settled)
-      .finally(() => out.end());
-  });
-  return reply.send(out);
+  return reply.send(await servePush(app, target, head, body, (err, msg) => req.log.error({ err }, msg)));
 }
 
 /** Registers the smart HTTP routes for namespaces of any depth up to the reference's limit. */

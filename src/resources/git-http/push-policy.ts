@@ -12,6 +12,7 @@ export const MESSAGES = {
   readOnly: 'The repository is temporarily read-only. Please try again later.',
   archived: 'You are not allowed to push code to an archived project.',
   pushCode: 'You are not allowed to push code to this project.',
+  deployKeyPush: 'This deploy key does not have write access to this project.',
   downloadCode: 'You are not allowed to download code from this project.',
   pushScope: 'Your access token does not allow pushing: it needs the write_repository or api scope.',
   readScope: 'Your access token does not allow reading the repository: it needs the read_repository, write_repository or api scope.',

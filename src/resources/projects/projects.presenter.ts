@@ -5,7 +5,7 @@ import { openIssueCounts } from '../issues/issues.service.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { DB } from '../../platform/db/schema.ts';
 import type { Actor } from '../../http/auth.ts';
-import { iso, isoDate, webUrl } from '../../http/format.ts';
+import { iso, isoDate, sshUrlToRepo, webUrl } from '../../http/format.ts';
 import { AccessLevel, projectAccessLevels, visibilityName, type ProjectAccess } from '../../platform/membership.ts';
 import { userBasic } from '../users/users.presenter.ts';
 import { FEATURE_LEVEL, featureLevelName, settingsOf, type CreatedProject, type Namespace, type Project } from './projects.service.ts';
@@ -29,6 +29,7 @@ export interface PresentOptions {
 
 export interface Presentation {
   base: string;
+  ssh: { sshHost: string; sshPort: number };
   actor: Actor;
   opts: PresentOptions;
   namespaces: Map<number, NsRow>;
@@ -79,7 +80,7 @@ export async function loadPresentation(deps: ServiceDeps, actor: Actor, rows: Pr
   const ids = rows.map((r) => r.id);
   const forkIds = [...new Set(rows.map((r) => r.forked_from_project_id).filter((x): x is number => x !== null))];
   const pres: Presentation = {
-    base: deps.config.externalUrl, actor, opts, namespaces: new Map(), topics: new Map(), access: new Map(), owners: new Map(),
+    base: deps.config.externalUrl, ssh: deps.config, actor, opts, namespaces: new Map(), topics: new Map(), access: new Map(), owners: new Map(),
     shared: new Map(), forkedFrom: new Map(), stats: new Map(), custom: new Map(), openIssues: new Map(),
   };
   if (rows.length === 0) return pres;
@@ -179,7 +180,7 @@ export function simpleProject(p: Project, pres: Presentation): Record<string, un
     default_branch: readCode ? p.default_branch ?? 'main' : undefined,
     tag_list: topics,
     topics,
-    ssh_url_to_repo: `git@${hostOf(base).hostname}:${p.full_path}.git`,
+    ssh_url_to_repo: sshUrlToRepo(pres.ssh, p.full_path),
     http_url_to_repo: `${web}.git`,
     web_url: web,
     avatar_url: avatarUrl(base, 'project', p.id, p.avatar),
@@ -236,7 +237,7 @@ export function fullProject(p: Project, pres: Presentation): Record<string, unkn
     default_branch: readCode ? p.default_branch ?? 'main' : undefined,
     tag_list: topics,
     topics,
-    ssh_url_to_repo: `git@${hostOf(base).hostname}:${p.full_path}.git`,
+    ssh_url_to_repo: sshUrlToRepo(pres.ssh, p.full_path),
     http_url_to_repo: `${web}.git`,
     web_url: web,
     readme_url: readCode ? (p.readme_path ? `${web}/-/blob/${p.default_branch ?? 'main'}/${p.readme_path}` : null) : undefined,

@@ -69,7 +69,7 @@ describe('create', () => {
     assert.equal(r.body.default_branch, 'main');
     assert.equal(r.body.readme_url, `http://bellows.test/${owner.user.username}/hello-world/-/blob/main/README.md`);
     assert.equal(r.body.http_url_to_repo, `http://bellows.test/${owner.user.username}/hello-world.git`);
-    assert.equal(r.body.ssh_url_to_repo, `git@bellows.test:${owner.user.username}/hello-world.git`);
+    assert.equal(r.body.ssh_url_to_repo, `ssh://git@bellows.test:2222/${owner.user.username}/hello-world.git`);
     assert.equal(r.body._links.self, `http://bellows.test/api/v4/projects/${r.body.id}`);
     assert.equal(r.body.description_html, '<p>x &lt;b&gt;</p>');
     assert.deepEqual(r.body.permissions, { project_access: { access_level: 50, notification_level: 3 }, group_access: null });

@@ -36,6 +36,16 @@ export interface Caller {
   admin: boolean;
   /** Groups the caller belongs to (directly or through an ancestor), filled lazily. */
   groupIds?: Set<number>;
+  /**
+   * Set when a deploy key pushes (over SSH; userId is then null). Whether it may push at all was decided by the
+   * access policy; a protected branch or tag lets it through only with an entry naming this key.
+   */
+  deployKeyId?: number;
+}
+
+/** A deploy key passes a protected ref only through an entry that names it. */
+function deployKeyAllowed(entries: AccessEntry[], caller: Caller): boolean {
+  return entries.some((e) => e.deploy_key_id !== null && e.deploy_key_id === caller.deployKeyId);
 }
 
 const matchers = defineMemo<string, RegExp>('ref-pattern-matchers', { max: 10_000 });
@@ -102,7 +112,7 @@ export async function entriesAllow(db: Db, entries: AccessEntry[], caller: Calle
   if (!caller.userId) return false;
   const groupIds = entries.map((e) => e.group_id).filter((g): g is number => g !== null);
   for (const e of entries) {
-    if (e.deploy_key_id !== null) continue; // deploy keys act over SSH only
+    if (e.deploy_key_id !== null) continue; // an entry naming a deploy key lets only that key through (deployKeyAllowed)
     if (e.user_id !== null) {
       if (e.user_id === caller.userId && caller.level >= AccessLevel.DEVELOPER) return true;
       continue;
@@ -124,6 +134,10 @@ export async function entriesAllow(db: Db, entries: AccessEntry[], caller: Calle
 
 /** The caller may push to `branch` (Developer+, and every protection that matches lets them). */
 export async function canPushBranch(db: Db, rules: BranchRule[], branch: string, caller: Caller): Promise<boolean> {
+  if (caller.deployKeyId !== undefined) {
+    const m = matching(rules, branch);
+    return m.length === 0 || deployKeyAllowed(m.flatMap((r) => r.push), caller);
+  }
   if (!caller.userId || caller.level < AccessLevel.DEVELOPER) return false;
   const m = matching(rules, branch);
   if (m.length === 0) return true;
@@ -140,6 +154,10 @@ export function forcePushAllowed(rules: BranchRule[]): boolean {
 
 /** The caller may create a tag matching protected-tag rules (any create entry of any matching rule). */
 export async function canCreateTag(db: Db, rules: TagRule[], tag: string, caller: Caller): Promise<boolean> {
+  if (caller.deployKeyId !== undefined) {
+    const m = matching(rules, tag);
+    return m.length === 0 || deployKeyAllowed(m.flatMap((r) => r.create), caller);
+  }
   if (!caller.userId || caller.level < AccessLevel.DEVELOPER) return false;
   const m = matching(rules, tag);
   if (m.length === 0) return true;

@@ -30,8 +30,8 @@ export interface GitRun {
   stderr: string;
 }
 
-/** A git client with a fixed environment: no system or user config, no prompts. */
-export function gitClient(): { home: string; run(args: string[], cwd?: string, input?: string): Promise<GitRun> } {
+/** A git client with a fixed environment: no system or user config, no prompts (`extraEnv`: GIT_SSH_COMMAND). */
+export function gitClient(extraEnv: Record<string, string> = {}): { home: string; run(args: string[], cwd?: string, input?: string): Promise<GitRun> } {
   const home = mkdtempSync(join(tmpdir(), 'bellows-git-client-'));
   writeFileSync(join(home, '.gitconfig'), '');
   const env = {
@@ -41,6 +41,7 @@ export function gitClient(): { home: string; run(args: string[], cwd?: string, i
     GIT_TERMINAL_PROMPT: '0',
     LANG: 'C',
     LC_ALL: 'C',
+    ...extraEnv,
   };
   return {
     home,
