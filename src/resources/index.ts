@@ -29,6 +29,8 @@ import { issueRoutes } from './issues/issues.routes.ts';
 import { commitRoutes } from './repository/commits.routes.ts';
 import { storageMoveJobs, storageMoveRoutes } from './storage-moves/storage-moves.routes.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
+import { snippetRoutes } from './snippets/snippets.routes.ts';
+import { wikiRoutes } from './wikis/wikis.routes.ts';
 import { registerStoredFiles } from './uploads/uploads.files.ts';
 import { registerProjectUploadFiles, uploadRoutes } from './uploads/uploads.routes.ts';
 
@@ -64,6 +66,8 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...commitRoutes,
     ...storageMoveRoutes,
     ...uploadRoutes,
+    ...snippetRoutes,
+    ...wikiRoutes,
   ]);
   registerGitHttp(app);
   registerStoredFiles(app, (scope) => registerProjectUploadFiles(scope, app));

@@ -1,4 +1,5 @@
-// Git smart HTTP: {base}/<namespace>/<project>.git/info/refs, /git-upload-pack, /git-receive-pack.
+// Git smart HTTP: {base}/<namespace>/<project>.git/info/refs, /git-upload-pack, /git-receive-pack; the same for
+// a project's wiki (`<project>.wiki.git`) and for snippets (`snippets/<id>.git`, `<project>/snippets/<id>.git`).
 // Bodies stream straight between the client and `git upload-pack` / `git receive-pack --stateless-rpc`;
 // nothing buffers a whole pack. Pushes are checked against the project's rules before any ref moves.
 import { PassThrough, type Readable } from 'node:stream';
@@ -8,13 +9,17 @@ import { spawnGit } from '../../platform/git/command.ts';
 import { answerLsRefs, readLsRefsRequest } from '../../platform/git/ls-refs.ts';
 import { FLUSH, pkt, readPushHead, refusedPushResponse } from '../../platform/git/pktline.ts';
 import { projectAccessFor } from '../../http/access.ts';
-import { projectDenial } from '../../platform/access/policy.ts';
+import { projectDenial, snippetDenial } from '../../platform/access/policy.ts';
 import { anonymous, type Actor } from '../../http/auth.ts';
 import { checkSignIn } from '../../platform/sign-in.ts';
 import { ForbiddenError, InvalidTokenError, UnauthorizedError } from '../../platform/errors.ts';
 import { AccessLevel, type ProjectRow } from '../../platform/membership.ts';
 import { liveProjectByPath } from '../../platform/project-rows.ts';
-import type { Repository } from '../../platform/git/repository.ts';
+import { Repository } from '../../platform/git/repository.ts';
+import { announceCacheVoid } from '../../platform/cache-bus.ts';
+import { wikiRepositoryPath } from '../projects/repository.ts';
+import { afterSnippetPush, snippetRepo, snippetScopeFor, SNIPPET_BRANCH } from '../snippets/snippets.service.ts';
+import { WIKI_BRANCH } from '../wikis/wikis.service.ts';
 import { loadBranchRules, loadTagRules, type Caller } from '../repository/protection.ts';
 import { afterRefsChanged, defaultBranchOf, repoFor } from '../repository/repository.common.ts';
 import { decidePush, MESSAGES } from './push-policy.ts';
@@ -29,11 +34,19 @@ const GIT_PROTOCOL = /^[0-9a-zA-Z]+=[0-9a-zA-Z]+(:[0-9a-zA-Z]+=[0-9a-zA-Z]+)*$/;
 // A clone of a large repository may take a while; a stuck client must not hold a process forever.
 const RPC_TIMEOUT_MS = 30 * 60 * 1000;
 
+/**
+ * What a URL names: a project's repository, its wiki (`<path>.wiki.git`), or a snippet's (`snippets/<id>.git`,
+ * `<path>/snippets/<id>.git`). Wikis and snippets take pushes to any branch or tag; only project repositories have
+ * protected refs.
+ */
 interface Target {
-  project: ProjectRow;
+  kind: 'project' | 'wiki' | 'snippet';
+  project: ProjectRow | null;
   repo: Repository;
   actor: Actor;
   caller: Caller;
+  /** The bookkeeping after a push (the project's facts, the snippet's row); refs moved are named. */
+  afterPush(refs: string[]): Promise<void>;
 }
 
 class GitHttpRefusal extends Error {
@@ -91,7 +104,16 @@ async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service:
   const last = parts[parts.length - 1] ?? '';
   const challengeOrMissing = () => new GitHttpRefusal(actor.user ? 404 : 401, actor.user ? MESSAGES.notFound : 'HTTP Basic: Access denied', !actor.user);
   if (parts.length < 2 || !last.endsWith('.git') || last === '.git') throw challengeOrMissing();
-  const fullPath = [...parts.slice(0, -1), last.slice(0, -4)].join('/');
+  if (!hasScope(actor, ['api', 'read_repository', 'write_repository'])) throw new GitHttpRefusal(403, MESSAGES.readScope);
+  const write = service === 'git-receive-pack';
+  const checkWriter = () => {
+    if (!actor.user) throw new GitHttpRefusal(401, 'HTTP Basic: Access denied', true);
+    if (!hasScope(actor, ['api', 'write_repository'])) throw new GitHttpRefusal(403, MESSAGES.pushScope);
+  };
+  const snippetId = parts[parts.length - 2] === 'snippets' && /^[1-9]\d{0,9}\.git$/.test(last) ? Number(last.slice(0, -4)) : null;
+  if (snippetId !== null) return snippetTarget(app, actor, snippetId, parts.slice(0, -2).join('/'), write, challengeOrMissing, checkWriter);
+  const wiki = last.endsWith('.wiki.git') && last !== '.wiki.git';
+  const fullPath = [...parts.slice(0, -1), last.slice(0, wiki ? -9 : -4)].join('/');
   // A push reads the row afresh: its policy and the bookkeeping after it work on the current settings.
   const project = await liveProjectByPath(app, fullPath.toLowerCase(), service === 'git-upload-pack');
   if (!project) throw challengeOrMissing();
@@ -100,11 +122,25 @@ async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service:
   const level = actor.admin ? AccessLevel.OWNER : access.effective;
   const caller: Caller = { userId: actor.user?.id ?? null, level: actor.user ? level : 0, admin: actor.admin };
 
-  if (!hasScope(actor, ['api', 'read_repository', 'write_repository'])) throw new GitHttpRefusal(403, MESSAGES.readScope);
+  if (wiki) {
+    if (projectDenial(actor, 'read_wiki', project, access.effective)) throw new GitHttpRefusal(403, MESSAGES.readWiki);
+    if (write) {
+      checkWriter();
+      const denial = projectDenial(actor, 'create_wiki', project, access.effective);
+      if (denial) throw new GitHttpRefusal(403, denial === 'archived' ? MESSAGES.archived : MESSAGES.pushWiki);
+    }
+    const repo = new Repository(wikiRepositoryPath(app.config, project.repository_storage, project.id));
+    // The wiki is made on its first write; a clone of a wiki never written finds an empty repository.
+    await repo.ensure(WIKI_BRANCH);
+    return { kind: 'wiki', project, repo, actor, caller, afterPush: async () => {
+      repo.invalidate();
+      announceCacheVoid('all');
+    } };
+  }
+
   if (projectDenial(actor, 'download_code', project, access.effective)) throw new GitHttpRefusal(403, MESSAGES.downloadCode);
-  if (service === 'git-receive-pack') {
-    if (!actor.user) throw new GitHttpRefusal(401, 'HTTP Basic: Access denied', true);
-    if (!hasScope(actor, ['api', 'write_repository'])) throw new GitHttpRefusal(403, MESSAGES.pushScope);
+  if (write) {
+    checkWriter();
     const denial = projectDenial(actor, 'push_code', project, access.effective);
     if (denial) throw new GitHttpRefusal(403, denial === 'archived' ? MESSAGES.archived : denial === 'read_only' ? MESSAGES.readOnly : MESSAGES.pushCode);
   }
@@ -115,7 +151,29 @@ async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service:
     if (current?.id !== project.id) throw challengeOrMissing();
     await repo.ensure(current.default_branch ?? 'main');
   }
-  return { project, repo, actor, caller };
+  return { kind: 'project', project, repo, actor, caller, afterPush: (refs) => afterRefsChanged(app, project, repo, refs) };
+}
+
+/** A snippet's repository: read with `read_snippet`, pushed with `update_snippet`, through the one policy. */
+async function snippetTarget(
+  app: FastifyInstance, actor: Actor, id: number, projectPath: string, write: boolean,
+  missing: () => GitHttpRefusal, checkWriter: () => void,
+): Promise<Target> {
+  const scope = await snippetScopeFor(app, actor, id);
+  if (!scope) throw missing();
+  // The URL must name the snippet where it lives: its project's path, or none for a personal snippet.
+  if ((scope.project?.full_path_lower ?? '') !== projectPath.toLowerCase()) throw missing();
+  if (snippetDenial(actor, 'read_snippet', scope.row, scope.project, scope.level)) throw missing();
+  if (write) {
+    checkWriter();
+    const denial = snippetDenial(actor, 'update_snippet', scope.row, scope.project, scope.level);
+    if (denial) throw new GitHttpRefusal(403, denial === 'archived' ? MESSAGES.archived : MESSAGES.pushSnippet);
+  }
+  const repo = snippetRepo(app, scope.row);
+  await repo.ensure(SNIPPET_BRANCH);
+  const level = actor.admin ? AccessLevel.OWNER : scope.level;
+  const caller: Caller = { userId: actor.user?.id ?? null, level: actor.user ? level : 0, admin: actor.admin };
+  return { kind: 'snippet', project: scope.project, repo, actor, caller, afterPush: () => afterSnippetPush(app, scope.row) };
 }
 
 function noCache(reply: FastifyReply): void {
@@ -239,9 +297,9 @@ async function receivePack(app: FastifyInstance, req: FastifyRequest, reply: Fas
     return refuse(reply, new GitHttpRefusal(400, 'The push request is not well formed.'));
   }
   const { project, repo, caller } = target;
-  const [branchRules, tagRules, defaultBranch] = await Promise.all([
-    loadBranchRules(app.db, project.id), loadTagRules(app.db, project.id), defaultBranchOf(project, repo),
-  ]);
+  const [branchRules, tagRules, defaultBranch] = target.kind === 'project' && project
+    ? await Promise.all([loadBranchRules(app.db, project.id), loadTagRules(app.db, project.id), defaultBranchOf(project, repo)])
+    : [[], [], await repo.defaultBranch()];
   const decision = await decidePush(app.db, { commands: head.commands, caller, branchRules, tagRules, defaultBranch });
   noCache(reply);
   reply.type('application/x-git-receive-pack-result');
@@ -268,7 +326,7 @@ async function receivePack(app: FastifyInstance, req: FastifyRequest, reply: Fas
   const out = new PassThrough();
   child.stdout!.pipe(out, { end: false });
   child.on('close', () => {
-    afterRefsChanged(app, project, repo, head.commands.map((c) => c.ref))
+    target.afterPush(head.commands.map((c) => c.ref))
       .catch((err) => req.log.error({ err }, 'updating the project after a push failed'))
       .then(settled)
       .finally(() => out.end());

@@ -14,10 +14,10 @@ import type { NoteRow } from './notes.presenter.ts';
 // A note belongs to one discussion (`discussion_id`): an individual note has one of its own, a thread's notes share
 // it. Who may read the noteable is decided before these functions run, by the noteable's own ability.
 
-export type NoteableType = 'Issue' | 'MergeRequest' | 'Commit';
+export type NoteableType = 'Issue' | 'MergeRequest' | 'Commit' | 'Snippet';
 
 /** The table whose `updated_at` a new note moves (the reference touches the noteable). */
-const NOTEABLE_TABLE: Record<NoteableType, 'issues' | null> = { Issue: 'issues', MergeRequest: null, Commit: null };
+const NOTEABLE_TABLE: Record<NoteableType, 'issues' | 'snippets' | null> = { Issue: 'issues', MergeRequest: null, Commit: null, Snippet: 'snippets' };
 
 export interface Noteable {
   type: NoteableType;
