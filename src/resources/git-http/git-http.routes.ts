@@ -123,7 +123,11 @@ async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service:
   const caller: Caller = { userId: actor.user?.id ?? null, level: actor.user ? level : 0, admin: actor.admin };
 
   if (wiki) {
-    if (projectDenial(actor, 'read_wiki', project, access.effective)) throw new GitHttpRefusal(403, MESSAGES.readWiki);
+    if (projectDenial(actor, 'read_wiki', project, access.effective)) {
+      // A client sends its credentials only when challenged: an anonymous refusal asks for them.
+      if (!actor.user) throw new GitHttpRefusal(401, 'HTTP Basic: Access denied', true);
+      throw new GitHttpRefusal(403, MESSAGES.readWiki);
+    }
     if (write) {
       checkWriter();
       const denial = projectDenial(actor, 'create_wiki', project, access.effective);

@@ -49,7 +49,7 @@ describe('personal snippets: create, read, edit, delete', () => {
     const raw = await call(t.app, 'GET', `/snippets/${id}/raw`, { token: bob.token });
     assert.equal(raw.status, 200);
     assert.equal(raw.text, 'puts 1\n');
-    assert.match(raw.headers['content-type'], /^text\/plain/);
+    assert.match(String(raw.headers['content-type']), /^text\/plain/);
     const file = await call(t.app, 'GET', `/snippets/${id}/files/main/a.rb/raw`, { token: bob.token });
     assert.equal(file.text, 'puts 1\n');
     assert.equal((await call(t.app, 'GET', `/snippets/${id}/files/main/missing.rb/raw`, { token: bob.token })).body.message, '404 File Not Found');
