@@ -18,6 +18,8 @@ test('repository paths come from the project id only and stay under the shard', 
   // sha256("42")
   assert.equal(p, '/srv/repos/@hashed/73/47/73475cb40a568e8da8a045ced110137e159f890ac4da883b6b17dc651b3a8049.git');
   assert.equal(storage.repoPath('default', 42, 'wiki'), p.replace(/\.git$/, '.wiki.git'));
+  // A snippet's repository: its own id under @snippets, apart from the projects'.
+  assert.equal(storage.repoPath('default', 42, 'snippet'), p.replace('/@hashed/', '/@snippets/'));
   assert.notEqual(storage.repoPath('default', 43), p);
   assert.equal(diskPath(42), p.slice('/srv/repos/'.length));
   for (const bad of [0, -1, 1.5, Number.NaN, Number.MAX_SAFE_INTEGER + 1]) {
