@@ -91,6 +91,11 @@ test('sweep removes old leftovers of stopped pushes and creations on every shard
     kept.push(make(storage.stagingPath(`s${i}`)));
     const trash = make(`${repo}+123-456+deleted`);
     gone.push(trash);
+    // Snippet repositories are swept the same way.
+    const snippet = storage.repoPath(`s${i}`, 7 + i, 'snippet');
+    const snippetStale = make(join(snippet, 'objects', 'tmp_objdir-incoming-Old'));
+    old(snippetStale);
+    gone.push(snippetStale, make(`${snippet}+1-2+deleted`));
     kept.push(dirname(repo));
   }
   const removed = await storage.sweep(3600_000, now);

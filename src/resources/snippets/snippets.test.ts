@@ -122,6 +122,23 @@ describe('personal snippets: create, read, edit, delete', () => {
     assert.equal((await call(t.app, 'GET', `/snippets/${s.id}`, { token: alice.token })).status, 404);
   });
 
+  test('deleting a user takes their snippets, notes and repositories along', async () => {
+    const gone = await quickUser(t.app);
+    const project = await makeProject(t.app, { visibility: 20 });
+    const personal = await makeSnippet(t.app, gone.user, { visibility: 'public' });
+    const inProject = await makeSnippet(t.app, gone.user, { project, visibility: 'public' });
+    await t.app.db.insertInto('members').values({ source_type: 'Project', source_id: project.id, user_id: gone.user.id, access_level: 20, expires_at: null, created_by_id: null, created_at: 0, updated_at: 0 }).execute();
+    assert.equal((await call(t.app, 'POST', `/projects/${project.id}/snippets/${inProject.id}/notes`, { token: bob.token, body: { body: 'n' } })).status, 201);
+    const r = await call(t.app, 'DELETE', `/users/${gone.user.id}`, { token: admin.token });
+    assert.equal(r.status, 204);
+    await t.app.jobs.drain();
+    for (const s of [personal, inProject]) {
+      assert.equal(await t.app.db.selectFrom('snippets').select('id').where('id', '=', s.id).executeTakeFirst(), undefined);
+      assert.equal(snippetRepo(t.app, s).exists(), false);
+    }
+    assert.equal((await t.app.db.selectFrom('notes').select('id').where('noteable_type', '=', 'Snippet').where('noteable_id', '=', inProject.id).execute()).length, 0);
+  });
+
   test('user_agent_detail is for administrators', async () => {
     const s = await makeSnippet(t.app, alice.user, { visibility: 'public' });
     assert.equal((await call(t.app, 'GET', `/snippets/${s.id}/user_agent_detail`, { token: alice.token })).status, 403);
