@@ -104,14 +104,16 @@ async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service:
   const last = parts[parts.length - 1] ?? '';
   const challengeOrMissing = () => new GitHttpRefusal(actor.user ? 404 : 401, actor.user ? MESSAGES.notFound : 'HTTP Basic: Access denied', !actor.user);
   if (parts.length < 2 || !last.endsWith('.git') || last === '.git') throw challengeOrMissing();
-  if (!hasScope(actor, ['api', 'read_repository', 'write_repository'])) throw new GitHttpRefusal(403, MESSAGES.readScope);
+  const checkReadScope = () => {
+    if (!hasScope(actor, ['api', 'read_repository', 'write_repository'])) throw new GitHttpRefusal(403, MESSAGES.readScope);
+  };
   const write = service === 'git-receive-pack';
   const checkWriter = () => {
     if (!actor.user) throw new GitHttpRefusal(401, 'HTTP Basic: Access denied', true);
     if (!hasScope(actor, ['api', 'write_repository'])) throw new GitHttpRefusal(403, MESSAGES.pushScope);
   };
   const snippetId = parts[parts.length - 2] === 'snippets' && /^[1-9]\d{0,9}\.git$/.test(last) ? Number(last.slice(0, -4)) : null;
-  if (snippetId !== null) return snippetTarget(app, actor, snippetId, parts.slice(0, -2).join('/'), write, challengeOrMissing, checkWriter);
+  if (snippetId !== null) return snippetTarget(app, actor, snippetId, parts.slice(0, -2).join('/'), write, challengeOrMissing, checkReadScope, checkWriter);
   const wiki = last.endsWith('.wiki.git') && last !== '.wiki.git';
   const fullPath = [...parts.slice(0, -1), last.slice(0, wiki ? -9 : -4)].join('/');
   // A push reads the row afresh: its policy and the bookkeeping after it work on the current settings.
@@ -121,6 +123,7 @@ async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service:
   if (projectDenial(actor, 'read_project', project, access.effective)) throw challengeOrMissing();
   const level = actor.admin ? AccessLevel.OWNER : access.effective;
   const caller: Caller = { userId: actor.user?.id ?? null, level: actor.user ? level : 0, admin: actor.admin };
+  checkReadScope();
 
   if (wiki) {
     if (projectDenial(actor, 'read_wiki', project, access.effective)) {
@@ -161,13 +164,14 @@ async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service:
 /** A snippet's repository: read with `read_snippet`, pushed with `update_snippet`, through the one policy. */
 async function snippetTarget(
   app: FastifyInstance, actor: Actor, id: number, projectPath: string, write: boolean,
-  missing: () => GitHttpRefusal, checkWriter: () => void,
+  missing: () => GitHttpRefusal, checkReadScope: () => void, checkWriter: () => void,
 ): Promise<Target> {
   const scope = await snippetScopeFor(app, actor, id);
   if (!scope) throw missing();
   // The URL must name the snippet where it lives: its project's path, or none for a personal snippet.
   if ((scope.project?.full_path_lower ?? '') !== projectPath.toLowerCase()) throw missing();
   if (snippetDenial(actor, 'read_snippet', scope.row, scope.project, scope.level)) throw missing();
+  checkReadScope();
   if (write) {
     checkWriter();
     const denial = snippetDenial(actor, 'update_snippet', scope.row, scope.project, scope.level);
