@@ -34,6 +34,8 @@ import { storageMoveJobs, storageMoveRoutes } from './storage-moves/storage-move
 import { applicationSettingRoutes } from './application-settings/application-settings.routes.ts';
 import { importJobs } from './projects/projects.import.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
+import { snippetRoutes } from './snippets/snippets.routes.ts';
+import { wikiRoutes } from './wikis/wikis.routes.ts';
 import { registerStoredFiles } from './uploads/uploads.files.ts';
 import { registerProjectUploadFiles, uploadRoutes } from './uploads/uploads.routes.ts';
 import { uploadJobs } from './uploads/uploads.service.ts';
@@ -78,6 +80,8 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...storageMoveRoutes,
     ...uploadRoutes,
     ...alertRoutes,
+    ...snippetRoutes,
+    ...wikiRoutes,
   ]);
   registerGitHttp(app);
   registerAlertNotifications(app);

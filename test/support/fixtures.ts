@@ -6,6 +6,7 @@ import { call } from './app.ts';
 import type { ProjectRow } from '../../src/platform/membership.ts';
 import { repoFor } from '../../src/resources/repository/repository.common.ts';
 import { nextIid } from '../../src/platform/db/internal-ids.ts';
+import { createSnippet } from '../../src/resources/snippets/snippets.service.ts';
 
 // The one set of test fixtures: users, groups, projects and memberships, written straight to the database so that
 // every area can be tested on its own, and the role cast of the role × status tables.
@@ -290,4 +291,17 @@ export async function makeSshKey(app: FastifyInstance, userId: number, publicKey
 export async function makeDeployKey(app: FastifyInstance, projectId: number, publicKey: string, o: { canPush?: boolean; expiresAt?: number | null } = {}) {
   const { addProjectKey } = await import('../../src/resources/deploy-keys/deploy-keys.service.ts');
   return addProjectKey(app, { userId: null, admin: true }, projectId, { key: publicKey, title: `deploy ${next()}`, expiresAt: o.expiresAt ?? null, canPush: !!o.canPush });
+}
+
+/**
+ * A snippet made through the snippets service (its repository holds the files): personal unless `project` is given,
+ * private unless `visibility` says otherwise.
+ */
+export async function makeSnippet(app: FastifyInstance, author: UserRow, o: {
+  project?: ProjectRow; visibility?: 'private' | 'internal' | 'public'; title?: string; files?: Array<{ file_path: string; content: string }>;
+} = {}) {
+  const actor = { user: author, admin: !!author.admin, token: null, via: 'token' as const, sudo: false };
+  return createSnippet(app, actor, o.project ?? null, {
+    title: o.title ?? `snippet ${next()}`, visibility: o.visibility ?? 'private', files: o.files ?? [{ file_path: 'hello.txt', content: 'hello\n' }],
+  }, { userAgent: 'fixture', ip: '127.0.0.1' });
 }

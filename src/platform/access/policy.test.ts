@@ -4,8 +4,8 @@ import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import { addMember, createProject, makeGroup, makeUser, type TestUser } from '../../../test/support/fixtures.ts';
 import { ed25519Key } from '../../../test/support/ssh-key-fixtures.ts';
 import {
-  deployKeyDenial, groupDenial, issueDenial, mergeRequestDenial, projectDenial, type Denial, type GroupAbility, type IssueAbility, type MergeRequestAbility,
-  type PolicyIssue, type PolicyMergeRequest, type PolicyProject, type ProjectAbility,
+  deployKeyDenial, groupDenial, issueDenial, mergeRequestDenial, projectDenial, snippetDenial, type Denial, type GroupAbility, type IssueAbility,
+  type MergeRequestAbility, type PolicyIssue, type PolicyMergeRequest, type PolicyProject, type PolicySnippet, type ProjectAbility, type SnippetAbility,
 } from './policy.ts';
 import { anonymous, type Actor, type UserRow } from './actor.ts';
 import { projectAccessLevels } from '../membership.ts';
@@ -98,6 +98,17 @@ const PROJECT_TABLE: Array<[ProjectAbility, string, PolicyProject, string]> = [
   ['read_wiki', 'public, wiki disabled', project({ wiki: 'disabled' }), 'FFFFFFFF'],
   ['read_snippet', 'public, snippets for members', project({ snippets: 'private' }), 'FFYYYYYY'],
   ['read_snippet', 'public, snippets disabled', project({ snippets: 'disabled' }), 'FFFFFFFF'],
+  ['create_wiki', 'public', project(), 'FFFFYYYY'],
+  ['create_wiki', 'private', project({ visibility_level: PRIVATE }), 'NNFFYYYY'],
+  ['create_wiki', 'public, wiki disabled', project({ wiki: 'disabled' }), 'FFFFFFFF'],
+  ['create_wiki', 'public, archived', project({ archived: 1 }), 'FFFFAAAA'],
+  ['admin_wiki', 'public', project(), 'FFFFFYYY'],
+  ['admin_wiki', 'public, wiki for members', project({ wiki: 'private' }), 'FFFFFYYY'],
+  ['create_snippet', 'public', project(), 'FFFYYYYY'],
+  ['create_snippet', 'private', project({ visibility_level: PRIVATE }), 'NNFYYYYY'],
+  ['create_snippet', 'public, snippets disabled', project({ snippets: 'disabled' }), 'FFFFFFFF'],
+  ['create_snippet', 'public, archived', project({ archived: 1 }), 'FFFAAAAA'],
+  ['admin_snippet', 'public', project(), 'FFFFFYYY'],
   ['fork_project', 'public', project(), 'FYYYYYYY'],
   ['fork_project', 'private', project({ visibility_level: PRIVATE }), 'NNFYYYYY'],
   ['fork_project', 'public, forking disabled', project({ forking_access_level: DISABLED }), 'FFFFFFFF'],
@@ -332,4 +343,41 @@ describe('deployKeyDenial: a deploy key over SSH', () => {
       assert.equal(deployKeyDenial('push_code', p, link), push);
     });
   }
+});
+
+// Snippet-level rules. The callers are user 1 (anonymous aside); the snippet's author is user 2 unless said otherwise.
+const snip = (o: Partial<PolicySnippet> = {}): PolicySnippet => ({ author_id: 2, visibility_level: PRIVATE, project_id: null, ...o });
+const SNIPPET_TABLE: Array<[SnippetAbility, string, PolicySnippet, PolicyProject | null, string]> = [
+  ['read_snippet', 'personal public', snip({ visibility_level: PUBLIC }), null, 'YYYYYYYY'],
+  ['read_snippet', 'personal internal', snip({ visibility_level: INTERNAL }), null, 'NYYYYYYY'],
+  ['read_snippet', 'personal private', snip(), null, 'NNNNNNNY'],
+  ['read_snippet', 'personal private, own', snip({ author_id: 1 }), null, 'NYYYYYYY'],
+  ['update_snippet', 'personal public', snip({ visibility_level: PUBLIC }), null, 'FFFFFFFY'],
+  ['update_snippet', 'personal public, own', snip({ visibility_level: PUBLIC, author_id: 1 }), null, 'FYYYYYYY'],
+  ['admin_snippet', 'personal internal, own', snip({ visibility_level: INTERNAL, author_id: 1 }), null, 'NYYYYYYY'],
+  ['read_snippet', 'private snippet of a public project', snip({ project_id: 1 }), project(), 'NNYYYYYY'],
+  ['read_snippet', 'internal snippet of a public project', snip({ project_id: 1, visibility_level: INTERNAL }), project(), 'NYYYYYYY'],
+  ['read_snippet', 'public snippet of a public project', snip({ project_id: 1, visibility_level: PUBLIC }), project(), 'YYYYYYYY'],
+  ['read_snippet', 'public snippet of a private project', snip({ project_id: 1, visibility_level: PUBLIC }), project({ visibility_level: PRIVATE }), 'NNYYYYYY'],
+  ['read_snippet', 'public snippet, project snippets for members', snip({ project_id: 1, visibility_level: PUBLIC }), project({ snippets: 'private' }), 'FFYYYYYY'],
+  ['read_snippet', 'public snippet, project snippets disabled', snip({ project_id: 1, visibility_level: PUBLIC }), project({ snippets: 'disabled' }), 'FFFFFFFF'],
+  ['update_snippet', 'public snippet of a public project', snip({ project_id: 1, visibility_level: PUBLIC }), project(), 'FFFFFYYY'],
+  ['update_snippet', 'own public snippet of a public project', snip({ project_id: 1, visibility_level: PUBLIC, author_id: 1 }), project(), 'FFFYYYYY'],
+  ['admin_snippet', 'own public snippet of a public project', snip({ project_id: 1, visibility_level: PUBLIC, author_id: 1 }), project(), 'FFFYYYYY'],
+  ['update_snippet', 'own snippet, archived project', snip({ project_id: 1, visibility_level: PUBLIC, author_id: 1 }), project({ archived: 1 }), 'FFFAAAAA'],
+];
+
+describe('snippet abilities', () => {
+  for (const [ability, state, s, p, row] of SNIPPET_TABLE) {
+    test(`${ability} on a ${state}: ${row}`, () => {
+      const got = CALLERS.map((c) => snippetDenial(actorFor(c), ability, s, p, LEVEL[c]));
+      assert.deepEqual(got, [...row].map((l) => LETTER[l]));
+    });
+  }
+
+  test('an external user reads an internal snippet only as its author or a member', () => {
+    const external: Actor = { user: user({ external: 1 }), admin: false, token: null, via: 'token', sudo: false };
+    assert.equal(snippetDenial(external, 'read_snippet', snip({ visibility_level: INTERNAL }), null, 0), 'not_found');
+    assert.equal(snippetDenial(external, 'read_snippet', snip({ visibility_level: INTERNAL, project_id: 1 }), project(), 10), null);
+  });
 });

@@ -84,7 +84,11 @@ export const PROJECT_ABILITIES = {
   approve_merge_request: { feature: 'merge_requests', code: true, min: G.DEVELOPER, write: true },
   destroy_merge_request: { feature: 'merge_requests', code: true, min: G.OWNER },
   read_wiki: { feature: 'wiki' },
+  create_wiki: { feature: 'wiki', min: G.DEVELOPER, write: true },
+  admin_wiki: { feature: 'wiki', min: G.MAINTAINER, write: true },
   read_snippet: { feature: 'snippets' },
+  create_snippet: { feature: 'snippets', min: G.REPORTER, write: true },
+  admin_snippet: { feature: 'snippets', min: G.MAINTAINER, write: true },
   fork_project: { feature: 'forking', code: true, user: true },
   admin_feature_flags_user_lists: { min: G.DEVELOPER },
   admin_operations: { min: G.MAINTAINER },
@@ -290,3 +294,41 @@ export function mergeRequestDenial(actor: Actor, ability: MergeRequestAbility, p
 
 export const canMergeRequest = (actor: Actor, ability: MergeRequestAbility, p: PolicyProject, level: number, mr: PolicyMergeRequest) =>
   !mergeRequestDenial(actor, ability, p, level, mr);
+// ---- snippets ------------------------------------------------------------------------------------------------
+
+/** What the snippet rules read of a snippet: its author, visibility and whether it belongs to a project. */
+export interface PolicySnippet {
+  author_id: number;
+  visibility_level: number;
+  project_id: number | null;
+}
+
+/**
+ * `read_snippet`: see it (and clone it); `update_snippet`: edit it (and push to it); `admin_snippet`: delete it.
+ */
+export type SnippetAbility = 'read_snippet' | 'update_snippet' | 'admin_snippet';
+
+/**
+ * Snippet-level rules. A personal snippet (no project): public to all, internal to signed-in users who are not
+ * external, private to its author; only its author (or an administrator) edits or deletes it. A project snippet
+ * also needs the project's `read_snippet` (the snippets feature): then public to whoever reads the project,
+ * internal as above or to members, private to members and its author; its author edits and deletes it while still
+ * allowed to create snippets there, Maintainers (`admin_snippet`) edit and delete any.
+ */
+export function snippetDenial(actor: Actor, ability: SnippetAbility, s: PolicySnippet, project: PolicyProject | null, level: number): Denial | null {
+  const uid = actor.user?.id;
+  const author = uid !== undefined && s.author_id === uid;
+  if (!project) {
+    if (!actor.admin && !author && !(s.visibility_level >= 20 || (s.visibility_level >= 10 && actor.user && !actor.user.external))) return 'not_found';
+    return ability === 'read_snippet' || author || actor.admin ? null : 'forbidden';
+  }
+  const read = projectDenial(actor, 'read_snippet', project, level);
+  if (read) return read;
+  const member = level >= AccessLevel.GUEST;
+  const sees = actor.admin || author || member || s.visibility_level >= 20 || (s.visibility_level >= 10 && !!actor.user && !actor.user.external);
+  if (!sees) return 'not_found';
+  if (ability === 'read_snippet') return null;
+  if (!projectDenial(actor, 'admin_snippet', project, level)) return null;
+  if (author) return projectDenial(actor, 'create_snippet', project, level);
+  return projectDenial(actor, 'admin_snippet', project, level);
+}

@@ -697,6 +697,22 @@ export interface NotesTable {
   outdated: Generated<number>;
 }
 
+export interface SnippetsTable {
+  id: Generated<number>;
+  title: string;
+  description: string | null;
+  author_id: number;
+  /** Null for a personal snippet. */
+  project_id: number | null;
+  visibility_level: number;
+  file_name: string | null;
+  repository_storage: string;
+  user_agent: string | null;
+  ip_address: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface AwardEmojiTable {
   id: Generated<number>;
   name: string;
@@ -965,6 +981,7 @@ export interface DB {
   notes: NotesTable;
   identities: IdentitiesTable;
   award_emoji: AwardEmojiTable;
+  snippets: SnippetsTable;
   subscriptions: SubscriptionsTable;
   timelogs: TimelogsTable;
   resource_label_events: ResourceLabelEventsTable;

@@ -25,4 +25,4 @@ export type {
   GrepMatch,
 } from './repository.ts';
 export { languageOf, languageShares } from './languages.ts';
-export { Storage, UnknownShardError, diskPath, type ShardConfig } from './storage.ts';
+export { Storage, UnknownShardError, diskPath, type ShardConfig, type RepositoryKind } from './storage.ts';

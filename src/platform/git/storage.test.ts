@@ -18,6 +18,8 @@ test('repository paths come from the project id only and stay under the shard', 
   // sha256("42")
   assert.equal(p, '/srv/repos/@hashed/73/47/73475cb40a568e8da8a045ced110137e159f890ac4da883b6b17dc651b3a8049.git');
   assert.equal(storage.repoPath('default', 42, 'wiki'), p.replace(/\.git$/, '.wiki.git'));
+  // A snippet's repository: its own id under @snippets, apart from the projects'.
+  assert.equal(storage.repoPath('default', 42, 'snippet'), p.replace('/@hashed/', '/@snippets/'));
   assert.notEqual(storage.repoPath('default', 43), p);
   assert.equal(diskPath(42), p.slice('/srv/repos/'.length));
   for (const bad of [0, -1, 1.5, Number.NaN, Number.MAX_SAFE_INTEGER + 1]) {
@@ -89,6 +91,11 @@ test('sweep removes old leftovers of stopped pushes and creations on every shard
     kept.push(make(storage.stagingPath(`s${i}`)));
     const trash = make(`${repo}+123-456+deleted`);
     gone.push(trash);
+    // Snippet repositories are swept the same way.
+    const snippet = storage.repoPath(`s${i}`, 7 + i, 'snippet');
+    const snippetStale = make(join(snippet, 'objects', 'tmp_objdir-incoming-Old'));
+    old(snippetStale);
+    gone.push(snippetStale, make(`${snippet}+1-2+deleted`));
     kept.push(dirname(repo));
   }
   const removed = await storage.sweep(3600_000, now);

@@ -19,15 +19,20 @@ export class UnknownShardError extends Error {
 
 const SHARD_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
+/** A project's code, its wiki (beside it), or a snippet (its own id, under `@snippets`). */
+export type RepositoryKind = 'project' | 'wiki' | 'snippet';
+
 /**
- * Repository paths derive from the numeric project id only, never from names users choose, so renames and
+ * Repository paths derive from the numeric record id only, never from names users choose, so renames and
  * transfers never move files: `<shard>/@hashed/ab/cd/<sha256(id)>.git` (GitLab's hashed storage layout; the two
- * fan-out levels keep directories small).
+ * fan-out levels keep directories small), the wiki at `<same>.wiki.git`, a snippet at
+ * `<shard>/@snippets/ab/cd/<sha256(snippet id)>.git`.
  */
-export function diskPath(projectId: number, kind: 'project' | 'wiki' = 'project'): string {
-  if (!Number.isSafeInteger(projectId) || projectId <= 0) throw new RangeError(`invalid project id: ${projectId}`);
-  const h = createHash('sha256').update(String(projectId)).digest('hex');
-  return `@hashed/${h.slice(0, 2)}/${h.slice(2, 4)}/${h}${kind === 'wiki' ? '.wiki' : ''}.git`;
+export function diskPath(id: number, kind: RepositoryKind = 'project'): string {
+  if (!Number.isSafeInteger(id) || id <= 0) throw new RangeError(`invalid ${kind} id: ${id}`);
+  const h = createHash('sha256').update(String(id)).digest('hex');
+  const top = kind === 'snippet' ? '@snippets' : '@hashed';
+  return `${top}/${h.slice(0, 2)}/${h.slice(2, 4)}/${h}${kind === 'wiki' ? '.wiki' : ''}.git`;
 }
 
 export class Storage {
@@ -81,10 +86,10 @@ export class Storage {
     return best ?? this.names[0];
   }
 
-  /** Absolute path of a project's repository on a shard; always inside the shard's directory. */
-  repoPath(shardName: string, projectId: number, kind: 'project' | 'wiki' = 'project'): string {
+  /** Absolute path of a project's (or snippet's) repository on a shard; always inside the shard's directory. */
+  repoPath(shardName: string, id: number, kind: RepositoryKind = 'project'): string {
     const root = this.root(shardName);
-    const path = join(root, diskPath(projectId, kind));
+    const path = join(root, diskPath(id, kind));
     const rel = relative(root, path);
     if (rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel)) {
       throw new Error(`repository path escapes shard ${shardName}`);
@@ -127,9 +132,9 @@ export class Storage {
     const list = (dir: string) => readdir(dir).catch(() => [] as string[]);
     for (const root of new Set([...this.shards.values()].map((s) => s.path))) {
       for (const name of await list(join(root, STAGING))) await drop(join(root, STAGING, name));
-      for (const a of await list(join(root, '@hashed'))) {
-        for (const b of await list(join(root, '@hashed', a))) {
-          const dir = join(root, '@hashed', a, b);
+      for (const top of ['@hashed', '@snippets']) for (const a of await list(join(root, top))) {
+        for (const b of await list(join(root, top, a))) {
+          const dir = join(root, top, a, b);
           for (const repo of await list(dir)) {
             if (repo.endsWith('+deleted')) {
               await drop(join(dir, repo), true);

@@ -6,17 +6,20 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Actor } from '../../platform/access/actor.ts';
-import { deployKeyDenial, projectDenial, type Denial } from '../../platform/access/policy.ts';
+import { deployKeyDenial, projectDenial, snippetDenial, type Denial } from '../../platform/access/policy.ts';
 import { AccessLevel, type ProjectRow } from '../../platform/membership.ts';
 import { liveProjectByPath } from '../../platform/project-rows.ts';
 import { refusedPushResponse, type PushHead } from '../../platform/git/pktline.ts';
-import type { Repository } from '../../platform/git/repository.ts';
-import { settled } from '../../platform/cache-bus.ts';
+import { Repository } from '../../platform/git/repository.ts';
+import { announceCacheVoid, settled } from '../../platform/cache-bus.ts';
 import { projectAccessFor } from '../../http/access.ts';
 import { loadBranchRules, loadTagRules, type Caller } from '../repository/protection.ts';
 import { afterRefsChanged, defaultBranchOf, repoFor } from '../repository/repository.common.ts';
 import { decidePush, MESSAGES } from './push-policy.ts';
 import { serverHooksDir } from './hooks.ts';
+import { wikiRepositoryPath } from '../projects/repository.ts';
+import { afterSnippetPush, snippetRepo, snippetScopeFor, SNIPPET_BRANCH } from '../snippets/snippets.service.ts';
+import { WIKI_BRANCH } from '../wikis/wikis.service.ts';
 
 export type GitService = 'git-upload-pack' | 'git-receive-pack' | 'git-upload-archive';
 
@@ -33,10 +36,19 @@ export class GitRefusal extends Error {
   }
 }
 
+/**
+ * What a path names: a project's repository, its wiki (`<path>.wiki`), or a snippet's (`snippets/<id>`,
+ * `<path>/snippets/<id>`). Wikis and snippets take pushes to any branch or tag; only project repositories have
+ * protected refs.
+ */
 export interface GitTarget {
-  project: ProjectRow;
+  kind: 'project' | 'wiki' | 'snippet';
+  /** The project (null for a personal snippet). */
+  project: ProjectRow | null;
   repo: Repository;
   caller: Caller;
+  /** The bookkeeping after a push (the project's facts, the snippet's row); the refs moved are named. */
+  afterPush(refs: string[], userId: number | null): Promise<void>;
 }
 
 // A project path is at most 21 segments of at most 255 characters.
@@ -54,10 +66,19 @@ function pushRefusal(denial: Denial, deployKey: boolean): GitRefusal {
  * The project at `fullPath` (without `.git`), held to the access policy for `service`, with its repository (made
  * on first use by a current row). Throws GitRefusal when refused.
  */
-export async function openGitTarget(deps: ServiceDeps, who: GitIdentity, fullPath: string, service: GitService): Promise<GitTarget> {
+export async function openGitTarget(deps: ServiceDeps, who: GitIdentity, path: string, service: GitService): Promise<GitTarget> {
   const notFound = () => new GitRefusal('not_found', MESSAGES.notFound);
-  if (!fullPath || fullPath.length > MAX_PATH || fullPath.includes('\0')) throw notFound();
+  if (!path || path.length > MAX_PATH || path.includes('\0')) throw notFound();
   const push = service === 'git-receive-pack';
+  const snippet = /^(?:(.+)\/)?snippets\/([1-9]\d{0,9})$/.exec(path);
+  if (snippet) {
+    // Deploy keys reach project repositories only.
+    if (who.kind === 'deploy_key') throw notFound();
+    return openSnippet(deps, who.actor, Number(snippet[2]), snippet[1] ?? '', push);
+  }
+  const wiki = path.endsWith('.wiki') && path !== '.wiki';
+  if (wiki && who.kind === 'deploy_key') throw notFound();
+  const fullPath = wiki ? path.slice(0, -'.wiki'.length) : path;
   // A push reads the row afresh: its policy and the bookkeeping after it work on the current settings.
   const project = await liveProjectByPath(deps, fullPath.toLowerCase(), !push);
   if (!project) throw notFound();
@@ -76,6 +97,7 @@ export async function openGitTarget(deps: ServiceDeps, who: GitIdentity, fullPat
     const access = await projectAccessFor(deps, actor, project);
     if (projectDenial(actor, 'read_project', project, access.effective)) throw notFound();
     if (!hasScope(actor, ['api', 'read_repository', 'write_repository'])) throw new GitRefusal('forbidden', MESSAGES.readScope);
+    if (wiki) return openWiki(deps, actor, project, access.effective, push);
     if (projectDenial(actor, 'download_code', project, access.effective)) throw new GitRefusal('forbidden', MESSAGES.downloadCode);
     if (push) {
       if (!actor.user) throw new GitRefusal('sign_in', MESSAGES.pushCode);
@@ -93,7 +115,59 @@ export async function openGitTarget(deps: ServiceDeps, who: GitIdentity, fullPat
     if (current?.id !== project.id) throw notFound();
     await repo.ensure(current.default_branch ?? 'main');
   }
-  return { project, repo, caller };
+  return { kind: 'project', project, repo, caller, afterPush: (refs, userId) => afterRefsChanged(deps, project, repo, refs, userId) };
+}
+
+/** The caller as the push policy sees it, at `level` in the project (an administrator as Owner). */
+function userCaller(actor: Actor, level: number): Caller {
+  return { userId: actor.user?.id ?? null, level: actor.user ? (actor.admin ? AccessLevel.OWNER : level) : 0, admin: actor.admin };
+}
+
+/** A push needs a signed-in caller whose token may write repositories. */
+function checkWriter(actor: Actor, refusal: string): void {
+  if (!actor.user) throw new GitRefusal('sign_in', refusal);
+  if (!hasScope(actor, ['api', 'write_repository'])) throw new GitRefusal('forbidden', MESSAGES.pushScope);
+}
+
+/** A project's wiki: read with `read_wiki`, pushed with `create_wiki`; made on first use (a clone finds it empty). */
+async function openWiki(deps: ServiceDeps, actor: Actor, project: ProjectRow, level: number, push: boolean): Promise<GitTarget> {
+  if (projectDenial(actor, 'read_wiki', project, level)) {
+    // A client sends its credentials only when challenged: an anonymous refusal asks for them.
+    throw new GitRefusal(actor.user ? 'forbidden' : 'sign_in', MESSAGES.readWiki);
+  }
+  if (push) {
+    checkWriter(actor, MESSAGES.pushWiki);
+    const denial = projectDenial(actor, 'create_wiki', project, level);
+    if (denial) throw new GitRefusal('forbidden', denial === 'archived' ? MESSAGES.archived : MESSAGES.pushWiki);
+  }
+  const repo = new Repository(wikiRepositoryPath(deps.config, project.repository_storage, project.id));
+  await repo.ensure(WIKI_BRANCH);
+  return {
+    kind: 'wiki', project, repo, caller: userCaller(actor, level),
+    afterPush: async () => {
+      repo.invalidate();
+      announceCacheVoid('all');
+    },
+  };
+}
+
+/** A snippet's repository: read with `read_snippet`, pushed with `update_snippet`, at the path where it lives. */
+async function openSnippet(deps: ServiceDeps, actor: Actor, id: number, projectPath: string, push: boolean): Promise<GitTarget> {
+  const notFound = () => new GitRefusal('not_found', MESSAGES.notFound);
+  const scope = await snippetScopeFor(deps, actor, id);
+  if (!scope) throw notFound();
+  // The path must name the snippet where it lives: its project's path, or none for a personal snippet.
+  if ((scope.project?.full_path_lower ?? '') !== projectPath.toLowerCase()) throw notFound();
+  if (snippetDenial(actor, 'read_snippet', scope.row, scope.project, scope.level)) throw notFound();
+  if (!hasScope(actor, ['api', 'read_repository', 'write_repository'])) throw new GitRefusal('forbidden', MESSAGES.readScope);
+  if (push) {
+    checkWriter(actor, MESSAGES.pushSnippet);
+    const denial = snippetDenial(actor, 'update_snippet', scope.row, scope.project, scope.level);
+    if (denial) throw new GitRefusal('forbidden', denial === 'archived' ? MESSAGES.archived : MESSAGES.pushSnippet);
+  }
+  const repo = snippetRepo(deps, scope.row);
+  await repo.ensure(SNIPPET_BRANCH);
+  return { kind: 'snippet', project: scope.project, repo, caller: userCaller(actor, scope.level), afterPush: () => afterSnippetPush(deps, scope.row) };
 }
 
 const GIT_PROTOCOL = /^[0-9a-zA-Z]+=[0-9a-zA-Z]+(:[0-9a-zA-Z]+=[0-9a-zA-Z]+)*$/;
@@ -123,9 +197,9 @@ export function drain(stream: Readable): Promise<void> {
  */
 export async function servePush(deps: ServiceDeps, target: GitTarget, head: PushHead, body: Readable, log: (err: unknown, msg: string) => void): Promise<Readable | Buffer> {
   const { project, repo, caller } = target;
-  const [branchRules, tagRules, defaultBranch] = await Promise.all([
-    loadBranchRules(deps.db, project.id), loadTagRules(deps.db, project.id), defaultBranchOf(project, repo),
-  ]);
+  const [branchRules, tagRules, defaultBranch] = target.kind === 'project' && project
+    ? await Promise.all([loadBranchRules(deps.db, project.id), loadTagRules(deps.db, project.id), defaultBranchOf(project, repo)])
+    : [[], [], await repo.defaultBranch()];
   const decision = await decidePush(deps.db, { commands: head.commands, caller, branchRules, tagRules, defaultBranch });
   if (decision.refused.length) {
     await drain(body);
@@ -144,7 +218,7 @@ export async function servePush(deps: ServiceDeps, target: GitTarget, head: Push
   const out = new PassThrough();
   child.stdout!.pipe(out, { end: false });
   child.on('close', () => {
-    afterRefsChanged(deps, project, repo, head.commands.map((c) => c.ref), caller.userId ?? null)
+    target.afterPush(head.commands.map((c) => c.ref), caller.userId ?? null)
       .catch((err) => log(err, 'updating the project after a push failed'))
       .then(settled)
       .finally(() => out.end());

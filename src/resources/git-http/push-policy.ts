@@ -26,6 +26,9 @@ export const MESSAGES = {
   deleteProtectedTagWeb: 'You can only delete protected tags using the web interface.',
   deleteProtectedTag: 'You are not allowed to delete protected tags from this project. Only a project maintainer or owner can delete a protected tag.',
   otherRef: 'You can only push branches and tags.',
+  readWiki: 'You are not allowed to read the wiki of this project.',
+  pushWiki: 'You are not allowed to write to this project\'s wiki.',
+  pushSnippet: 'You are not allowed to update this snippet.',
   notFound: "The project you were looking for could not be found or you don't have permission to view it.",
 } as const;
 

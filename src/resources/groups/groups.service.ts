@@ -11,8 +11,7 @@ import type { Actor } from '../../http/auth.ts';
 import { pathProblem } from '../users/users.service.ts';
 import { checkAvatar, removeAvatar, withAvatar } from '../../platform/storage/avatars.ts';
 import { removeProjectUploads } from '../../platform/storage/uploads.ts';
-import { deleteProjectRows, projectRepositoryPath } from '../projects/projects.service.ts';
-import { removeRepository } from '../projects/repository.ts';
+import { deleteProjectRows, removeProjectRepositories } from '../projects/projects.service.ts';
 import type { UploadedFile } from '../../platform/storage/uploads.ts';
 import { applicationSettings } from '../../platform/application-settings.ts';
 
@@ -278,7 +277,7 @@ export async function destroyGroup(deps: ServiceDeps, groupId: number): Promise<
   const ids = await subtreeIds(deps.db, group);
   const projects = await deps.db.selectFrom('projects').select(['id', 'repository_storage', 'forked_from_project_id']).where('namespace_id', 'in', ids).execute();
   for (const p of projects) {
-    await removeRepository(projectRepositoryPath(deps, p));
+    await removeProjectRepositories(deps, p);
     await removeAvatar(deps.config.dataDir, 'project', p.id);
     await removeProjectUploads(deps.config.dataDir, p.id);
   }

@@ -14,10 +14,12 @@ import type { NoteRow } from './notes.presenter.ts';
 // A note belongs to one discussion (`discussion_id`): an individual note has one of its own, a thread's notes share
 // it. Who may read the noteable is decided before these functions run, by the noteable's own ability.
 
-export type NoteableType = 'Issue' | 'MergeRequest' | 'Commit' | 'AlertManagement::Alert';
+export type NoteableType = 'Issue' | 'MergeRequest' | 'Commit' | 'Snippet' | 'AlertManagement::Alert';
 
 /** The table whose `updated_at` a new note moves (the reference touches the noteable). */
-const NOTEABLE_TABLE: Record<NoteableType, 'issues' | 'merge_requests' | null> = { Issue: 'issues', MergeRequest: 'merge_requests', Commit: null, 'AlertManagement::Alert': null };
+const NOTEABLE_TABLE: Record<NoteableType, 'issues' | 'merge_requests' | 'snippets' | null> = {
+  Issue: 'issues', MergeRequest: 'merge_requests', Commit: null, Snippet: 'snippets', 'AlertManagement::Alert': null,
+};
 
 export interface Noteable {
   type: NoteableType;

@@ -149,7 +149,7 @@ function namespaceEntity(ns: NsRow | undefined, base: string) {
 }
 
 const hosts = defineMemo<string, { hostname: string; host: string }>('url-hosts', { max: 100 });
-function hostOf(base: string) {
+export function hostOf(base: string) {
   let h = hosts.get(base);
   if (!h) {
     const u = new URL(base);

@@ -22,7 +22,7 @@ import { applicationSettings } from '../../platform/application-settings.ts';
 import { importUrlProblem, scheduleImport, scheduledImportColumns } from './projects.import.ts';
 import {
   commitReadme, copyRepository, initRepository, pickStorage, placeRepository, readRepositoryFacts, removeRepository, repositoryPath, setHead,
-  stagingPath, type RepositoryFacts,
+  snippetRepositoryPath, stagingPath, repositoryExists, PROJECT_REPOSITORY_KINDS, type RepositoryFacts,
 } from './repository.ts';
 
 export type Project = Selectable<ProjectsTable>;
@@ -348,6 +348,16 @@ export function projectRepositoryPath(deps: ServiceDeps, project: Pick<Project, 
   return repositoryPath(deps.config, project.repository_storage, project.id);
 }
 
+/**
+ * Removes every repository a project owns: its code and wiki (PROJECT_REPOSITORY_KINDS) and its snippets'. Run
+ * while the rows still name them (deleteProjectRows removes the rows); run again after a stop, it finishes the work.
+ */
+export async function removeProjectRepositories(deps: ServiceDeps, project: Pick<Project, 'id' | 'repository_storage'>): Promise<void> {
+  for (const kind of PROJECT_REPOSITORY_KINDS) await removeRepository(repositoryPath(deps.config, project.repository_storage, project.id, kind));
+  const snippets = await deps.db.selectFrom('snippets').select(['id', 'repository_storage']).where('project_id', '=', project.id).execute();
+  for (const s of snippets) await removeRepository(snippetRepositoryPath(deps.config, s.repository_storage, s.id));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Create
 
@@ -454,22 +464,31 @@ export async function createProject(deps: ServiceDeps, actor: Actor, input: Crea
  */
 async function withStagedRepository(
   deps: ServiceDeps, shard: string, build: (staged: string) => Promise<string | null>, insert: (trx: Transaction<DB>) => Promise<Project>,
+  wikiFrom?: string,
 ): Promise<Project> {
   const staged = stagingPath(deps.config, shard);
-  let placed: string | null = null;
+  // A fork's wiki is copied the same way, when the source has one, and placed in the same transaction.
+  const stagedWiki = wikiFrom && repositoryExists(wikiFrom) ? stagingPath(deps.config, shard) : null;
+  const placed: string[] = [];
   try {
     const branch = await build(staged);
+    if (stagedWiki) await copyRepository(wikiFrom!, stagedWiki, 'main');
     const facts = await readRepositoryFacts(staged, branch);
     return await deps.db.transaction().execute(async (trx) => {
       const row = await insert(trx);
       await writeRepositoryFacts(trx, row.id, facts, deps.clock.now());
-      placed = repositoryPath(deps.config, shard, row.id);
-      await placeRepository(deps.config, staged, placed);
+      placed.push(repositoryPath(deps.config, shard, row.id));
+      await placeRepository(deps.config, staged, placed[0]);
+      if (stagedWiki) {
+        placed.push(repositoryPath(deps.config, shard, row.id, 'wiki'));
+        await placeRepository(deps.config, stagedWiki, placed[1]);
+      }
       return row;
     });
   } catch (e) {
     await removeRepository(staged).catch(() => {});
-    if (placed) await removeRepository(placed).catch(() => {});
+    if (stagedWiki) await removeRepository(stagedWiki).catch(() => {});
+    for (const p of placed) await removeRepository(p).catch(() => {});
     throw e;
   }
 }
@@ -550,7 +569,7 @@ export async function updateProject(deps: ServiceDeps, ctx: ProjectContext, inpu
 export async function deleteProject(deps: ServiceDeps, p: Project): Promise<void> {
   const now = deps.clock.now();
   await deps.db.updateTable('projects').set({ pending_delete: 1, marked_for_deletion_at: now, updated_at: now }).where('id', '=', p.id).execute();
-  await removeRepository(projectRepositoryPath(deps, p));
+  await removeProjectRepositories(deps, p);
   await deps.db.transaction().execute((trx) => deleteProjectRows(trx, [p]));
   await removeAvatar(deps.config.dataDir, 'project', p.id);
   await removeProjectUploads(deps.config.dataDir, p.id);
@@ -571,6 +590,14 @@ export async function deleteProjectRows(trx: Transaction<DB>, projects: Array<Pi
   }
   for (const table of ['project_topics', 'users_star_projects', 'project_group_links', 'project_custom_attributes', 'project_statistics', 'project_languages', 'project_uploads'] as const) {
     await trx.deleteFrom(table).where('project_id', 'in', ids).execute();
+  }
+  const snippetIds = (await trx.selectFrom('snippets').select('id').where('project_id', 'in', ids).execute()).map((r) => r.id);
+  if (snippetIds.length) {
+    const noteIds = trx.selectFrom('notes').select('id').where('noteable_type', '=', 'Snippet').where('noteable_id', 'in', snippetIds);
+    await trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Note').where('awardable_id', 'in', noteIds).execute();
+    await trx.deleteFrom('notes').where('noteable_type', '=', 'Snippet').where('noteable_id', 'in', snippetIds).execute();
+    await trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Snippet').where('awardable_id', 'in', snippetIds).execute();
+    await trx.deleteFrom('snippets').where('id', 'in', snippetIds).execute();
   }
   await trx.deleteFrom('redirect_routes').where('source_type', '=', 'Project').where('source_id', 'in', ids).execute();
   await trx.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', 'in', ids).execute();
@@ -704,7 +731,7 @@ export async function forkProject(deps: ServiceDeps, actor: Actor, ctx: ProjectC
     if (topics.length) await setTopics(trx, row.id, topics.map((t) => t.name), now);
     await trx.updateTable('projects').set((eb) => ({ forks_count: eb('forks_count', '+', 1) })).where('id', '=', src.id).execute();
     return row;
-  });
+  }, repositoryPath(deps.config, src.repository_storage, src.id, 'wiki'));
   await protectDefaultBranchOnce(deps, fork.id);
   return { ...(await reload(deps, fork.id)), runners_token: runners.token };
 }

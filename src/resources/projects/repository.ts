@@ -1,5 +1,5 @@
 import type { Config } from '../../config/index.ts';
-import { Repository, Storage } from '../../platform/git/index.ts';
+import { Repository, Storage, type RepositoryKind } from '../../platform/git/index.ts';
 
 // A project's bare repository, through the git platform layer: its path derives from the project id
 // on its shard (renames and transfers never move it), plus the whole-repository steps of a project's life.
@@ -19,10 +19,26 @@ export function pickStorage(config: Config): string {
   return storageOf(config).pick();
 }
 
-export function repositoryPath(config: Config, storage: string, projectId: number): string {
+export function repositoryPath(config: Config, storage: string, projectId: number, kind: RepositoryKind = 'project'): string {
   const s = storageOf(config);
-  return s.repoPath(s.has(storage) ? storage : s.names[0], projectId);
+  return s.repoPath(s.has(storage) ? storage : s.names[0], projectId, kind);
 }
+
+/** A project's wiki repository: beside its code on the same shard (`<hash>.wiki.git`), made on the first write. */
+export function wikiRepositoryPath(config: Config, storage: string, projectId: number): string {
+  return repositoryPath(config, storage, projectId, 'wiki');
+}
+
+/** A snippet's repository, on the shard recorded with the snippet. */
+export function snippetRepositoryPath(config: Config, storage: string, snippetId: number): string {
+  return repositoryPath(config, storage, snippetId, 'snippet');
+}
+
+/**
+ * The repositories a project keeps on its own shard, the one list every step of a project's life goes through
+ * (deletion, forks, storage moves): its code and its wiki. Project snippets live on their own shards, by id.
+ */
+export const PROJECT_REPOSITORY_KINDS = ['project', 'wiki'] as const;
 
 /** Where a new repository on `storage` is made whole before it takes its place (see Storage.stagingPath). */
 export function stagingPath(config: Config, storage: string): string {

@@ -5,7 +5,7 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import { ParamError, RecordNotFoundError, ValidationError } from '../../platform/errors.ts';
 import { Repository } from '../../platform/git/repository.ts';
 import { announceCacheVoid, settled } from '../../platform/cache-bus.ts';
-import { pickStorage, placeRepository, removeRepository, repositoryPath, stagingPath, storageOf } from '../projects/repository.ts';
+import { PROJECT_REPOSITORY_KINDS, pickStorage, placeRepository, removeRepository, repositoryPath, stagingPath, storageOf } from '../projects/repository.ts';
 
 // Project repository storage moves: the reference's state machine (repository_storage_movable.rb) over a row per
 // move, driven by one durable job per move.
@@ -131,44 +131,47 @@ export async function runMove(deps: ServiceDeps, moveId: number, o: MoveOptions 
   }
 }
 
-/** The project's repository paths on the move's two shards (equal when both shards share one directory). */
+/** The project's repository paths on the move's two shards (equal when both shards share one directory), code then wiki. */
 function pathsOf(deps: ServiceDeps, move: MoveRow) {
-  return {
-    source: repositoryPath(deps.config, move.source_storage_name, move.project_id),
-    destination: repositoryPath(deps.config, move.destination_storage_name, move.project_id),
-  };
+  return PROJECT_REPOSITORY_KINDS.map((kind) => ({
+    kind,
+    source: repositoryPath(deps.config, move.source_storage_name, move.project_id, kind),
+    destination: repositoryPath(deps.config, move.destination_storage_name, move.project_id, kind),
+  }));
 }
 
 async function replicate(deps: ServiceDeps, move: MoveRow, o: MoveOptions): Promise<void> {
-  const { source, destination } = pathsOf(deps, move);
-  const src = new Repository(source);
-  if (source !== destination && src.exists()) {
-    await waitForPushes(src, o);
-    // The copy goes through git's pack protocol into a staging directory on the destination shard, and takes its
-    // place with one rename once its checksum matches the source's. Git reads the source as a consistent set of
-    // refs and objects (a file copy could catch a repack or gc half-way) and checks every object it writes; the
-    // rename on the destination's filesystem means the project's path there holds a whole copy or none. A copy
-    // left in staging by a stop is removed by the start-up sweep, and one at the project's path by the next try.
-    const staged = stagingPath(deps.config, move.destination_storage_name);
-    try {
-      const copy = await Repository.copyFrom(source, staged, { refs: 'all' });
-      o.signal?.throwIfAborted();
-      const [before, after] = await Promise.all([src.checksum(), copy.checksum()]);
-      if (before !== after) {
-        throw new Error(`Failed to verify project repository checksum from ${before} to ${after}`);
+  for (const { kind, source, destination } of pathsOf(deps, move)) {
+    const what = kind === 'wiki' ? 'wiki' : 'project';
+    const src = new Repository(source);
+    if (source !== destination && src.exists()) {
+      await waitForPushes(src, o);
+      // The copy goes through git's pack protocol into a staging directory on the destination shard, and takes its
+      // place with one rename once its checksum matches the source's. Git reads the source as a consistent set of
+      // refs and objects (a file copy could catch a repack or gc half-way) and checks every object it writes; the
+      // rename on the destination's filesystem means the project's path there holds a whole copy or none. A copy
+      // left in staging by a stop is removed by the start-up sweep, and one at the project's path by the next try.
+      const staged = stagingPath(deps.config, move.destination_storage_name);
+      try {
+        const copy = await Repository.copyFrom(source, staged, { refs: 'all' });
+        o.signal?.throwIfAborted();
+        const [before, after] = await Promise.all([src.checksum(), copy.checksum()]);
+        if (before !== after) {
+          throw new Error(`Failed to verify ${what} repository checksum from ${before} to ${after}`);
+        }
+        await placeRepository(deps.config, staged, destination);
+        // A push that passed its read-only check just before the move was scheduled and wrote after the copy shows
+        // here: the source no longer matches what was copied, and the move fails rather than lose the push.
+        const now = await src.checksum();
+        if (now !== before) throw new Error(`Failed to verify ${what} repository checksum from ${now} to ${after}`);
+      } catch (e) {
+        await removeRepository(staged).catch(() => {});
+        throw e;
       }
-      await placeRepository(deps.config, staged, destination);
-      // A push that passed its read-only check just before the move was scheduled and wrote after the copy shows
-      // here: the source no longer matches what was copied, and the move fails rather than lose the push.
-      const now = await src.checksum();
-      if (now !== before) throw new Error(`Failed to verify project repository checksum from ${now} to ${after}`);
-    } catch (e) {
-      await removeRepository(staged).catch(() => {});
-      throw e;
+    } else if (source !== destination) {
+      // No repository on disk yet (it is made on first use): the project must not find a leftover of an older move.
+      await removeRepository(destination);
     }
-  } else if (source !== destination) {
-    // No repository on disk yet (it is made on first use): the project must not find a leftover of an older move.
-    await removeRepository(destination);
   }
   // The switch: the project reads from the destination and takes pushes again, in one transaction with the state.
   await deps.db.transaction().execute(async (trx) => {
@@ -184,19 +187,21 @@ async function replicate(deps: ServiceDeps, move: MoveRow, o: MoveOptions): Prom
 }
 
 async function cleanup(deps: ServiceDeps, move: MoveRow): Promise<void> {
-  const { source, destination } = pathsOf(deps, move);
-  if (source !== destination) await removeRepository(source);
+  for (const { source, destination } of pathsOf(deps, move)) if (source !== destination) await removeRepository(source);
   await setState(deps.db, move.id, 'replicated', 'finished', deps.clock.now());
 }
 
 /** `do_fail`: from started the project stays on its source and is writable again; from replicated the source is left. */
 async function fail(deps: ServiceDeps, move: MoveRow, e: unknown): Promise<void> {
   const message = (e instanceof Error ? e.message : String(e)).slice(0, ERROR_MAX);
-  const { source, destination } = pathsOf(deps, move);
+  const paths = pathsOf(deps, move);
+  const dropCopies = async () => {
+    for (const { source, destination } of paths) if (source !== destination) await removeRepository(destination).catch(() => {});
+  };
   const current = await deps.db.selectFrom('project_repository_storage_moves').select('state').where('id', '=', move.id).executeTakeFirst();
   if (current?.state === 'started') {
     // The project never read the copy: it goes, so only the source remains.
-    if (source !== destination) await removeRepository(destination).catch(() => {});
+    await dropCopies();
     await deps.db.transaction().execute(async (trx) => {
       const now = deps.clock.now();
       if (await setState(trx, move.id, 'started', 'failed', now, { error_message: message })) {
@@ -205,10 +210,10 @@ async function fail(deps: ServiceDeps, move: MoveRow, e: unknown): Promise<void>
     });
   } else if (current?.state === 'replicated') {
     await setState(deps.db, move.id, 'replicated', 'cleanup_failed', deps.clock.now(), { error_message: message });
-  } else if (!current && source !== destination) {
+  } else if (!current) {
     // The project was deleted during the move (its moves went with it): a copy it never switched to is nobody's.
     const project = await deps.db.selectFrom('projects').select('repository_storage').where('id', '=', move.project_id).executeTakeFirst();
-    if (project?.repository_storage !== move.destination_storage_name) await removeRepository(destination).catch(() => {});
+    if (project?.repository_storage !== move.destination_storage_name) await dropCopies();
   }
   announceCacheVoid('all');
 }

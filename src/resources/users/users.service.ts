@@ -11,6 +11,7 @@ import { containsText, isUniqueViolation } from '../../platform/db/dialect.ts';
 import { parseDateTime } from '../../http/params.ts';
 import type { Actor } from '../../http/auth.ts';
 import { Visibility } from '../../platform/membership.ts';
+import { removeRepository, snippetRepositoryPath } from '../projects/repository.ts';
 
 export type User = Selectable<UsersTable>;
 
@@ -295,7 +296,17 @@ export async function changeUserState(deps: ServiceDeps, actorId: number, user: 
 }
 
 export async function deleteUser(deps: ServiceDeps, user: User): Promise<void> {
+  // The user's snippets (personal and in projects) go with them; their repositories once the rows are gone.
+  const snippets = await deps.db.selectFrom('snippets').select(['id', 'repository_storage']).where('author_id', '=', user.id).execute();
   await deps.db.transaction().execute(async (trx) => {
+    if (snippets.length) {
+      const ids = snippets.map((x) => x.id);
+      const noteIds = trx.selectFrom('notes').select('id').where('noteable_type', '=', 'Snippet').where('noteable_id', 'in', ids);
+      await trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Note').where('awardable_id', 'in', noteIds).execute();
+      await trx.deleteFrom('notes').where('noteable_type', '=', 'Snippet').where('noteable_id', 'in', ids).execute();
+      await trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Snippet').where('awardable_id', 'in', ids).execute();
+      await trx.deleteFrom('snippets').where('id', 'in', ids).execute();
+    }
     const ns = await trx.selectFrom('namespaces').select('id').where('kind', '=', 'user').where('owner_id', '=', user.id).executeTakeFirst();
     if (ns) {
       const projectIds = (await trx.selectFrom('projects').select('id').where('namespace_id', '=', ns.id).execute()).map((p) => p.id);
@@ -310,6 +321,7 @@ export async function deleteUser(deps: ServiceDeps, user: User): Promise<void> {
   });
   // The row is gone first: a kill before this leaves an unreferenced file, never a row naming a missing one.
   await removeAvatar(deps.config.dataDir, 'user', user.id);
+  for (const x of snippets) await removeRepository(snippetRepositoryPath(deps.config, x.repository_storage, x.id));
 }
 
 /** The users with these ids, by id; missing ids are absent. */

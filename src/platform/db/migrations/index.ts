@@ -20,6 +20,7 @@ import * as m0017 from './0017_group_pending_delete.ts';
 import * as m0021 from './0021_alerts.ts';
 import * as m0018 from './0018_merge_requests.ts';
 import * as m0022 from './0022_application_settings.ts';
+import * as m0019 from './0019_snippets_wikis.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -48,4 +49,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0018_merge_requests', up: m0018.up },
   { name: '0021_alerts', up: m0021.up },
   { name: '0022_application_settings', up: m0022.up },
+  { name: '0019_snippets_wikis', up: m0019.up },
 ];
