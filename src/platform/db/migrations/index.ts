@@ -47,7 +47,7 @@ export const migrations: VersionedMigration[] = [
   { name: '0016_issue_list_indexes', up: m0016.up },
   { name: '0017_group_pending_delete', up: m0017.up },
   { name: '0018_merge_requests', up: m0018.up },
+  { name: '0019_snippets_wikis', up: m0019.up },
   { name: '0021_alerts', up: m0021.up },
   { name: '0022_application_settings', up: m0022.up },
-  { name: '0019_snippets_wikis', up: m0019.up },
 ];
