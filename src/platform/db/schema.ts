@@ -731,6 +731,23 @@ export interface ProjectRepositoryStorageMovesTable {
   updated_at: number;
 }
 
+/** A request throttle's count for one key in one fixed window (window_start: epoch seconds). */
+export interface RateLimitCountersTable {
+  key: string;
+  window_start: number;
+  count: number;
+}
+
+/** A running server process: the storage shards it serves (sorted names, comma-separated) and when it was last seen. */
+export interface MachinesTable {
+  id: string;
+  hostname: string;
+  pid: number;
+  shards: string;
+  started_at: number;
+  seen_at: number;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -790,4 +807,6 @@ export interface DB {
   resource_milestone_events: ResourceMilestoneEventsTable;
   jobs: JobsTable;
   project_repository_storage_moves: ProjectRepositoryStorageMovesTable;
+  rate_limit_counters: RateLimitCountersTable;
+  machines: MachinesTable;
 }

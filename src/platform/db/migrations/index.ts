@@ -17,6 +17,7 @@ import * as m0014 from './0014_storage_moves.ts';
 import * as m0015 from './0015_groups_projects.ts';
 import * as m0016 from './0016_issue_list_indexes.ts';
 import * as m0017 from './0017_group_pending_delete.ts';
+import * as m0023 from './0023_multi_machine.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -42,4 +43,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0015_groups_projects', up: m0015.up },
   { name: '0016_issue_list_indexes', up: m0016.up },
   { name: '0017_group_pending_delete', up: m0017.up },
+  { name: '0023_multi_machine', up: m0023.up },
 ];
