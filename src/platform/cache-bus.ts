@@ -202,7 +202,9 @@ export async function startDatabaseBus(o: DatabaseBusOptions): Promise<DatabaseB
 
   const connect = async () => {
     if (closed || client) return;
-    const c = new pg.Client({ connectionString: o.databaseUrl, keepAlive: true });
+    // Named, so that an operator (or a test) can tell this connection in pg_stat_activity: the server's process id
+    // (a worker's primary), then this process's.
+    const c = new pg.Client({ connectionString: o.databaseUrl, keepAlive: true, application_name: `bellows cache bus ${cluster.isWorker ? process.ppid : process.pid}/${process.pid}` });
     client = c;
     c.on('error', (err) => { if (client === c) lost(err); });
     c.on('end', () => { if (client === c) lost(new Error('connection ended')); });

@@ -72,6 +72,7 @@ export function freePort(): Promise<number> {
 
 export interface Server {
   url: string;
+  pid: number;
   output(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -103,6 +104,7 @@ export async function startServer(env: Record<string, string>): Promise<Server> 
   }
   return {
     url,
+    pid: child.pid!,
     output: () => out,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null) return child.exitCode;
