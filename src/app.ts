@@ -27,6 +27,11 @@ export interface AppDeps {
   database: Database;
   clock?: Clock;
   logger?: boolean | object;
+  /**
+   * Whether to hear other machines' changes through the database (PostgreSQL only; default true). Tests of one
+   * application that change rows behind its back, as another process would, to see its caches at work, turn it off.
+   */
+  databaseBus?: boolean;
 }
 
 declare module 'fastify' {
@@ -75,7 +80,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('clock', clock);
   app.decorate('caches', createReadCaches({ window: deps.config.authCacheMs }));
   app.addHook('onClose', async () => app.caches.close());
-  if (deps.database.dialect === 'postgres' && deps.config.databaseUrl) {
+  if (deps.database.dialect === 'postgres' && deps.config.databaseUrl && deps.databaseBus !== false) {
     // The other machines' changes arrive through the database (platform/cache-bus.ts); caching waits for it.
     const bus = await startDatabaseBus({ databaseUrl: deps.config.databaseUrl, paths: new Storage(deps.config.storage), log: app.log });
     app.addHook('onClose', async () => bus.close());
