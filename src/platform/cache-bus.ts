@@ -168,6 +168,17 @@ export function cachingAllowed(): boolean {
   return true;
 }
 
+async function oneShot(databaseUrl: string, args: string[]): Promise<void> {
+  const c = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 });
+  c.on('error', () => {});
+  try {
+    await c.connect();
+    await c.query('select pg_notify($1, $2)', args);
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
+
 function voidHere(topic: CacheTopic, key: string): void {
   for (const fn of handlers[topic]) fn(key);
 }
@@ -239,13 +250,16 @@ export async function startDatabaseBus(o: DatabaseBusOptions): Promise<DatabaseB
       return up;
     },
     publish(path) {
-      const c = client;
-      if (!c || !up) return;
+      const c = up ? client : null;
       const shared = path ? o.paths.share(path) ?? '' : '';
-      const p: Promise<void> = c.query('select pg_notify($1, $2)', [CACHE_CHANNEL, `refs:${shared}`]).then(
+      const args = [CACHE_CHANNEL, `refs:${shared}`];
+      // Not listening: the other machines must hear of the move all the same, through a connection of its own.
+      const send = c
+        ? c.query('select pg_notify($1, $2)', args).catch((err) => { if (client === c) lost(err); throw err; })
+        : oneShot(o.databaseUrl, args);
+      const p: Promise<void> = send.then(
         () => undefined,
-        // Not published: this connection is lost, and a lost connection drops every cache on its own.
-        (err) => lost(err),
+        (err) => o.log?.warn({ err }, 'could not publish a ref move to the other machines'),
       ).finally(() => published.delete(p));
       published.add(p);
     },
