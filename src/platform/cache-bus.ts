@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import pg from 'pg';
+import { CACHE_CHANNEL } from './db/change-notify.ts';
 
 // Read caches (credentials, authorisations, namespaces, refs) live in each server process. When the server runs
 // as several workers, a change made through one worker is announced to the others through the primary process,
@@ -133,9 +134,6 @@ export function relayCacheVoids(): void {
 
 // ---- between machines: PostgreSQL LISTEN/NOTIFY ---------------------------------------------------------------
 
-/** The channel the change triggers notify (payload `all`) and ref moves are published on (`refs:<shard>:<path>`). */
-export const CACHE_CHANNEL = 'bellows_cache';
-
 export interface SharedPaths {
   /** A repository path as every machine names it (`<shard>:<relative path>`), or null when outside every shard. */
   share(path: string): string | null;
@@ -148,6 +146,8 @@ export interface DatabaseBusOptions {
   paths: SharedPaths;
   /** Wait between attempts to listen again after the connection was lost (ms). */
   retryMs?: number;
+  /** How often the listening connection is checked (ms); one not answering within this time counts as lost. */
+  checkMs?: number;
   log?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
 }
 
@@ -189,6 +189,7 @@ function voidHere(topic: CacheTopic, key: string): void {
  */
 export async function startDatabaseBus(o: DatabaseBusOptions): Promise<DatabaseBus> {
   const retryMs = o.retryMs ?? 1000;
+  const checkMs = o.checkMs ?? 5000;
   let client: pg.Client | null = null;
   let up = false;
   let closed = false;
@@ -215,7 +216,7 @@ export async function startDatabaseBus(o: DatabaseBusOptions): Promise<DatabaseB
     if (closed || client) return;
     // Named, so that an operator (or a test) can tell this connection in pg_stat_activity: the server's process id
     // (a worker's primary), then this process's.
-    const c = new pg.Client({ connectionString: o.databaseUrl, keepAlive: true, application_name: `bellows cache bus ${cluster.isWorker ? process.ppid : process.pid}/${process.pid}` });
+    const c = new pg.Client({ connectionString: o.databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: checkMs, connectionTimeoutMillis: checkMs, application_name: `bellows cache bus ${cluster.isWorker ? process.ppid : process.pid}/${process.pid}` });
     client = c;
     c.on('error', (err) => { if (client === c) lost(err); });
     c.on('end', () => { if (client === c) lost(new Error('connection ended')); });
@@ -245,6 +246,19 @@ export async function startDatabaseBus(o: DatabaseBusOptions): Promise<DatabaseB
     up = true;
   };
 
+  // A connection cut without a word (a network partition) would never say so: it is asked a question now and then.
+  const checker = setInterval(() => {
+    const c = up ? client : null;
+    if (!c) return;
+    let timeout: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => { timeout = setTimeout(() => reject(new Error('no answer')), checkMs); });
+    Promise.race([c.query('select 1'), late]).then(
+      () => clearTimeout(timeout),
+      (err) => { clearTimeout(timeout); if (client === c) lost(err); },
+    );
+  }, checkMs);
+  checker.unref();
+
   const bus: DatabaseBus = {
     get listening() {
       return up;
@@ -266,6 +280,7 @@ export async function startDatabaseBus(o: DatabaseBusOptions): Promise<DatabaseB
     async close() {
       closed = true;
       buses.delete(bus);
+      clearInterval(checker);
       if (timer) clearTimeout(timer);
       const c = client;
       client = null;

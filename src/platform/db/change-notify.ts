@@ -8,8 +8,8 @@ import { sql, type Kysely } from 'kysely';
 // Installed after the migrations at every start, for every table of the schema, so that tables added by later
 // migrations are covered without each one remembering; a trigger is rewritten only when what it should watch changed.
 
-/** The channel of cache voids (platform/cache-bus.ts listens to it). */
-const CHANNEL = 'bellows_cache';
+/** The channel of cache voids (platform/cache-bus.ts listens to it): `all` from these triggers, `refs:...` for ref moves. */
+export const CACHE_CHANNEL = 'bellows_cache';
 const TRIGGER = 'bellows_cache_void';
 
 /** Bookkeeping tables no read cache reads: their writes (every job heartbeat, every counted request) void nothing. */
@@ -32,7 +32,7 @@ export async function installChangeNotifications(db: Kysely<any>): Promise<void>
     await sql`select pg_advisory_xact_lock(7262017231)`.execute(trx);
     await sql.raw(`create or replace function ${TRIGGER}() returns trigger language plpgsql as $$
       begin
-        perform pg_notify('${CHANNEL}', 'all');
+        perform pg_notify('${CACHE_CHANNEL}', 'all');
         return null;
       end $$`).execute(trx);
     const tables = (await sql<{ name: string; columns: string[] }>`
