@@ -52,13 +52,20 @@ export async function serve(): Promise<void> {
   if (swept.length) log.info({ removed: swept.length }, 'removed leftovers of stopped pushes and repository moves');
   if (root.created) log.info({ passwordFile: root.generatedPassword ? passwordFile : undefined }, 'created the root administrator');
   if (config.workers === 1) {
-    await listen(config, database, null, machine);
+    await listen(config, database, null, machine).catch(async (e) => {
+      await machine.leave();
+      throw e;
+    });
     return;
   }
   // The primary keeps its connection for this machine's row (platform/machines.ts), removed when it stops.
-  await supervise(config, log, async () => {
+  const leave = async () => {
     await machine.leave();
     await database.close();
+  };
+  await supervise(config, log, leave).catch(async (e) => {
+    await leave();
+    throw e;
   });
 }
 
