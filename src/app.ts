@@ -6,6 +6,9 @@ import type { Database } from './platform/db/index.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import { configurePasswordHashing } from './platform/crypto/passwords.ts';
 import { createReadCaches, type ReadCaches } from './platform/read-cache.ts';
+import { startDatabaseBus } from './platform/cache-bus.ts';
+import { createRateCounter } from './platform/rate-counters.ts';
+import { Storage } from './platform/git/storage.ts';
 import { JobQueue } from './platform/jobs/queue.ts';
 import { createMetrics, type Metrics } from './platform/metrics.ts';
 import { createAuthenticator, type Authenticator } from './http/auth.ts';
@@ -25,6 +28,11 @@ export interface AppDeps {
   database: Database;
   clock?: Clock;
   logger?: boolean | object;
+  /**
+   * Whether to hear other machines' changes through the database (PostgreSQL only; default true). Tests of one
+   * application that change rows behind its back, as another process would, to see its caches at work, turn it off.
+   */
+  databaseBus?: boolean;
 }
 
 declare module 'fastify' {
@@ -74,6 +82,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('clock', clock);
   app.decorate('caches', createReadCaches({ window: deps.config.authCacheMs }));
   app.addHook('onClose', async () => app.caches.close());
+  if (deps.database.dialect === 'postgres' && deps.config.databaseUrl && deps.databaseBus !== false) {
+    // The other machines' changes arrive through the database (platform/cache-bus.ts); caching waits for it.
+    const bus = await startDatabaseBus({ databaseUrl: deps.config.databaseUrl, paths: new Storage(deps.config.storage), log: app.log });
+    app.addHook('onClose', async () => bus.close());
+  }
   // Started by `bellows serve` once it listens (tests run due jobs with `drain()`); stopped before the database closes.
   app.decorate('metrics', createMetrics(deps.database));
   app.decorate('jobs', new JobQueue({ db: deps.database.db, clock, log: app.log, observe: (kind, outcome, s) => app.metrics.jobRun(kind, outcome, s) }));
@@ -82,7 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.metrics.close();
   });
   app.decorate('auth', createAuthenticator({ db: deps.database.db, config: deps.config, clock, caches: app.caches, jobs: app.jobs }));
-  app.decorate('rateLimiter', createRateLimiter(deps.config, clock));
+  app.decorate('rateLimiter', createRateLimiter(deps.config, clock, createRateCounter(deps.database.db)));
 
   await app.register(cookie);
   await app.register(swagger, {

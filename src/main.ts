@@ -13,6 +13,7 @@ import { createReadCaches } from './platform/read-cache.ts';
 import { JobQueue } from './platform/jobs/queue.ts';
 import { Storage } from './platform/git/storage.ts';
 import { ensureHostKeys } from './resources/git-ssh/host-keys.ts';
+import { joinInstallation, oneStartAtATime, type Machine } from './platform/machines.ts';
 
 const STOP_DELAY_MS = 10_000;
 // Leftovers of work stopped mid-way are removed at start once older than any push may run (30 minutes).
@@ -29,25 +30,47 @@ export async function serve(): Promise<void> {
   const log = pino({ level: config.logLevel });
   mkdirSync(config.dataDir, { recursive: true });
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  await database.migrate();
+  const passwordFile = join(config.dataDir, 'initial_root_password');
+  // Machines started together take turns here: the root account and its token are made once.
+  const { machine, root } = await oneStartAtATime(database.db, async () => {
+    await database.migrate();
+    // Refuses to start beside a running machine with other storage shards (one database, several machines).
+    const machine = await joinInstallation({ db: database.db, clock: systemClock, shards: config.storage.map((s) => s.name), log });
+    const caches = createReadCaches({ window: 0 });
+    try {
+      const root = await ensureRoot({ db: database.db, config, clock: systemClock, caches, jobs: new JobQueue({ db: database.db, clock: systemClock }) }, {
+        password: config.rootPassword, token: config.rootToken, passwordFile,
+        writeFile: (p, c) => writeFileSync(p, c, { mode: 0o600 }),
+      });
+      return { machine, root };
+    } catch (e) {
+      await machine.leave();
+      throw e;
+    } finally {
+      caches.close();
+    }
+  });
   const swept = await new Storage(config.storage).sweep(LEFTOVER_AGE_MS);
   if (swept.length) log.info({ removed: swept.length }, 'removed leftovers of stopped pushes and repository moves');
   // Made here, before any worker starts, so that the workers all serve the same host keys.
   if (config.sshEnabled) ensureHostKeys(config.dataDir);
-  const passwordFile = join(config.dataDir, 'initial_root_password');
-  const caches = createReadCaches({ window: 0 });
-  const root = await ensureRoot({ db: database.db, config, clock: systemClock, caches, jobs: new JobQueue({ db: database.db, clock: systemClock }) }, {
-    password: config.rootPassword, token: config.rootToken, passwordFile,
-    writeFile: (p, c) => writeFileSync(p, c, { mode: 0o600 }),
-  });
-  caches.close();
   if (root.created) log.info({ passwordFile: root.generatedPassword ? passwordFile : undefined }, 'created the root administrator');
   if (config.workers === 1) {
-    await listen(config, database, null);
+    await listen(config, database, null, machine).catch(async (e) => {
+      await machine.leave();
+      throw e;
+    });
     return;
   }
-  await database.close();
-  await supervise(config, log);
+  // The primary keeps its connection for this machine's row (platform/machines.ts), removed when it stops.
+  const leave = async () => {
+    await machine.leave();
+    await database.close();
+  };
+  await supervise(config, log, leave).catch(async (e) => {
+    await leave();
+    throw e;
+  });
 }
 
 function appLogger(config: Config) {
@@ -76,11 +99,11 @@ async function serveWorker(config: Config): Promise<void> {
     if (!stop) process.exit(0);
     stop(m.signal);
   });
-  stop = await listen(config, database, { skip: ['SIGINT'] });
+  stop = await listen(config, database, { skip: ['SIGINT'] }, null);
 }
 
 /** Builds the application and listens; returns how to stop it gracefully. */
-async function listen(config: Config, database: ReturnType<typeof openDatabase>, worker: { skip: Array<'SIGINT'> } | null): Promise<(signal?: string) => void> {
+async function listen(config: Config, database: ReturnType<typeof openDatabase>, worker: { skip: Array<'SIGINT'> } | null, machine: Machine | null = null): Promise<(signal?: string) => void> {
   // Loaded here, not at the top: a primary that only supervises workers never loads the application.
   const { buildApp } = await import('./app.ts');
   const app = await buildApp({ config, database, logger: appLogger(config) });
@@ -93,6 +116,7 @@ async function listen(config: Config, database: ReturnType<typeof openDatabase>,
     if (err) app.log.error({ err }, 'stopping after an error');
     else app.log.info({ signal: signal ?? stopSignal }, 'stopping');
     await Promise.all([ssh?.close(STOP_DELAY_MS - 2_000), app.close()]);
+    await machine?.leave();
     await database.close();
   });
   await app.listen({ port: config.port, host: config.host });
@@ -108,7 +132,7 @@ async function listen(config: Config, database: ReturnType<typeof openDatabase>,
 }
 
 /** The primary: starts the workers, replaces one that dies, and stops them all on SIGTERM/SIGINT. */
-async function supervise(config: Config, log: pino.Logger): Promise<void> {
+async function supervise(config: Config, log: pino.Logger, leave: () => Promise<void>): Promise<void> {
   relayCacheVoids();
   relayMetrics();
   let stopping = false;
@@ -151,7 +175,7 @@ async function supervise(config: Config, log: pino.Logger): Promise<void> {
     const running = Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w && !w.isDead());
     let left = running.length;
     let failed = false;
-    const done = () => process.exit(failed ? 1 : 0);
+    const done = () => void leave().finally(() => process.exit(failed ? 1 : 0));
     if (left === 0) done();
     for (const w of running) {
       w.once('exit', (code) => {

@@ -140,7 +140,7 @@ export function installConventions(app: FastifyInstance): void {
       reply.header('access-control-allow-origin', '*');
       reply.header('access-control-expose-headers', 'Link, X-Total, X-Total-Pages, X-Per-Page, X-Page, X-Next-Page, X-Prev-Page, X-Request-Id');
     }
-    const limited = app.rateLimiter.hit(req);
+    const limited = await app.rateLimiter.hit(req);
     if (limited) return sendRendered(reply, tooManyRequests(limited));
   });
 

@@ -1,47 +1,38 @@
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.ts';
 import type { Clock } from '../platform/clock.ts';
+import type { RateCounter } from '../platform/rate-counters.ts';
 
 /**
- * Fixed-window request throttles kept in process memory, as the reference's network throttles:
+ * Fixed-window request throttles, as the reference's network throttles, counted by `platform/rate-counters.ts` (in
+ * PostgreSQL for the whole installation, in the process on SQLite):
  * `throttle_unauthenticated_api` counts requests without credentials per client address, before
  * routing; `throttle_authenticated_api` counts per user, once the credential has been resolved, so
  * that several tokens of one user share one limit. A limit of 0 is off.
  */
 export interface RateLimiter {
   /** Counts a request that carries no credential; returns the 429 headers when it is over the limit. */
-  hit(req: FastifyRequest): Record<string, string> | null;
+  hit(req: FastifyRequest): Promise<Record<string, string> | null>;
   /** Counts a request of an authenticated user; returns the 429 headers when it is over the limit. */
-  hitUser(userId: number): Record<string, string> | null;
+  hitUser(userId: number): Promise<Record<string, string> | null>;
   /** Counts a request whose credential turned out to be worthless against its client address. */
-  hitAddress(req: FastifyRequest): Record<string, string> | null;
+  hitAddress(req: FastifyRequest): Promise<Record<string, string> | null>;
 }
 
-export function createRateLimiter(config: Config, clock: Clock): RateLimiter {
+export function createRateLimiter(config: Config, clock: Clock, counter: RateCounter): RateLimiter {
   const period = config.rateLimit.periodSeconds;
-  const windows = new Map<string, { start: number; count: number }>();
-  let lastSweep = 0;
 
-  function count(key: string, limit: number, name: string): Record<string, string> | null {
+  async function count(key: string, limit: number, name: string): Promise<Record<string, string> | null> {
     if (!limit) return null;
     const nowS = Math.floor(clock.now() / 1000);
     const start = nowS - (nowS % period);
-    if (nowS - lastSweep > period) {
-      for (const [k, w] of windows) if (w.start < start) windows.delete(k);
-      lastSweep = nowS;
-    }
-    let w = windows.get(key);
-    if (!w || w.start !== start) {
-      w = { start, count: 0 };
-      windows.set(key, w);
-    }
-    w.count++;
-    if (w.count <= limit) return null;
+    const observed = await counter.hit(key, start);
+    if (observed <= limit) return null;
     const reset = start + period;
     return {
       'ratelimit-name': name,
       'ratelimit-limit': String(Math.ceil((limit * 60) / period)),
-      'ratelimit-observed': String(w.count),
+      'ratelimit-observed': String(observed),
       'ratelimit-remaining': '0',
       'ratelimit-reset': String(reset),
       'ratelimit-resettime': new Date(reset * 1000).toUTCString(),
@@ -50,7 +41,7 @@ export function createRateLimiter(config: Config, clock: Clock): RateLimiter {
   }
 
   return {
-    hit(req) {
+    async hit(req) {
       if (hasCredential(req)) return null;
       return count(`u:${req.ip}`, config.rateLimit.unauthenticatedPerPeriod, 'throttle_unauthenticated_api');
     },

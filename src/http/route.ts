@@ -123,13 +123,13 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
           actor = await req.server.auth.authenticate(req, params);
         } catch (e) {
           // A credential that authenticates nobody counts against the address, like no credential.
-          const limited = (e instanceof UnauthorizedError || e instanceof InvalidTokenError) && hasCredential(req) ? limiter.hitAddress(req) : null;
+          const limited = (e instanceof UnauthorizedError || e instanceof InvalidTokenError) && hasCredential(req) ? await limiter.hitAddress(req) : null;
           if (limited) return sendRendered(reply, tooManyRequests(limited));
           throw e;
         }
         req.actor = actor;
         // Per user: the token's owner when acting through sudo.
-        const limited = actor.user ? limiter.hitUser(actor.token?.userId ?? actor.user.id) : hasCredential(req) ? limiter.hitAddress(req) : null;
+        const limited = actor.user ? await limiter.hitUser(actor.token?.userId ?? actor.user.id) : hasCredential(req) ? await limiter.hitAddress(req) : null;
         if (limited) return sendRendered(reply, tooManyRequests(limited));
         req.server.auth.checkScopes(actor, accepted);
         if (def.access === 'authenticated') requireUser(actor);

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { onCacheVoid } from './cache-bus.ts';
+import { cachingAllowed, onCacheVoid } from './cache-bus.ts';
 
 // The application's read caches, all under one rule. An entry serves reads for the window (config authCacheMs)
 // unless a write passed since it was made: every state-changing request voids the caches of every worker at its
@@ -7,6 +7,8 @@ import { onCacheVoid } from './cache-bus.ts';
 // so it serves its own request only. Together these keep anything read during a write from outliving it.
 // Version-validated caches (rows carrying a database-maintained version) instead serve a read that asks for the
 // version they hold, whatever the window or writes: the version says whether the row changed, whoever changed it.
+// While the cache bus cannot promise to hear of other machines' writes (its database connection is lost), nothing
+// is kept and nothing kept is served.
 
 export interface CacheOptions<V> {
   /** Most entries kept; the least recently used go first. */
@@ -54,11 +56,11 @@ export function createReadCaches(o: { window: number; now?: () => number }): Rea
     const version = opts.version;
     const entries = new LRUCache<K & {}, Entry<V>>({ max: opts.max });
     const fresh = (e: Entry<V> | undefined, wanted: number | undefined, t: number): e is Entry<V> =>
-      e !== undefined && (version ? version(e.value) === wanted : e.gen === gen && t - e.at < window);
+      e !== undefined && cachingAllowed() && (version ? version(e.value) === wanted : e.gen === gen && t - e.at < window);
     // A versioned value is checked by its version, not by when it was read; without a value (a row deleted) it has
     // no version to check and is not kept.
     const storable = (since: number, value: V) =>
-      (version ? value !== undefined : window > 0 && gen === since) && (!opts.keep || opts.keep(value));
+      cachingAllowed() && (version ? value !== undefined : window > 0 && gen === since) && (!opts.keep || opts.keep(value));
 
     return {
       async get(key, load, wanted) {
@@ -124,6 +126,7 @@ export interface Memo<K, V> {
   get(key: K): V | undefined;
   set(key: K, value: V): void;
   delete(key: K): void;
+  clear(): void;
 }
 
 const memos = new Map<string, Memo<unknown, unknown>>();
@@ -137,6 +140,7 @@ export function defineMemo<K, V extends {}>(name: string, opts: { max: number })
       get: (key) => entries.get(key as K & {}),
       set: (key, value) => void entries.set(key as K & {}, value),
       delete: (key) => void entries.delete(key as K & {}),
+      clear: () => entries.clear(),
     } satisfies Memo<K, V> as Memo<unknown, unknown>;
     memos.set(name, c);
   }

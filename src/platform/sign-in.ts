@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { ServiceDeps } from './deps.ts';
 import type { UsersTable } from './db/schema.ts';
 import { verifyPassword } from './crypto/passwords.ts';
@@ -8,6 +8,9 @@ type UserRow = Selectable<UsersTable>;
 // Password checks for the sign-in page and the OAuth password grant, with brute-force protection
 // keyed by login and client address: after a few failures each further attempt must wait twice as long
 // as the one before; after many, the pair is locked for a while. A success clears the counter.
+// Each attempt is counted as a failure before its password is checked, by one statement that also decides whether it
+// may be made, so concurrent attempts (on any worker or machine of the installation) get no further than the rule lets
+// sequential ones.
 
 export const FREE_ATTEMPTS = 3;
 export const LOCK_AFTER = 10;
@@ -38,27 +41,38 @@ async function findByLogin(deps: ServiceDeps, login: string): Promise<UserRow | 
     .executeTakeFirst();
 }
 
+/** The wait after `failures` failures, in SQL (`waitAfter`; the shift keeps both databases in integers). */
+const waitSql = (failures: ReturnType<typeof sql.ref>) =>
+  sql<number>`case when ${failures} >= ${LOCK_AFTER} then ${LOCK_MS} when ${failures} >= ${FREE_ATTEMPTS} then (1000 << (${failures} - ${FREE_ATTEMPTS})) else 0 end`;
+
+/** Counts an attempt of `key` as a failure when the rule lets it be made now; false when it must wait. */
+async function takeAttempt(deps: ServiceDeps, key: string, now: number): Promise<boolean> {
+  const failures = sql.ref('sign_in_throttles.failures');
+  const last = sql.ref('sign_in_throttles.last_failure_at');
+  const forgotten = sql<boolean>`${last} <= ${now - FORGET_MS}`;
+  const row = await deps.db.insertInto('sign_in_throttles').values({ key, failures: 1, last_failure_at: now })
+    .onConflict((oc) => oc.column('key')
+      .doUpdateSet({ failures: sql<number>`case when ${forgotten} then 1 else ${failures} + 1 end`, last_failure_at: now })
+      .where(sql<boolean>`${forgotten} or ${last} + ${waitSql(failures)} <= ${now}`))
+    .returning('failures').executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function checkSignIn(deps: ServiceDeps, login: string, password: string, ip: string): Promise<SignInResult> {
   const now = deps.clock.now();
   const key = throttleKey(login, ip);
-  const t = await deps.db.selectFrom('sign_in_throttles').selectAll().where('key', '=', key).executeTakeFirst();
-  const failures = t && now - t.last_failure_at < FORGET_MS ? t.failures : 0;
-  if (t && failures > 0) {
-    const until = t.last_failure_at + waitAfter(failures);
-    if (until > now) {
-      return { ok: false, reason: failures >= LOCK_AFTER ? 'locked' : 'throttled', retryAfterSeconds: Math.ceil((until - now) / 1000) };
-    }
+  if (!(await takeAttempt(deps, key, now))) {
+    // (Cleared by a success meanwhile: this attempt still waits its second.)
+    const t = await deps.db.selectFrom('sign_in_throttles').selectAll().where('key', '=', key).executeTakeFirst();
+    const until = t ? t.last_failure_at + waitAfter(t.failures) : now;
+    return { ok: false, reason: t && t.failures >= LOCK_AFTER ? 'locked' : 'throttled', retryAfterSeconds: Math.max(1, Math.ceil((until - now) / 1000)) };
   }
   const user = login ? await findByLogin(deps, login) : undefined;
   // The password is hashed even for unknown logins so that timing does not reveal which exist.
   const good = await verifyPassword(password, user?.password_digest ?? '$scrypt$ln=15,r=8,p=1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
-  if (!user || !good) {
-    const next = failures + 1;
-    await deps.db.insertInto('sign_in_throttles').values({ key, failures: next, last_failure_at: now })
-      .onConflict((oc) => oc.column('key').doUpdateSet({ failures: next, last_failure_at: now })).execute();
-    return { ok: false, reason: 'invalid' };
-  }
-  if (t) await deps.db.deleteFrom('sign_in_throttles').where('key', '=', key).execute();
+  // A failure stays counted (it was counted before the check).
+  if (!user || !good) return { ok: false, reason: 'invalid' };
+  await deps.db.deleteFrom('sign_in_throttles').where('key', '=', key).execute();
   if (user.state === 'blocked' || user.state === 'banned') return { ok: false, reason: 'blocked' };
   return { ok: true, user };
 }

@@ -74,6 +74,7 @@ export interface Server {
   url: string;
   /** The port of its SSH server (git over SSH). */
   sshPort: number;
+  pid: number;
   output(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -107,6 +108,7 @@ export async function startServer(env: Record<string, string>): Promise<Server> 
   return {
     url,
     sshPort,
+    pid: child.pid!,
     output: () => out,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null) return child.exitCode;

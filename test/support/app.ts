@@ -24,7 +24,7 @@ export interface TestApp {
  * A whole application on a fresh database: in-memory SQLite by default, or, when DATABASE_URL is set,
  * a new PostgreSQL database cloned from the migrated template that scripts/test.mjs prepares.
  */
-export async function buildTestApp(opts: { env?: Record<string, string>; clock?: Clock; config?: Partial<Config>; logger?: object } = {}): Promise<TestApp> {
+export async function buildTestApp(opts: { env?: Record<string, string>; clock?: Clock; config?: Partial<Config>; logger?: object; databaseBus?: boolean } = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bellows-test-'));
   const baseUrl = process.env.DATABASE_URL;
   let databaseUrl: string | null = null;
@@ -54,7 +54,9 @@ export async function buildTestApp(opts: { env?: Record<string, string>; clock?:
   const database = openDatabase({ databaseUrl, dataDir, sqliteFile: databaseUrl ? undefined : ':memory:' });
   await database.migrate();
   const clock = opts.clock ?? new ManualClock(Date.parse('2026-06-01T12:00:00Z'));
-  const app = await buildApp({ config, database, clock, logger: opts.logger });
+  // One application stands for one machine: rows changed behind its back (as by another process) reach it through the
+  // database bus only when a test asks for it (platform/cache-bus.test.ts, test/integration/multi-machine.test.ts).
+  const app = await buildApp({ config, database, clock, logger: opts.logger, databaseBus: opts.databaseBus ?? false });
   return {
     app, config, clock, dataDir,
     async close() {

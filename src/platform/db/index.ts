@@ -7,6 +7,7 @@ import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, sql, t
 import type { DB } from './schema.ts';
 import type { DialectName } from './dialect.ts';
 import { migrations } from './migrations/index.ts';
+import { installChangeNotifications } from './change-notify.ts';
 
 export type { DB } from './schema.ts';
 export type Db = Kysely<DB>;
@@ -66,6 +67,7 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
       const migrator = new Migrator({ db, provider, migrationTableName: 'schema_migrations', migrationLockTableName: 'schema_migrations_lock' });
       const { error, results } = await migrator.migrateToLatest();
       if (error) throw error;
+      if (dialect === 'postgres') await installChangeNotifications(db);
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     },
     async ping() {

@@ -929,6 +929,23 @@ export interface ProjectImportDataTable {
   created_at: number;
 }
 
+/** A request throttle's count for one key in one fixed window (window_start: epoch seconds). */
+export interface RateLimitCountersTable {
+  key: string;
+  window_start: number;
+  count: number;
+}
+
+/** A running server process: the storage shards it serves (sorted names, comma-separated) and when it was last seen. */
+export interface MachinesTable {
+  id: string;
+  hostname: string;
+  pid: number;
+  shards: string;
+  started_at: number;
+  seen_at: number;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -1002,4 +1019,6 @@ export interface DB {
   merge_requests_closing_issues: MergeRequestsClosingIssuesTable;
   application_settings: ApplicationSettingsTable;
   project_import_data: ProjectImportDataTable;
+  rate_limit_counters: RateLimitCountersTable;
+  machines: MachinesTable;
 }

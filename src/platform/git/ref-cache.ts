@@ -2,7 +2,7 @@
 // invalidateRefCache() after any ref change, and the indexed snapshots the API reads built from them. Pushes arrive through receive-pack, so the smart HTTP route
 // invalidates when receive-pack exits; the other workers of the server hear of it through the cache bus.
 import { resolve } from 'node:path';
-import { announceCacheVoid, onCacheVoid } from '../cache-bus.ts';
+import { announceCacheVoid, cachingAllowed, onCacheVoid } from '../cache-bus.ts';
 import { defineMemo } from '../read-cache.ts';
 import type { CommitInfo } from './commit.ts';
 import type { Branch, Tag } from './repository.ts';
@@ -10,7 +10,8 @@ import type { Branch, Tag } from './repository.ts';
 /** branches and tags: the API's lists; files: the refs as ls-refs reads them (see ls-refs.ts). */
 type RefCacheKind = 'branches' | 'tags' | 'files';
 const refCache = defineMemo<string, Map<RefCacheKind, unknown>>('git-refs', { max: 1000 });
-onCacheVoid('refs', (path) => refCache.delete(path));
+// An empty path: every repository (another machine's ref move outside this machine's shards, or a lost bus).
+onCacheVoid('refs', (path) => (path ? refCache.delete(path) : refCache.clear()));
 
 export function invalidateRefCache(repoPath: string): void {
   announceCacheVoid('refs', resolve(repoPath));
@@ -24,14 +25,18 @@ function entryOf(repoPath: string): Map<RefCacheKind, unknown> {
 
 /** A value kept beside the ref lists of a repository (dropped with them); `repoPath` must be resolved. */
 export function peekRefCache<T>(repoPath: string, kind: RefCacheKind): T | undefined {
+  if (!cachingAllowed()) return undefined;
   return refCache.get(repoPath)?.get(kind) as T | undefined;
 }
 
 export function storeRefCache<T>(repoPath: string, kind: RefCacheKind, value: T): void {
+  if (!cachingAllowed()) return;
   entryOf(repoPath).set(kind, value);
 }
 
 export function cachedRefs<T>(repoPath: string, kind: 'branches' | 'tags', load: () => Promise<T>): Promise<T> {
+  // Without the bus another machine's push would go unheard.
+  if (!cachingAllowed()) return load();
   const entry = entryOf(repoPath);
   const hit = entry.get(kind) as Promise<T> | undefined;
   if (hit) return hit;

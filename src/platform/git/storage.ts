@@ -86,6 +86,29 @@ export class Storage {
     return best ?? this.names[0];
   }
 
+  /**
+   * A path under a shard as every machine names it, `<shard>:<path relative to the shard>` (machines may mount the
+   * shared storage at different places), or null outside every shard.
+   */
+  share(path: string): string | null {
+    const p = resolve(path);
+    for (const s of this.shards.values()) {
+      const rel = relative(s.path, p);
+      if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return `${s.name}:${rel}`;
+    }
+    return null;
+  }
+
+  /** This machine's path for a name given by `share`, or null for a shard unknown here or a path leaving it. */
+  local(shared: string): string | null {
+    const at = shared.indexOf(':');
+    const s = at > 0 ? this.shards.get(shared.slice(0, at)) : undefined;
+    if (!s) return null;
+    const path = resolve(s.path, shared.slice(at + 1));
+    const rel = relative(s.path, path);
+    return rel && !rel.startsWith('..') && !isAbsolute(rel) ? path : null;
+  }
+
   /** Absolute path of a project's (or snippet's) repository on a shard; always inside the shard's directory. */
   repoPath(shardName: string, id: number, kind: RepositoryKind = 'project'): string {
     const root = this.root(shardName);

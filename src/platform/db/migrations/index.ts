@@ -21,6 +21,7 @@ import * as m0021 from './0021_alerts.ts';
 import * as m0018 from './0018_merge_requests.ts';
 import * as m0022 from './0022_application_settings.ts';
 import * as m0019 from './0019_snippets_wikis.ts';
+import * as m0023 from './0023_multi_machine.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -50,4 +51,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0019_snippets_wikis', up: m0019.up },
   { name: '0021_alerts', up: m0021.up },
   { name: '0022_application_settings', up: m0022.up },
+  { name: '0023_multi_machine', up: m0023.up },
 ];
