@@ -16,6 +16,10 @@ import { issuesListQuery, type IssueListContext } from '../issues/issues.finder.
 import { loadIssuePresentation, type IssueRow } from '../issues/issues.service.ts';
 import { issueBasicEntity } from '../issues/issues.presenter.ts';
 import { IssueBasic } from '../issues/issues.schemas.ts';
+import { mergeRequestsListQuery } from '../merge-requests/merge-requests.finder.ts';
+import { loadMergeRequestPresentation, type MergeRequestRow } from '../merge-requests/merge-requests.service.ts';
+import { mergeRequestBasicEntity } from '../merge-requests/merge-requests.presenter.ts';
+import { MergeRequestBasic } from '../merge-requests/merge-requests.schemas.ts';
 
 const tags = ['milestones'];
 
@@ -96,6 +100,31 @@ function routesFor(kind: Kind): RouteDef<any>[] {
         const rows = await paginateQuery(req, reply, q as any) as IssueRow[];
         const pres = await loadIssuePresentation(req.server, req.actor, rows, { from });
         return rows.map((r) => issueBasicEntity(r, pres));
+      },
+    },
+    {
+      method: 'GET', url: `${base}/:milestone_id/merge_requests`, summary: `The merge requests of a ${owner} milestone the caller may read`, tags,
+      access: 'authenticated', ...read,
+      response: Type.Array(MergeRequestBasic),
+      input: Input({ id: IdOrPath(), milestone_id: Int(), ...PaginationParams }),
+      handler: async (req, reply) => {
+        const m = await getMilestone(req.server.db, parentOf(req, kind), req.input.milestone_id);
+        // The reference's merge requests finder: the milestone's title, every state, label priority order.
+        let ctx: IssueListContext;
+        let from: { projectId?: number; groupId?: number };
+        if (kind === 'project') {
+          const p = req.project;
+          if (!canProject(req.actor, 'read_merge_request', p.project, p.level)) return paginateArray(req, reply, []);
+          ctx = { kind: 'project', projectId: p.project.id, level: p.level };
+          from = { projectId: p.project.id };
+        } else {
+          ctx = { kind: 'group', group: req.group.group, subgroups: false };
+          from = { groupId: req.group.group.id };
+        }
+        const q = await mergeRequestsListQuery(req.server, req.actor, ctx, { milestone: m.title, state: 'all', scope: 'all', non_archived: false, order_by: 'label_priority', sort: 'asc' });
+        const rows = await paginateQuery(req, reply, q as any) as MergeRequestRow[];
+        const pres = await loadMergeRequestPresentation(req.server, req.actor, rows, { from });
+        return rows.map((r) => mergeRequestBasicEntity(r, pres));
       },
     },
     ...(kind === 'project' ? [{
