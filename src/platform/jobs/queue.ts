@@ -110,6 +110,11 @@ export class JobQueue {
     this.#kinds.set(name, { maxAttempts: DEFAULT_ATTEMPTS, concurrency: 2, leaseMs: DEFAULT_LEASE_MS, ...kind });
   }
 
+  /** Whether a kind of job is declared in this process. */
+  defines(name: string): boolean {
+    return this.#kinds.has(name);
+  }
+
   /**
    * Queues a job; inside the caller's transaction when given one (`db`), so the job exists exactly when the change
    * that asks for it was committed. Answers the new job's id, or null when `uniqueKey` is already waiting or running.
