@@ -33,9 +33,9 @@ describe('merge request context commits', () => {
   const stored = async () => (await t.app.db.selectFrom('merge_request_context_commits').select('sha').where('merge_request_id', '=', mr.id).orderBy('relative_order').execute()).map((r) => r.sha);
 
   test('roles: reading needs the merge request, adding Developer, removing Owner', async () => {
-    const expectGet: Record<string, number> = { anonymous: 404, nonMember: 404, guest: 404, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 };
-    const expectPost: Record<string, number> = { anonymous: 401, nonMember: 404, guest: 404, reporter: 403, developer: 201 };
-    const expectDelete: Record<string, number> = { anonymous: 401, nonMember: 404, guest: 404, reporter: 403, developer: 403, maintainer: 403, owner: 204, admin: 204 };
+    const expectGet: Record<string, number> = { anonymous: 404, nonMember: 404, guest: 403, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 };
+    const expectPost: Record<string, number> = { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 201 };
+    const expectDelete: Record<string, number> = { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 403, owner: 204, admin: 204 };
     for (const [who, status] of Object.entries(expectGet)) assert.equal((await call(t.app, 'GET', url, { token: (roles as any)[who]?.token })).status, status, `GET ${who}`);
     for (const [who, status] of Object.entries(expectPost)) {
       const r = await call(t.app, 'POST', url, { token: (roles as any)[who]?.token, body: { commits: [old[0]] } });
@@ -89,7 +89,7 @@ describe('merge request context commits', () => {
     const missingMr = await call(t.app, 'POST', `/projects/${project.id}/merge_requests/9999/context_commits`, { token: roles.developer.token, body: { commits: [old[0]] } });
     assert.deepEqual([missingMr.status, missingMr.body], [404, { message: '404 Not found' }]);
     const none = await call(t.app, 'POST', url, { token: roles.developer.token, body: {} });
-    assert.deepEqual([none.status, none.body], [400, { error: 'commits is missing' }]);
+    assert.deepEqual([none.status, none.body], [400, { message: '400 (Bad request) "commits" not given' }]);
     assert.deepEqual(await stored(), before);
   });
 
