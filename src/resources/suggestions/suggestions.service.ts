@@ -227,8 +227,8 @@ export async function applySuggestions(deps: ServiceDeps, actor: Actor, ids: num
   const user = actor.user;
   const unique = [...new Set(ids)];
   // A repeated id finds fewer rows than asked for, as the reference counts them.
-  const loaded = await loadForApply(deps, actor, unique, single);
   if (unique.length !== ids.length) throw new RuleError('not_found', single ? NOT_FOUND_ONE : NOT_FOUND_MANY);
+  const loaded = await loadForApply(deps, actor, unique, single);
   const firstMr = loaded[0].mr;
   const source = await liveProjectById(deps, firstMr.source_project_id!);
   const target = await liveProjectById(deps, firstMr.target_project_id);
