@@ -7,6 +7,7 @@ import { broadcastMessageRoutes } from './broadcast-messages/broadcast-messages.
 import { featureRoutes } from './features/features.routes.ts';
 import { notificationSettingRoutes } from './notification-settings/notification-settings.routes.ts';
 import { deployKeyRoutes } from './deploy-keys/deploy-keys.routes.ts';
+import { suggestionRoutes } from './suggestions/suggestions.routes.ts';
 import { sshKeyRoutes } from './ssh-keys/ssh-keys.routes.ts';
 import { gpgKeyRoutes } from './gpg-keys/gpg-keys.routes.ts';
 import { metadataRoutes } from './metadata/metadata.routes.ts';
@@ -28,6 +29,7 @@ import { iterationJobs, iterationRoutes } from './iterations/iterations.routes.t
 import { issueRoutes } from './issues/issues.routes.ts';
 import { mergeRequestRoutes } from './merge-requests/merge-requests.routes.ts';
 import { diffRoutes } from './merge-requests/diffs.routes.ts';
+import { contextCommitRoutes } from './merge-requests/context-commits.routes.ts';
 import { mergeJobs, mergeRoutes } from './merge-requests/merge.routes.ts';
 import { commitRoutes } from './repository/commits.routes.ts';
 import { storageMoveJobs, storageMoveRoutes } from './storage-moves/storage-moves.routes.ts';
@@ -57,6 +59,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...featureRoutes,
     ...notificationSettingRoutes,
     ...deployKeyRoutes,
+    ...suggestionRoutes,
     ...errorTrackingRoutes,
     ...featureFlagUserListRoutes,
     ...groupRoutes,
@@ -76,6 +79,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...mergeRequestRoutes,
     ...diffRoutes,
     ...mergeRoutes,
+    ...contextCommitRoutes,
     ...commitRoutes,
     ...storageMoveRoutes,
     ...uploadRoutes,

@@ -697,6 +697,30 @@ export interface NotesTable {
   outdated: Generated<number>;
 }
 
+/** A suggestion of a merge-request diff note (0024): the lines it replaces as written, and whether a commit applied it. */
+export interface SuggestionsTable {
+  id: Generated<number>;
+  note_id: number;
+  relative_order: number;
+  lines_above: number;
+  lines_below: number;
+  from_content: string;
+  to_content: string;
+  applied: Generated<number>;
+  commit_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A commit of the target project added to a merge request for context (0024), in the order it was added. */
+export interface MergeRequestContextCommitsTable {
+  id: Generated<number>;
+  merge_request_id: number;
+  sha: string;
+  relative_order: number;
+  created_at: number;
+}
+
 export interface SnippetsTable {
   id: Generated<number>;
   title: string;
@@ -996,6 +1020,8 @@ export interface DB {
   issue_assignees: IssueAssigneesTable;
   label_links: LabelLinksTable;
   notes: NotesTable;
+  suggestions: SuggestionsTable;
+  merge_request_context_commits: MergeRequestContextCommitsTable;
   identities: IdentitiesTable;
   award_emoji: AwardEmojiTable;
   snippets: SnippetsTable;

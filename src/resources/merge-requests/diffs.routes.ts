@@ -11,6 +11,8 @@ import { versionEntity, versionFullEntity } from './diffs.presenter.ts';
 import { MergeRequestChanges, MergeRequestDiff, MergeRequestDiffFull } from './diffs.schemas.ts';
 import { placeDiffNote } from './positions.ts';
 import { noteRoutes, type NoteableKind } from '../notes/notes.routes.ts';
+import { draftSuggestions, noteSuggestions, writeSuggestions } from '../suggestions/suggestions.service.ts';
+import { suggestionEntity } from '../suggestions/suggestions.presenter.ts';
 
 // A merge request's diffs and diff versions, each computed by git from the version's commits.
 
@@ -36,6 +38,15 @@ export const mergeRequestNoteKind: NoteableKind = {
   async placeOnDiff(req, _s, position, commitId) {
     const placed = await placeDiffNote(req.server, repoFor(req.server.config, req.project.project), position);
     return { ...placed, commitId: commitId ?? null };
+  },
+  async derive(req, body, position) {
+    const drafts = await draftSuggestions(repoFor(req.server.config, req.project.project), body, position);
+    const now = req.server.clock.now();
+    return (trx, note) => writeSuggestions(trx, note.id, drafts, now);
+  },
+  async suggestions(req, s, notes) {
+    const views = await noteSuggestions(req.server, s.noteable.id, notes);
+    return new Map([...views].map(([id, list]) => [id, list.map(suggestionEntity)]));
   },
 };
 

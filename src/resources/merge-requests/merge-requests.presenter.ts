@@ -1,3 +1,4 @@
+import type { CommitInfo } from '../../platform/git/commit.ts';
 import type { Selectable } from 'kysely';
 import { iso, webUrl } from '../../http/format.ts';
 import type { MilestonesTable } from '../../platform/db/schema.ts';
@@ -161,4 +162,19 @@ export function approvalsEntity(mr: MergeRequestRow, pres: MergeRequestPresentat
     multiple_approval_rules_available: false,
     invalid_approvers_rules: [],
   };
+}
+
+/** The spec's context commit, field order as the reference's Commit entity. */
+export function contextCommitEntity(c: CommitInfo) {
+  return {
+    id: c.id, short_id: c.short_id, created_at: c.created_at, parent_ids: c.parent_ids, title: c.title, message: c.message,
+    author_name: c.author_name, author_email: c.author_email, authored_date: c.authored_date,
+    committer_name: c.committer_name, committer_email: c.committer_email, committed_date: c.committed_date,
+  };
+}
+
+/** The create answer leaves out `short_id`, `created_at` and `title`, as the spec says. */
+export function createdContextCommitEntity(c: CommitInfo) {
+  const { short_id: _s, created_at: _c, title: _t, ...rest } = contextCommitEntity(c);
+  return rest;
 }

@@ -49,3 +49,14 @@ export const MergeRequestApprovals = Entity({
   approver_groups: Type.Array(Type.Never()), user_has_approved: B(), user_can_approve: B(), approval_rules_left: Type.Array(Type.Never()),
   has_approval_rules: B(), merge_request_approvers_available: B(), multiple_approval_rules_available: B(), invalid_approvers_rules: Type.Array(Type.Never()),
 }, { description: 'ApprovalState' });
+
+const contextCommitFields = {
+  id: S(), parent_ids: Type.Array(S()), message: S(), author_name: S(), author_email: S(), authored_date: S(),
+  committer_name: S(), committer_email: S(), committed_date: S(),
+};
+export const ContextCommit = Entity({
+  id: S(), short_id: S(), created_at: S(), parent_ids: Type.Array(S()), title: S(), message: S(), author_name: S(), author_email: S(),
+  authored_date: S(), committer_name: S(), committer_email: S(), committed_date: S(),
+}, { description: 'ContextCommit' });
+export const CreatedContextCommit = Entity(contextCommitFields, { description: 'CreatedContextCommit' });
+

@@ -328,7 +328,7 @@ export const REBASE_FAILED = 'Rebase failed: Rebase locally, resolve all conflic
 const REBASE_BUSY = 'Failed to enqueue the rebase operation, possibly due to a long-lived transaction. Try again later.';
 
 /** The caller may push to the merge request's source branch (the reference's authorize_push_to_merge_request!). */
-async function canPushSource(deps: ServiceDeps, actor: Actor, mr: MergeRequestRow): Promise<boolean> {
+export async function canPushSource(deps: ServiceDeps, actor: Actor, mr: MergeRequestRow): Promise<boolean> {
   if (!actor.user || mr.source_project_id === null) return false;
   const project = await liveProjectById(deps, mr.source_project_id);
   if (!project) return false;

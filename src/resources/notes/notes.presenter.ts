@@ -13,6 +13,8 @@ export interface NotePresentation {
   users: Map<number, User>;
   /** The noteable's iid (issues and merge requests have one). */
   noteableIid: number | null;
+  /** Merge-request diff notes: each note's suggestions as entities. */
+  suggestions?: Map<number, unknown[]>;
 }
 
 const person = (id: number | null, pres: NotePresentation) => {
@@ -41,6 +43,7 @@ export function note(n: NoteRow, pres: NotePresentation): Record<string, unknown
     resolved: resolvable ? n.resolved_at !== null : undefined,
     resolved_by: resolvable ? person(n.resolved_by_id, pres) : undefined,
     resolved_at: resolvable ? iso(n.resolved_at) : undefined,
+    suggestions: diff && n.noteable_type === 'MergeRequest' ? (pres.suggestions?.get(n.id) ?? []) : undefined,
     confidential: !!n.internal,
     internal: !!n.internal,
     noteable_iid: pres.noteableIid,

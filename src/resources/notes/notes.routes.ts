@@ -8,7 +8,7 @@ import { BadRequestError, ParamError } from '../../platform/errors.ts';
 import { usersByIds } from '../users/users.service.ts';
 import {
   createNote, deleteNote, discussionsQuery, getDiscussion, getNote, notesOfDiscussions, notesQuery, resolveDiscussion, resolveNote, updateNote,
-  type DiffPlacement, type Noteable, type NoteableType, type NoteScope,
+  type DiffPlacement, type Noteable, type NoteableType, type NoteDerivation, type NoteScope,
 } from './notes.service.ts';
 import { discussion, note, peopleOf, type NoteRow, type NotePresentation } from './notes.presenter.ts';
 import { Discussion, Note } from './notes.schemas.ts';
@@ -31,6 +31,10 @@ export interface NoteableKind {
   resolvable?: boolean;
   /** Threads of this kind may be written on a diff (`position`): checks one and says where the note goes. */
   placeOnDiff?(req: ApiRequest<any>, s: NoteScope, position: any, commitId: string | undefined): Promise<DiffPlacement>;
+  /** What a diff note's body derives on this kind (suggestions), read before the note is written. */
+  derive?(req: ApiRequest<any>, body: string, position: string | null): Promise<NoteDerivation | undefined>;
+  /** Each diff note's suggestions as the note entity shows them, for these notes of the noteable. */
+  suggestions?(req: ApiRequest<any>, s: NoteScope, notes: NoteRow[]): Promise<Map<number, unknown[]>>;
 }
 
 const LineRangeEnd = Type.Object({ line_code: Opt(Str()), type: Opt(Str()), old_line: Opt(Str()), new_line: Opt(Str()) });
@@ -48,9 +52,17 @@ async function scopeOf(kind: NoteableKind, req: ApiRequest<any>): Promise<NoteSc
   return { noteable, project: req.project.project, level: req.project.level, actor: req.actor };
 }
 
-async function presentation(req: ApiRequest<any>, s: NoteScope, notes: NoteRow[]): Promise<NotePresentation> {
-  return { base: req.server.config.externalUrl, users: await usersByIds(req.server, peopleOf(notes)), noteableIid: s.noteable.iid };
+async function presentation(kind: NoteableKind, req: ApiRequest<any>, s: NoteScope, notes: NoteRow[]): Promise<NotePresentation> {
+  const diffNotes = notes.filter((n) => n.type === 'DiffNote');
+  return {
+    base: req.server.config.externalUrl, users: await usersByIds(req.server, peopleOf(notes)), noteableIid: s.noteable.iid,
+    suggestions: kind.suggestions && diffNotes.length ? await kind.suggestions(req, s, diffNotes) : undefined,
+  };
 }
+
+/** What the body of a diff note (new, a reply in a diff thread, or edited) derives on this kind. */
+const derived = (kind: NoteableKind, req: ApiRequest<any>, body: string, position: string | null | undefined) =>
+  (kind.derive && position ? kind.derive(req, body, position) : Promise.resolve(undefined));
 
 const createdAt = (v: string | undefined) => (v === undefined ? undefined : parseDateTime(v) ?? undefined);
 
@@ -59,7 +71,7 @@ export function noteRoutes(kind: NoteableKind): RouteDef<any>[] {
   const tags = ['notes'];
   const project = { ability: kind.ability };
   const ids = { id: IdOrPath(), [kind.param]: Int() };
-  const one = async (req: ApiRequest<any>, s: NoteScope, row: NoteRow) => note(row, await presentation(req, s, [row]));
+  const one = async (req: ApiRequest<any>, s: NoteScope, row: NoteRow) => note(row, await presentation(kind, req, s, [row]));
 
   return [
     {
@@ -75,7 +87,7 @@ export function noteRoutes(kind: NoteableKind): RouteDef<any>[] {
       handler: async (req, reply) => {
         const s = await scopeOf(kind, req);
         const rows = await paginateQuery(req, reply, notesQuery(req.server.db, s, { orderBy: req.input.order_by, sort: req.input.sort, filter: req.input.activity_filter }));
-        const pres = await presentation(req, s, rows);
+        const pres = await presentation(kind, req, s, rows);
         return rows.map((r) => note(r, pres));
       },
     },
@@ -105,7 +117,9 @@ export function noteRoutes(kind: NoteableKind): RouteDef<any>[] {
       handler: async (req) => {
         const s = await scopeOf(kind, req);
         const row = await getNote(req.server.db, s, req.input.note_id);
-        return one(req, s, req.input.body === undefined ? row : await updateNote(req.server, s, row, req.input.body));
+        if (req.input.body === undefined) return one(req, s, row);
+        const derive = row.type === 'DiffNote' ? await derived(kind, req, req.input.body, row.position) : undefined;
+        return one(req, s, await updateNote(req.server, s, row, req.input.body, derive));
       },
     },
     {
@@ -125,7 +139,7 @@ export function noteRoutes(kind: NoteableKind): RouteDef<any>[] {
         const s = await scopeOf(kind, req);
         const page = await paginateQuery(req, reply, discussionsQuery(req.server.db, s));
         const notes = await notesOfDiscussions(req.server.db, s, page.map((d) => d.discussion_id));
-        const pres = await presentation(req, s, [...notes.values()].flat());
+        const pres = await presentation(kind, req, s, [...notes.values()].flat());
         return page.map((d) => discussion(d.discussion_id, notes.get(d.discussion_id)!, pres));
       },
     },
@@ -136,7 +150,7 @@ export function noteRoutes(kind: NoteableKind): RouteDef<any>[] {
       handler: async (req) => {
         const s = await scopeOf(kind, req);
         const notes = await getDiscussion(req.server.db, s, req.input.discussion_id);
-        return discussion(req.input.discussion_id, notes, await presentation(req, s, notes));
+        return discussion(req.input.discussion_id, notes, await presentation(kind, req, s, notes));
       },
     },
     {
@@ -149,8 +163,9 @@ export function noteRoutes(kind: NoteableKind): RouteDef<any>[] {
       handler: async (req) => {
         const s = await scopeOf(kind, req);
         const diff = kind.placeOnDiff && req.input.position ? await kind.placeOnDiff(req, s, req.input.position, req.input.commit_id) : undefined;
-        const row = await createNote(req.server, s, { body: req.input.body, internal: req.input.internal ?? req.input.confidential, createdAt: createdAt(req.input.created_at), diff }, { thread: true });
-        return discussion(row.discussion_id, [row], await presentation(req, s, [row]));
+        const derive = await derived(kind, req, req.input.body, diff?.position);
+        const row = await createNote(req.server, s, { body: req.input.body, internal: req.input.internal ?? req.input.confidential, createdAt: createdAt(req.input.created_at), diff, derive }, { thread: true });
+        return discussion(row.discussion_id, [row], await presentation(kind, req, s, [row]));
       },
     },
     {
@@ -160,7 +175,7 @@ export function noteRoutes(kind: NoteableKind): RouteDef<any>[] {
       handler: async (req) => {
         const s = await scopeOf(kind, req);
         const notes = await getDiscussion(req.server.db, s, req.input.discussion_id, 'Notes');
-        const pres = await presentation(req, s, notes);
+        const pres = await presentation(kind, req, s, notes);
         return notes.map((n) => note(n, pres));
       },
     },
@@ -171,7 +186,8 @@ export function noteRoutes(kind: NoteableKind): RouteDef<any>[] {
       handler: async (req) => {
         const s = await scopeOf(kind, req);
         const thread = await getDiscussion(req.server.db, s, req.input.discussion_id);
-        return one(req, s, await createNote(req.server, s, { body: req.input.body, createdAt: createdAt(req.input.created_at) }, { replyTo: thread }));
+        const derive = thread[0].type === 'DiffNote' ? await derived(kind, req, req.input.body, thread[0].position) : undefined;
+        return one(req, s, await createNote(req.server, s, { body: req.input.body, createdAt: createdAt(req.input.created_at), derive }, { replyTo: thread }));
       },
     },
     {
@@ -195,7 +211,8 @@ export function noteRoutes(kind: NoteableKind): RouteDef<any>[] {
           if (!kind.resolvable) throw new BadRequestError('Note is not resolvable');
           return one(req, s, await resolveNote(req.server, s, row, req.input.resolved));
         }
-        return one(req, s, await updateNote(req.server, s, row, req.input.body));
+        const derive = row.type === 'DiffNote' ? await derived(kind, req, req.input.body, row.position) : undefined;
+        return one(req, s, await updateNote(req.server, s, row, req.input.body, derive));
       },
     },
     ...(kind.resolvable ? [resolveRoute(kind)] : []),
@@ -228,7 +245,7 @@ function resolveRoute(kind: NoteableKind): RouteDef<any> {
     handler: async (req) => {
       const s = await scopeOf(kind, req);
       const notes = await resolveDiscussion(req.server, s, await getDiscussion(req.server.db, s, req.input.discussion_id), req.input.resolved);
-      return discussion(req.input.discussion_id, notes, await presentation(req, s, notes));
+      return discussion(req.input.discussion_id, notes, await presentation(kind, req, s, notes));
     },
   };
 }

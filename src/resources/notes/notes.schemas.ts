@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { Entity, Iso, Nullable } from '../../http/response-schemas.ts';
 import { UserBasic } from '../users/users.schemas.ts';
+import { Suggestion } from '../suggestions/suggestions.schemas.ts';
 
 // Response shapes of notes.presenter.ts, same field order.
 
@@ -22,6 +23,8 @@ export const Note = Entity({
   resolved: Type.Optional(Type.Boolean()),
   resolved_by: Type.Optional(Nullable(UserBasic)),
   resolved_at: Type.Optional(Nullable(Iso())),
+  /** Merge-request diff notes only. */
+  suggestions: Type.Optional(Type.Array(Suggestion)),
   confidential: Type.Boolean(),
   internal: Type.Boolean(),
   noteable_iid: Nullable(Type.Integer()),

@@ -131,7 +131,12 @@ export interface NoteInput {
   diffLine?: CommitDiffLine;
   /** A diff note's place on a merge request's diff. */
   diff?: DiffPlacement;
+  /** What the body derives (a merge-request diff note's suggestions), written in the note's transaction. */
+  derive?: NoteDerivation;
 }
+
+/** Rows a note's body derives, read before its transaction and written inside it once the note row is known. */
+export type NoteDerivation = (trx: Db, note: NoteRow) => Promise<void>;
 
 /** A line of a commit's diff: its file, its number on the side `line_type` names ('new' or 'old'). */
 export interface CommitDiffLine {
@@ -171,6 +176,7 @@ export async function createNote(deps: ServiceDeps, s: NoteScope, input: NoteInp
       internal: (first ? first.internal : input.internal) ? 1 : 0,
       discussion_id: first?.discussion_id ?? newDiscussionId(), created_at: at, updated_at: at,
     }).returningAll().executeTakeFirstOrThrow();
+    await input.derive?.(trx, row);
     await touchNoteable(trx, s.noteable, now);
     return row;
   });
@@ -201,11 +207,16 @@ export async function resolveNote(deps: ServiceDeps, s: NoteScope, note: NoteRow
     .where('id', '=', note.id).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function updateNote(deps: ServiceDeps, s: NoteScope, note: NoteRow, body: string): Promise<NoteRow> {
+/** Edits a note's body; what the old body derived is replaced by what the new one derives (`derive`), in one transaction. */
+export async function updateNote(deps: ServiceDeps, s: NoteScope, note: NoteRow, body: string, derive?: NoteDerivation): Promise<NoteRow> {
   demand(s, 'admin', note);
   checkBody(body);
   if (body === note.body) return note;
-  return deps.db.updateTable('notes').set({ body, updated_at: deps.clock.now() }).where('id', '=', note.id).returningAll().executeTakeFirstOrThrow();
+  return deps.db.transaction().execute(async (trx) => {
+    const row = await trx.updateTable('notes').set({ body, updated_at: deps.clock.now() }).where('id', '=', note.id).returningAll().executeTakeFirstOrThrow();
+    await derive?.(trx, row);
+    return row;
+  });
 }
 
 export async function deleteNote(deps: ServiceDeps, s: NoteScope, note: NoteRow): Promise<void> {
