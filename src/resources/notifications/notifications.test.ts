@@ -363,6 +363,9 @@ describe('settings and unsubscribing', () => {
 
     const forged = path.replace(/\.([A-Za-z0-9_-]+)\/unsubscribe$/, '.AAAA$1/unsubscribe');
     assert.equal((await t.app.inject({ method: 'GET', url: forged })).statusCode, 404);
+    // A HEAD (a link checker) changes nothing.
+    assert.notEqual((await t.app.inject({ method: 'HEAD', url: path })).statusCode, 200);
+    assert.equal(await t.app.db.selectFrom('subscriptions').select('id').where('subscribable_type', '=', 'Issue').where('subscribable_id', '=', issue.id).executeTakeFirst(), undefined);
     const res = await t.app.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
     assert.equal(res.statusCode, 200);
     assert.equal(res.body, 'You have been unsubscribed from the issue "Noisy".\n');

@@ -22,7 +22,7 @@ export function registerUnsubscribe(app: FastifyInstance): void {
     // Whatever a mail client posts (usually `List-Unsubscribe=One-Click`) is not needed: read as text and ignored.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 4096 }, (_req, body, done) => done(null, body));
-    const opts = { schema: { hide: true } as object };
+    const opts = { schema: { hide: true } as object, exposeHeadRoute: false };
     scope.get('/-/sent_notifications/:token/unsubscribe', opts, (req, reply) => unsubscribe(app, req, reply));
     scope.post('/-/sent_notifications/:token/unsubscribe', opts, (req, reply) => unsubscribe(app, req, reply));
   });
