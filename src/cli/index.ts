@@ -54,7 +54,7 @@ export function buildCli(): Command {
   configCmd.command('check').description('validate the settings and print them (secrets hidden)').action(() => {
     const c = loadConfig();
     const hide = (v: string | null) => (v ? '(set)' : null);
-    const shown = { ...c, databaseUrl: c.databaseUrl ? c.databaseUrl.replace(/\/\/([^@/]*)@/, '//***@') : null, rootPassword: hide(c.rootPassword), rootToken: hide(c.rootToken) };
+    const shown = { ...c, databaseUrl: c.databaseUrl ? c.databaseUrl.replace(/\/\/([^@/]*)@/, '//***@') : null, rootPassword: hide(c.rootPassword), rootToken: hide(c.rootToken), smtp: { ...c.smtp, password: hide(c.smtp.password) } };
     console.log(JSON.stringify(shown, null, 2));
   });
 

@@ -45,6 +45,14 @@ export interface Config {
   sshEnabled: boolean;
   sshPort: number;
   sshHost: string;
+  /**
+   * Outgoing mail (notification e-mails). With `smtp.address` set, messages go to that SMTP server; without it each
+   * message is written as an `.eml` file under `<data dir>/mail` and logged. `tls`: implicit TLS from the first byte
+   * (port 465); otherwise STARTTLS is used when the server offers it.
+   */
+  smtp: { address: string | null; port: number; user: string | null; password: string | null; tls: boolean };
+  /** The From address of the server's e-mails. */
+  emailFrom: string;
 }
 
 export class ConfigError extends Error {}
@@ -57,6 +65,7 @@ export const FILE_KEYS = [
   'impersonation_enabled', 'admin_mode', 'max_query_string_bytes', 'rate_limit_authenticated',
   'rate_limit_unauthenticated', 'rate_limit_period', 'storage', 'monitoring_allowlist', 'password_hash_cost', 'auth_cache_ms',
   'workers', 'default_branch_protection', 'ssh_enabled', 'ssh_port', 'ssh_host',
+  'smtp_address', 'smtp_port', 'smtp_user', 'smtp_password', 'smtp_tls', 'email_from',
 ] as const;
 
 type Layer = Record<string, unknown>;
@@ -116,6 +125,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const sshHost = String(pick('BELLOWS_SSH_HOST', 'ssh_host', overrides.sshHost ?? new URL(externalUrl).hostname));
   if (!/^[A-Za-z0-9.:_\[\]-]{1,255}$/.test(sshHost)) throw new ConfigError(`BELLOWS_SSH_HOST must be a host name or address, got "${sshHost}"`);
 
+  const smtpAddress = (pick('BELLOWS_SMTP_ADDRESS', 'smtp_address', overrides.smtp?.address ?? null) as string | null) || null;
+  if (smtpAddress !== null && !/^[A-Za-z0-9.:_\[\]-]{1,255}$/.test(String(smtpAddress))) throw new ConfigError(`BELLOWS_SMTP_ADDRESS must be a host name or address, got "${smtpAddress}"`);
+  const emailFrom = String(pick('BELLOWS_EMAIL_FROM', 'email_from', overrides.emailFrom ?? `bellows@${new URL(externalUrl).hostname}`));
+  if (!/^[^\s@<>"]{1,64}@[^\s@<>"]{1,255}$/.test(emailFrom)) throw new ConfigError(`BELLOWS_EMAIL_FROM must be an e-mail address, got "${emailFrom}"`);
+
   const config: Config = {
     port,
     host,
@@ -142,6 +156,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     sshEnabled: toBool('ssh_enabled', pick('BELLOWS_SSH_ENABLED', 'ssh_enabled', overrides.sshEnabled ?? true)),
     sshPort: toInt('BELLOWS_SSH_PORT', pick('BELLOWS_SSH_PORT', 'ssh_port', overrides.sshPort ?? 2222), 0, 65535),
     sshHost,
+    smtp: {
+      address: smtpAddress === null ? null : String(smtpAddress),
+      port: toInt('BELLOWS_SMTP_PORT', pick('BELLOWS_SMTP_PORT', 'smtp_port', overrides.smtp?.port ?? 25), 1, 65535),
+      user: (pick('BELLOWS_SMTP_USER', 'smtp_user', overrides.smtp?.user ?? null) as string | null) || null,
+      password: (pick('BELLOWS_SMTP_PASSWORD', 'smtp_password', overrides.smtp?.password ?? null) as string | null) || null,
+      tls: toBool('smtp_tls', pick('BELLOWS_SMTP_TLS', 'smtp_tls', overrides.smtp?.tls ?? false)),
+    },
+    emailFrom,
   };
   return deepFreeze(config);
 }

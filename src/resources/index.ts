@@ -44,6 +44,8 @@ import { uploadJobs } from './uploads/uploads.service.ts';
 import { alertRoutes } from './alerts/alerts.routes.ts';
 import { registerAlertNotifications } from './alerts/notify.routes.ts';
 import { registerMetricImageFiles } from './alerts/metric-images.files.ts';
+import { notificationJobs } from './notifications/notifications.jobs.ts';
+import { registerUnsubscribe } from './notifications/unsubscribe.routes.ts';
 
 /** Every resource area of the API, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
@@ -89,6 +91,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
   ]);
   registerGitHttp(app);
   registerAlertNotifications(app);
+  registerUnsubscribe(app);
   registerStoredFiles(app, (scope) => {
     registerProjectUploadFiles(scope, app);
     registerMetricImageFiles(scope, app);
@@ -96,8 +99,8 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
 }
 
 /** Every kind of background job the areas run (platform/jobs), defined once per application. */
-export function registerJobs(deps: ServiceDeps & { log?: { warn(obj: object, msg: string): void } }): void {
-  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps), uploadJobs(deps), importJobs(deps), mergeJobs(deps)]) {
+export function registerJobs(deps: ServiceDeps & { log?: { warn(obj: object, msg: string): void; info?(obj: object, msg: string): void } }): void {
+  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps), uploadJobs(deps), importJobs(deps), mergeJobs(deps), notificationJobs(deps)]) {
     for (const [name, kind] of Object.entries(jobs)) deps.jobs.define(name, kind);
   }
 }

@@ -42,6 +42,8 @@ describe('loadConfig', () => {
       sshEnabled: true,
       sshPort: 2222,
       sshHost: '127.0.0.1',
+      smtp: { address: null, port: 25, user: null, password: null, tls: false },
+      emailFrom: 'bellows@127.0.0.1',
     });
     assert.deepEqual(c.storage, [{ name: 'default', path: resolve('data', 'repositories'), weight: 100 }]);
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.rateLimit), 'frozen');
@@ -59,6 +61,19 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ BELLOWS_SSH_PORT: '70000' }), /BELLOWS_SSH_PORT must be an integer between 0 and 65535, got "70000"/);
     assert.throws(() => loadConfig({ BELLOWS_SSH_ENABLED: 'maybe' }), /ssh_enabled must be true or false, got "maybe"/);
     assert.throws(() => loadConfig({ BELLOWS_SSH_HOST: 'a b' }), /BELLOWS_SSH_HOST must be a host name or address, got "a b"/);
+  });
+
+  test('smtp: address, port, user, password, tls and the From address', () => {
+    const c = loadConfig({
+      BELLOWS_SMTP_ADDRESS: 'smtp.example.com', BELLOWS_SMTP_PORT: '465', BELLOWS_SMTP_USER: 'u', BELLOWS_SMTP_PASSWORD: 'p',
+      BELLOWS_SMTP_TLS: 'true', BELLOWS_EMAIL_FROM: 'git@example.com',
+    });
+    assert.deepEqual([c.smtp, c.emailFrom], [{ address: 'smtp.example.com', port: 465, user: 'u', password: 'p', tls: true }, 'git@example.com']);
+    assert.equal(loadConfig({ BELLOWS_EXTERNAL_URL: 'https://git.example.com' }).emailFrom, 'bellows@git.example.com');
+    assert.throws(() => loadConfig({ BELLOWS_SMTP_PORT: '0' }), /BELLOWS_SMTP_PORT must be an integer between 1 and 65535, got "0"/);
+    assert.throws(() => loadConfig({ BELLOWS_SMTP_TLS: 'maybe' }), /smtp_tls must be true or false, got "maybe"/);
+    assert.throws(() => loadConfig({ BELLOWS_SMTP_ADDRESS: 'a b' }), /BELLOWS_SMTP_ADDRESS must be a host name or address, got "a b"/);
+    assert.throws(() => loadConfig({ BELLOWS_EMAIL_FROM: 'nobody' }), /BELLOWS_EMAIL_FROM must be an e-mail address, got "nobody"/);
   });
 
   test('workers: a count, or auto for one per core', () => {
@@ -166,7 +181,7 @@ test('config check: exit code 78 and one line on stderr for an invalid setting; 
   assert.equal(bad.status, 78);
   assert.equal(bad.stderr, 'bellows: configuration error: PORT must be an integer between 0 and 65535, got "eighty"\n');
   assert.equal(bad.stdout, '');
-  const good = runCli(['config', 'check'], { ...env, PORT: '9999', BELLOWS_ROOT_TOKEN: 'glpat-secret-value', DATABASE_URL: 'postgres://bellows:hunter2@db/bellows' });
+  const good = runCli(['config', 'check'], { ...env, PORT: '9999', BELLOWS_ROOT_TOKEN: 'glpat-secret-value', DATABASE_URL: 'postgres://bellows:hunter2@db/bellows', BELLOWS_SMTP_PASSWORD: 'smtp-pass-value' });
   assert.equal(good.status, 0, good.stderr);
   const shown = JSON.parse(good.stdout);
   assert.equal(shown.port, 9999);
@@ -174,5 +189,6 @@ test('config check: exit code 78 and one line on stderr for an invalid setting; 
   assert.equal(shown.rootToken, '(set)');
   assert.equal(shown.rootPassword, null);
   assert.equal(shown.databaseUrl, 'postgres://***@db/bellows');
-  assert.ok(!good.stdout.includes('glpat-secret-value') && !good.stdout.includes('hunter2'));
+  assert.equal(shown.smtp.password, '(set)');
+  assert.ok(!good.stdout.includes('glpat-secret-value') && !good.stdout.includes('hunter2') && !good.stdout.includes('smtp-pass-value'));
 });

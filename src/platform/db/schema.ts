@@ -961,6 +961,13 @@ export interface RateLimitCountersTable {
 }
 
 /** A running server process: the storage shards it serves (sorted names, comma-separated) and when it was last seen. */
+/** Secrets the server makes for itself (0027), e.g. the key of signed unsubscribe links. */
+export interface ServerSecretsTable {
+  name: string;
+  value: string;
+  created_at: number;
+}
+
 export interface MachinesTable {
   id: string;
   hostname: string;
@@ -1047,4 +1054,5 @@ export interface DB {
   project_import_data: ProjectImportDataTable;
   rate_limit_counters: RateLimitCountersTable;
   machines: MachinesTable;
+  server_secrets: ServerSecretsTable;
 }

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
+import { emitEvent, type Changes } from '../../platform/events.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { IssuesTable, IterationsTable, MilestonesTable } from '../../platform/db/schema.ts';
 import { fitsIntColumn } from '../../platform/db/dialect.ts';
@@ -277,6 +278,7 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
       ...set, created_at: createdAt, updated_at: createdAt,
     } as any).returningAll().executeTakeFirstOrThrow();
     await applyChange(deps, trx, scope, null, issue, input, groupIds, now);
+    if (scope.actor.user) await emitEvent(deps, trx, { type: 'issue', action: 'open', projectId: issue.project_id, issueId: issue.id, actorId: scope.actor.user.id });
     if (within) await within(trx, issue);
     return issue;
   });
@@ -294,7 +296,13 @@ export async function updateIssue(deps: ServiceDeps, scope: IssueScope, issue: I
     if (input.created_at !== undefined && may(scope, 'set_issue_created_at')) set.created_at = input.created_at;
     set.updated_at = may(scope, 'set_issue_updated_at') && input.updated_at !== undefined ? input.updated_at : now;
     const after = await trx.updateTable('issues').set(set).where('id', '=', issue.id).returningAll().executeTakeFirstOrThrow();
-    await applyChange(deps, trx, scope, issue, after, input, groupIds, now);
+    const change = await applyChange(deps, trx, scope, issue, after, input, groupIds, now);
+    if (scope.actor.user) {
+      await emitEvent(deps, trx, {
+        type: 'issue', action: after.state === issue.state ? 'update' : after.state === 'closed' ? 'close' : 'reopen',
+        projectId: after.project_id, issueId: after.id, actorId: scope.actor.user.id, changes: await issueChanges(trx, change),
+      });
+    }
     return after;
   });
 }
@@ -666,4 +674,12 @@ export async function loadEventContext(deps: ServiceDeps, rows: Array<{ user_id:
     milestones: new Map(milestones.map((m) => [m.id, m])),
     pres: { base, projects: new Map(projects.map((p) => [p.id, p])), groupPaths: new Map(groups.map((g) => [g.id, g.full_path])), now: deps.clock.now() },
   };
+}
+
+/** The `changes` of an issue's event: its assignees (user ids) before and after, when they changed. */
+async function issueChanges(trx: Db, change: IssueChange): Promise<Changes> {
+  if (!change.addedAssigneeIds.length && !change.removedAssigneeIds.length) return {};
+  const current = (await assigneeIdsOf(trx, [change.issue.id])).get(change.issue.id)!;
+  const previous = [...current.filter((id) => !change.addedAssigneeIds.includes(id)), ...change.removedAssigneeIds].sort((a, b) => a - b);
+  return { assignees: { previous, current } };
 }

@@ -1,5 +1,6 @@
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
+import { emitEvent } from '../../platform/events.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { liveProjectById } from '../../platform/project-rows.ts';
 import { writeSystemNote } from '../notes/notes.service.ts';
@@ -64,6 +65,8 @@ async function refreshSource(deps: ServiceDeps, source: ProjectRow, mr: MergeReq
     const body = addedCommitsBody(added.map((c) => ({ short_id: c.short_id, title: c.title })), compare, addedCount);
     await writeSystemNote(trx, mergeRequestNoteable(after), userId ?? mr.author_id, body, now);
     await afterNewVersion(deps, trx, after, { previousDiffId: current.latest_diff_id, diffId });
+    const actorId = userId ?? mr.author_id;
+    if (actorId !== null && old) await emitEvent(deps, trx, { type: 'merge_request', action: 'update', projectId: after.target_project_id, mergeRequestId: after.id, actorId, oldrev: old });
   });
 }
 

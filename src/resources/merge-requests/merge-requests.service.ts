@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
+import { emitEvent, type Changes } from '../../platform/events.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { MergeRequestsTable, MilestonesTable } from '../../platform/db/schema.ts';
 import { fitsIntColumn } from '../../platform/db/dialect.ts';
@@ -205,6 +206,7 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
         if (users.length) await trx.insertInto(table).values(users.map((user_id) => ({ merge_request_id: row.id, user_id, created_at: now }))).execute();
       }
     }
+    if (source.actor.user) await emitEvent(deps, trx, { type: 'merge_request', action: 'open', projectId: after.target_project_id, mergeRequestId: after.id, actorId: source.actor.user.id });
     return after;
   });
   return { mr, scope: target };
@@ -487,6 +489,12 @@ export async function updateMergeRequest(deps: ServiceDeps, scope: MergeRequestS
     }
     if (input.description !== undefined) await linkClosingIssues(trx, after, now);
     await writeMergeRequestSystemNotes(trx, change);
+    if (uid !== null) {
+      await emitEvent(deps, trx, {
+        type: 'merge_request', action: after.state === mr.state ? 'update' : after.state === 'closed' ? 'close' : 'reopen',
+        projectId: after.target_project_id, mergeRequestId: after.id, actorId: uid, changes: await mergeRequestChanges(trx, change),
+      });
+    }
     return after;
   });
 }
@@ -663,4 +671,19 @@ export async function versionCommits(deps: ServiceDeps, project: ProjectRow, mr:
   const total = diff.commits_count ?? (await repo.countCommits(range));
   const commits = total && page.skip < total ? await repo.log({ ref: range, skip: page.skip, limit: page.limit }) : [];
   return { total, commits };
+}
+
+/** The `changes` of a merge request's event: its assignees and reviewers (user ids) before and after, when they changed. */
+async function mergeRequestChanges(trx: Db, change: MergeRequestChange): Promise<Changes> {
+  const out: Changes = {};
+  const sides = [
+    ['assignees', 'merge_request_assignees', change.addedAssigneeIds, change.removedAssigneeIds],
+    ['reviewers', 'merge_request_reviewers', change.addedReviewerIds, change.removedReviewerIds],
+  ] as const;
+  for (const [name, table, added, removed] of sides) {
+    if (!added.length && !removed.length) continue;
+    const current = (await userIdsOf(trx, table, [change.mr.id])).get(change.mr.id)!;
+    out[name] = { previous: [...current.filter((id) => !added.includes(id)), ...removed].sort((a, b) => a - b), current };
+  }
+  return out;
 }

@@ -1,5 +1,6 @@
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
+import { emitEvent } from '../../platform/events.ts';
 import type { Actor } from '../../platform/access/actor.ts';
 import { canProject } from '../../platform/access/policy.ts';
 import { ForbiddenError, RuleError, UnauthorizedError } from '../../platform/errors.ts';
@@ -165,6 +166,7 @@ async function recordMerge(deps: ServiceDeps, mr: MergeRequestRow, project: Proj
     if (!done) return (await trx.selectFrom('merge_requests').selectAll().where('id', '=', mr.id).executeTakeFirstOrThrow());
     await trx.insertInto('resource_state_events').values({ target_type: MERGE_REQUEST, target_id: mr.id, user_id: p.user_id, state: 'merged', created_at: now }).execute();
     if (closes.length) await closeIssues(trx, project.id, closes, p.user_id, now);
+    if (p.user_id !== null) await emitEvent(deps, trx, { type: 'merge_request', action: 'merge', projectId: done.target_project_id, mergeRequestId: done.id, actorId: p.user_id });
     return done;
   });
 }

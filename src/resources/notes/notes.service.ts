@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type SelectQueryBuilder } from 'kysely';
+import { emitEvent } from '../../platform/events.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { DB } from '../../platform/db/schema.ts';
@@ -178,6 +179,7 @@ export async function createNote(deps: ServiceDeps, s: NoteScope, input: NoteInp
     }).returningAll().executeTakeFirstOrThrow();
     await input.derive?.(trx, row);
     await touchNoteable(trx, s.noteable, now);
+    if (row.project_id !== null) await emitEvent(deps, trx, { type: 'note', action: 'create', projectId: row.project_id, noteId: row.id, actorId: s.actor.user!.id });
     return row;
   });
 }

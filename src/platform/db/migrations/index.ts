@@ -23,6 +23,7 @@ import * as m0022 from './0022_application_settings.ts';
 import * as m0019 from './0019_snippets_wikis.ts';
 import * as m0023 from './0023_multi_machine.ts';
 import * as m0024 from './0024_suggestions.ts';
+import * as m0027 from './0027_notification_mail.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -54,4 +55,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0022_application_settings', up: m0022.up },
   { name: '0023_multi_machine', up: m0023.up },
   { name: '0024_suggestions', up: m0024.up },
+  { name: '0027_notification_mail', up: m0027.up },
 ];

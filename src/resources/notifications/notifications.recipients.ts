@@ -1,0 +1,224 @@
+import type { ServiceDeps } from '../../platform/deps.ts';
+import type { Actor, UserRow } from '../../platform/access/actor.ts';
+import { issueDenial, noteDenial, projectDenial } from '../../platform/access/policy.ts';
+import { projectAccessLevels, type ProjectRow } from '../../platform/membership.ts';
+import { projectAncestorGroupIds } from '../labels/labels.lookup.ts';
+import { usersByIds } from '../users/users.service.ts';
+import { effectiveNotificationLevel, getNotificationSetting, GLOBAL, type EventName } from '../notification-settings/notification-settings.service.ts';
+import { assigneeIdsOf, participants as issueParticipants, type IssueRow } from '../issues/issues.service.ts';
+import { participants as mergeRequestParticipants, userIdsOf, type MergeRequestRow } from '../merge-requests/merge-requests.service.ts';
+
+// Who receives a notification e-mail, as the reference's notification recipients are built
+// (NotificationRecipients::Builder and NotificationRecipient#notifiable?):
+//
+// - candidates, each with a type: participants of the record (`participating`: its author, assignees, reviewers,
+//   commenters, users mentioned in it), users mentioned by the action (`mention`), users whose effective level is
+//   `watch` (`watch`) or `custom` (`custom`), explicit subscribers of the record and, for new records, of its labels
+//   (`subscription`);
+// - a candidate is mailed when the access policy lets them read the record, they are not the acting user, and their
+//   effective setting (project, then the group chain, then global) suits the type: `disabled` never (explicit
+//   subscriptions aside), `mention` for mentions only, `participating` and `watch` always (watchers not for
+//   `push_to_merge_request` and `issue_due`), `custom` when the action's event is on or they participate or are
+//   mentioned. Who unsubscribed from the record is mailed only when mentioned;
+// - one message per user, with the strongest reason (`own_activity`, `assigned`, `review_requested`, `mentioned`,
+//   `subscribed`), to their notification e-mail.
+
+export type RecipientType = 'participating' | 'mention' | 'watch' | 'custom' | 'subscription';
+export type Reason = 'own_activity' | 'assigned' | 'review_requested' | 'mentioned' | 'subscribed' | null;
+
+export interface Candidate {
+  userId: number;
+  type: RecipientType;
+  reason: Reason;
+}
+
+export interface Recipient {
+  user: UserRow;
+  email: string;
+  reason: Reason;
+}
+
+/** The record a notification is about, for the read check and the subscriptions. */
+export type Subject =
+  | { kind: 'Issue'; issue: IssueRow; assigneeIds: number[]; internalNote?: boolean }
+  | { kind: 'MergeRequest'; mr: MergeRequestRow; internalNote?: boolean }
+  | { kind: 'Project' };
+
+const REASON_ORDER: Reason[] = ['own_activity', 'assigned', 'review_requested', 'mentioned', 'subscribed'];
+const priority = (r: Reason) => (r === null ? REASON_ORDER.length : REASON_ORDER.indexOf(r));
+
+/** Events watchers are not told about (the reference's EXCLUDED_WATCHER_EVENTS). */
+const EXCLUDED_WATCHER_EVENTS: ReadonlySet<EventName> = new Set(['push_to_merge_request', 'issue_due', 'success_pipeline']);
+
+export function actorOf(user: UserRow): Actor {
+  return { user, admin: !!user.admin, token: null, via: 'none', sudo: false };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Candidates
+
+const add = (out: Candidate[], ids: Iterable<number | null>, type: RecipientType, reason: Reason) => {
+  for (const id of ids) if (id !== null) out.push({ userId: id, type, reason });
+};
+
+/** The record's participants: the author, commenters, assignees (and reviewers), and the users its texts mention. */
+export async function participantCandidates(deps: ServiceDeps, project: ProjectRow, subject: Subject, out: Candidate[]): Promise<void> {
+  if (subject.kind === 'Project') return;
+  const [users, texts] = subject.kind === 'Issue'
+    ? [await issueParticipants(deps, subject.issue, project), [subject.issue.description]]
+    : [await mergeRequestParticipants(deps, subject.mr, project), [subject.mr.description]];
+  add(out, users.map((u) => u.id), 'participating', null);
+  const id = subject.kind === 'Issue' ? subject.issue.id : subject.mr.id;
+  const notes = await deps.db.selectFrom('notes').select('body').where('noteable_type', '=', subject.kind).where('noteable_id', '=', id)
+    .where('system', '=', 0).where('internal', '=', 0).execute();
+  add(out, await mentionedUserIds(deps, [...texts, ...notes.map((n) => n.body)].join('\n')), 'participating', null);
+}
+
+/** Users whose effective level for the project is `watch` or `custom`: candidates of those types. */
+export async function watcherCandidates(deps: ServiceDeps, project: ProjectRow, out: Candidate[]): Promise<void> {
+  const groupIds = await projectAncestorGroupIds(deps.db, project);
+  const rows = await deps.db.selectFrom('notification_settings').select('user_id').distinct().where('level', 'in', ['watch', 'custom'])
+    .where((eb) => eb.or([
+      eb.and([eb('source_type', '=', 'Project'), eb('source_id', '=', project.id)]),
+      ...(groupIds.length ? [eb.and([eb('source_type', '=', 'Namespace'), eb('source_id', 'in', groupIds)])] : []),
+      eb('source_type', '=', GLOBAL.type),
+    ])).execute();
+  for (const { user_id } of rows) {
+    const setting = await effectiveNotificationLevel(deps, user_id, { projectId: project.id });
+    if (setting.level !== 'watch' && setting.level !== 'custom') continue;
+    // A global level reaches the projects the user is a member of, as the reference's member settings do.
+    if (setting.source.type === 'Global') {
+      const access = (await projectAccessLevels(deps.db, user_id, [project])).get(project.id);
+      if (!access || (access.project === null && access.group === null && access.effective === 0)) continue;
+    }
+    out.push({ userId: user_id, type: setting.level, reason: null });
+  }
+}
+
+/** Explicit subscribers of the record, and for a new one, of its labels. */
+export async function subscriberCandidates(deps: ServiceDeps, subject: Subject, withLabels: boolean, out: Candidate[]): Promise<void> {
+  if (subject.kind === 'Project') return;
+  const id = subject.kind === 'Issue' ? subject.issue.id : subject.mr.id;
+  const subs = await deps.db.selectFrom('subscriptions').select('user_id').where('subscribable_type', '=', subject.kind)
+    .where('subscribable_id', '=', id).where('subscribed', '=', 1).execute();
+  add(out, subs.map((s) => s.user_id), 'subscription', 'subscribed');
+  if (!withLabels) return;
+  const labelIds = (await deps.db.selectFrom('label_links').select('label_id').where('target_type', '=', subject.kind).where('target_id', '=', id).execute())
+    .map((l) => l.label_id);
+  if (!labelIds.length) return;
+  const labelSubs = await deps.db.selectFrom('subscriptions').select('user_id').where('subscribable_type', '=', 'Label')
+    .where('subscribable_id', 'in', labelIds).where('subscribed', '=', 1).execute();
+  add(out, labelSubs.map((s) => s.user_id), 'subscription', 'subscribed');
+}
+
+/** The assignees (and reviewers) of the record. */
+export async function assigneeIds(deps: ServiceDeps, subject: Subject): Promise<{ assignees: number[]; reviewers: number[] }> {
+  if (subject.kind === 'Issue') return { assignees: subject.assigneeIds, reviewers: [] };
+  if (subject.kind === 'Project') return { assignees: [], reviewers: [] };
+  const [a, r] = await Promise.all([
+    userIdsOf(deps.db, 'merge_request_assignees', [subject.mr.id]),
+    userIdsOf(deps.db, 'merge_request_reviewers', [subject.mr.id]),
+  ]);
+  return { assignees: a.get(subject.mr.id)!, reviewers: r.get(subject.mr.id)! };
+}
+
+export async function issueSubject(deps: ServiceDeps, issue: IssueRow): Promise<Subject> {
+  return { kind: 'Issue', issue, assigneeIds: (await assigneeIdsOf(deps.db, [issue.id])).get(issue.id)! };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Mentions
+
+/** `@name` references outside code: a user's username or a group's full path (`@group/subgroup`). */
+const MENTION = /(?:^|[^\w.+\-/@`])@([A-Za-z0-9_][A-Za-z0-9_.\-]*(?:\/[A-Za-z0-9_][A-Za-z0-9_.\-]*)*)/g;
+const MAX_MENTIONS = 100;
+
+/** The users a text mentions: by username, and the members of a mentioned group (unless it turned mentions off). */
+export async function mentionedUserIds(deps: ServiceDeps, text: string | null): Promise<number[]> {
+  if (!text) return [];
+  const plain = text.replace(/```[\s\S]*?```/g, ' ').replace(/`[^`\n]*`/g, ' ');
+  const names = new Set<string>();
+  for (const m of plain.matchAll(MENTION)) {
+    names.add(m[1].replace(/[.\-]+$/, '').toLowerCase());
+    if (names.size >= MAX_MENTIONS) break;
+  }
+  names.delete('');
+  if (!names.size) return [];
+  const list = [...names];
+  const [users, groups] = await Promise.all([
+    deps.db.selectFrom('users').select('id').where((eb) => eb.fn('lower', ['username']), 'in', list).execute(),
+    deps.db.selectFrom('namespaces').select('id').where('kind', '=', 'group').where('full_path_lower', 'in', list)
+      .where((eb) => eb.or([eb('mentions_disabled', 'is', null), eb('mentions_disabled', '=', 0)])).execute(),
+  ]);
+  const ids = new Set(users.map((u) => u.id));
+  if (groups.length) {
+    const members = await deps.db.selectFrom('members').select('user_id').where('source_type', '=', 'Namespace')
+      .where('source_id', 'in', groups.map((g) => g.id)).execute();
+    for (const m of members) ids.add(m.user_id);
+  }
+  return [...ids];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Filtering
+
+function suits(level: string, events: Record<string, boolean>, type: RecipientType, action: EventName): boolean {
+  switch (level) {
+    case 'custom': return !!events[action] || type === 'participating' || type === 'mention';
+    case 'watch': return !EXCLUDED_WATCHER_EVENTS.has(action);
+    case 'participating': return true;
+    case 'mention': return type === 'mention';
+    default: return false;
+  }
+}
+
+async function mayRead(deps: ServiceDeps, user: UserRow, project: ProjectRow, subject: Subject): Promise<boolean> {
+  const level = (await projectAccessLevels(deps.db, user.id, [project], deps.clock.now())).get(project.id)?.effective ?? 0;
+  const actor = actorOf(user);
+  if (subject.kind === 'Issue') {
+    if (issueDenial(actor, 'read_issue', project, level, { ...subject.issue, assigneeIds: subject.assigneeIds })) return false;
+  } else if (subject.kind === 'MergeRequest') {
+    if (projectDenial(actor, 'read_merge_request', project, level)) return false;
+  } else if (projectDenial(actor, 'read_project', project, level)) return false;
+  if (subject.kind !== 'Project' && subject.internalNote && noteDenial(actor, 'read_internal', project, level, { locked: false })) return false;
+  return true;
+}
+
+/** Whether the user turned the record's notifications off (an explicit unsubscription). */
+async function unsubscribed(deps: ServiceDeps, userId: number, subject: Subject): Promise<boolean> {
+  if (subject.kind === 'Project') return false;
+  const id = subject.kind === 'Issue' ? subject.issue.id : subject.mr.id;
+  const row = await deps.db.selectFrom('subscriptions').select('subscribed').where('subscribable_type', '=', subject.kind)
+    .where('subscribable_id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  return !!row && !row.subscribed;
+}
+
+/** The candidates who are mailed, one per user with their strongest reason, in user id order. */
+export async function selectRecipients(deps: ServiceDeps, o: {
+  project: ProjectRow; subject: Subject; action: EventName; actingUserId: number | null; candidates: Candidate[];
+}): Promise<Recipient[]> {
+  const byUser = new Map<number, Candidate[]>();
+  for (const c of o.candidates) {
+    if (c.userId === o.actingUserId) continue;
+    byUser.set(c.userId, [...(byUser.get(c.userId) ?? []), c]);
+  }
+  const users = await usersByIds(deps, [...byUser.keys()]);
+  const out: Recipient[] = [];
+  for (const [userId, entries] of [...byUser].sort((a, b) => a[0] - b[0])) {
+    const user = users.get(userId);
+    if (!user || user.state !== 'active' || user.user_type !== 'human') continue;
+    if (!(await mayRead(deps, user, o.project, o.subject))) continue;
+    const setting = await effectiveNotificationLevel(deps, userId, { projectId: o.project.id });
+    const off = await unsubscribed(deps, userId, o.subject);
+    const passing = entries.filter((c) => {
+      if (c.type === 'subscription') return !off;
+      if (!suits(setting.level, setting.events, c.type, o.action)) return false;
+      return c.type === 'mention' || !off;
+    });
+    if (!passing.length) continue;
+    const reason = passing.map((c) => c.reason).sort((a, b) => priority(a) - priority(b))[0];
+    const email = (await getNotificationSetting(deps, userId, GLOBAL)).notificationEmail ?? user.email;
+    out.push({ user, email, reason });
+  }
+  return out;
+}

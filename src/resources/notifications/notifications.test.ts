@@ -1,0 +1,427 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { addMember, castRoles, commitFiles, makeIssue, makeMergeRequest, makeProject, quickUser, Role, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
+import type { ManualClock } from '../../platform/clock.ts';
+import type { ProjectRow } from '../../platform/membership.ts';
+
+// Notification e-mails, received by a real SMTP server on loopback.
+
+interface Received {
+  to: string[];
+  headers: Map<string, string>;
+  text: string;
+  html: string;
+  raw: string;
+}
+
+/** Unfolded headers (names in lower case) and the decoded text and HTML parts of a MIME message. */
+function parse(raw: string, to: string[]): Received {
+  const split = (s: string) => {
+    const at = s.indexOf('\r\n\r\n');
+    const head = s.slice(0, at).replace(/\r\n[ \t]+/g, ' ');
+    const headers = new Map<string, string>();
+    for (const line of head.split('\r\n')) {
+      const i = line.indexOf(':');
+      headers.set(line.slice(0, i).toLowerCase(), line.slice(i + 1).trim());
+    }
+    return { headers, body: s.slice(at + 4) };
+  };
+  const top = split(raw);
+  const decode = (h: Map<string, string>, body: string) => {
+    const enc = (h.get('content-transfer-encoding') ?? '').toLowerCase();
+    if (enc === 'base64') return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
+    if (enc === 'quoted-printable') {
+      return Buffer.from(body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_, x) => String.fromCharCode(parseInt(x, 16))), 'latin1').toString('utf8');
+    }
+    return body;
+  };
+  let text = '';
+  let html = '';
+  const boundary = /boundary="?([^";]+)"?/.exec(top.headers.get('content-type') ?? '')?.[1];
+  for (const part of boundary ? top.body.split(`--${boundary}`).slice(1, -1) : []) {
+    const p = split(part.replace(/^\r\n/, ''));
+    const type = p.headers.get('content-type') ?? '';
+    if (type.startsWith('text/plain')) text = decode(p.headers, p.body.replace(/\r\n$/, ''));
+    if (type.startsWith('text/html')) html = decode(p.headers, p.body.replace(/\r\n$/, ''));
+  }
+  const decodeWord = (v: string) => v.replace(/=\?UTF-8\?Q\?([^?]*)\?=/gi, (_, q) => Buffer.from(q.replace(/_/g, ' ').replace(/=([0-9A-F]{2})/g, (_m: string, x: string) => String.fromCharCode(parseInt(x, 16))), 'latin1').toString('utf8'));
+  for (const [k, v] of top.headers) top.headers.set(k, decodeWord(v));
+  return { to, headers: top.headers, text, html, raw };
+}
+
+let t: TestApp;
+let smtp: SMTPServer;
+const inbox: Received[] = [];
+/** Refusals the server still has to give before it accepts messages again. */
+let refusals = 0;
+let n = 0;
+
+before(async () => {
+  smtp = new SMTPServer({
+    authOptional: true, disabledCommands: ['STARTTLS'], logger: false,
+    onData(stream, session, done) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        if (refusals > 0) {
+          refusals--;
+          const err = new Error('Try again later') as Error & { responseCode: number };
+          err.responseCode = 451;
+          return done(err);
+        }
+        inbox.push(parse(Buffer.concat(chunks).toString('utf8'), session.envelope.rcptTo.map((r) => r.address)));
+        done();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+  const port = (smtp.server.address() as AddressInfo).port;
+  t = await buildTestApp({ config: { smtp: { address: '127.0.0.1', port, user: null, password: null, tls: false }, emailFrom: 'git@bellows.test' } });
+});
+after(async () => {
+  await t.close();
+  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+});
+
+/** Runs the queued jobs and answers what arrived since the last call. */
+async function delivered(): Promise<Received[]> {
+  await t.app.jobs.drain();
+  return inbox.splice(0);
+}
+const toOf = (mails: Received[]) => mails.map((m) => m.to[0]).sort();
+const mailOf = (u: TestUser) => u.user.email;
+const forUser = (mails: Received[], u: TestUser) => {
+  const found = mails.filter((m) => m.to[0] === u.user.email);
+  assert.equal(found.length, 1, `one message to ${u.user.username}, got ${found.length}`);
+  return found[0];
+};
+
+async function setLevel(u: TestUser, where: string, body: Record<string, unknown>) {
+  const r = await call(t.app, 'PUT', `${where}/notification_settings`, { token: u.token, body });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+}
+
+interface World { project: ProjectRow; roles: RoleCast; watcher: TestUser; guestWatcher: TestUser; mentionOnly: TestUser; customOff: TestUser; customOn: TestUser; disabled: TestUser }
+
+/**
+ * A private project with its role cast and, as Developers unless said: a watcher, a Guest watcher, a user at the
+ * `mention` level, one at `custom` with the event under test off, one with it on, and one at `disabled`.
+ */
+async function world(event: string): Promise<World> {
+  const project = await makeProject(t.app, { visibility: 0, repository: true, path: `proj${++n}` });
+  const roles = await castRoles(t.app, project);
+  const member = async (level: number) => {
+    const u = await quickUser(t.app);
+    await addMember(t.app, { type: 'Project', id: project.id }, u.user.id, level);
+    return u;
+  };
+  const w: World = {
+    project, roles,
+    watcher: await member(Role.developer), guestWatcher: await member(Role.guest), mentionOnly: await member(Role.developer),
+    customOff: await member(Role.developer), customOn: await member(Role.developer), disabled: await member(Role.developer),
+  };
+  const p = `/projects/${project.id}`;
+  await setLevel(w.watcher, p, { level: 'watch' });
+  await setLevel(w.guestWatcher, p, { level: 'watch' });
+  await setLevel(w.mentionOnly, p, { level: 'mention' });
+  await setLevel(w.customOff, p, { level: 'custom', [event]: false });
+  await setLevel(w.customOn, p, { level: 'custom', [event]: true });
+  await setLevel(w.disabled, p, { level: 'disabled' });
+  await t.app.jobs.drain();
+  inbox.splice(0);
+  return w;
+}
+
+const host = 'bellows.test';
+
+describe('issues', () => {
+  test('new_issue: watchers, custom with new_issue on, the assignee and the mentioned; not the author, custom off, disabled, mention level unmentioned', async () => {
+    const w = await world('new_issue');
+    const r = await call(t.app, 'POST', `/projects/${w.project.id}/issues`, {
+      token: w.roles.developer.token,
+      body: { title: 'Broken <build>', description: 'See @' + w.mentionOnly.user.username + ' & <b>this</b>', assignee_ids: [w.roles.reporter.user.id] },
+    });
+    assert.equal(r.status, 201);
+    const mails = await delivered();
+    // The Guest watcher reads a non-confidential issue of a private project (Guests read issues).
+    assert.deepEqual(toOf(mails), [w.watcher, w.guestWatcher, w.mentionOnly, w.customOn, w.roles.reporter].map(mailOf).sort());
+    const m = forUser(mails, w.watcher);
+    const issueId = r.body.id;
+    assert.equal(m.headers.get('subject'), `${w.project.name} | Broken <build> (#${r.body.iid})`);
+    assert.equal(m.headers.get('message-id'), `<issue_${issueId}@${host}>`);
+    assert.equal(m.headers.get('in-reply-to'), undefined);
+    assert.match(m.headers.get('from')!, /^"?User [^"]+"? <git@bellows\.test>$/);
+    assert.equal(m.headers.get('x-gitlab-project'), w.project.name);
+    assert.equal(m.headers.get('x-gitlab-project-id'), String(w.project.id));
+    assert.equal(m.headers.get('x-gitlab-project-path'), w.project.full_path);
+    assert.equal(m.headers.get('x-gitlab-issue-iid'), String(r.body.iid));
+    assert.equal(m.headers.get('x-gitlab-issue-id'), String(issueId));
+    assert.equal(m.headers.get('x-bellows-notification-event'), 'new_issue');
+    assert.equal(m.headers.get('x-gitlab-notificationreason'), undefined);
+    const [ns, proj] = w.project.full_path.split('/');
+    assert.equal(m.headers.get('list-id'), `${w.project.full_path} <${w.project.id}.${proj}.${ns}.${host}>`);
+    assert.match(m.headers.get('list-unsubscribe')!, /^<http:\/\/bellows\.test\/-\/sent_notifications\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\/unsubscribe>$/);
+    assert.equal(forUser(mails, w.roles.reporter).headers.get('x-gitlab-notificationreason'), 'assigned');
+    assert.equal(forUser(mails, w.mentionOnly).headers.get('x-gitlab-notificationreason'), 'mentioned');
+    // Text as written, HTML escaped.
+    assert.ok(m.text.includes(`See @${w.mentionOnly.user.username} & <b>this</b>`), m.text);
+    assert.ok(m.html.includes('See @' + w.mentionOnly.user.username + ' &amp; &lt;b&gt;this&lt;/b&gt;'), m.html);
+    assert.ok(!m.html.includes('<b>this</b>'));
+  });
+
+  test('a confidential issue reaches only those who may read it', async () => {
+    const w = await world('new_issue');
+    const reporterWatcher = await quickUser(t.app);
+    await addMember(t.app, { type: 'Project', id: w.project.id }, reporterWatcher.user.id, Role.reporter);
+    await setLevel(reporterWatcher, `/projects/${w.project.id}`, { level: 'watch' });
+    await t.app.jobs.drain();
+    const r = await call(t.app, 'POST', `/projects/${w.project.id}/issues`, { token: w.roles.developer.token, body: { title: 'Secret', confidential: true } });
+    assert.equal(r.status, 201);
+    const mails = await delivered();
+    assert.deepEqual(toOf(mails), [w.watcher, w.customOn, reporterWatcher].map(mailOf).sort());
+  });
+
+  test('close_issue and reopen_issue answer in the issue\'s thread; custom with the event off is skipped', async () => {
+    const w = await world('close_issue');
+    const issue = await makeIssue(t.app, w.project, { title: 'Flaky', authorId: w.roles.reporter.user.id });
+    const closed = await call(t.app, 'PUT', `/projects/${w.project.id}/issues/${issue.iid}`, { token: w.roles.maintainer.token, body: { state_event: 'close' } });
+    assert.equal(closed.status, 200);
+    let mails = await delivered();
+    // The author participates; the closer is not told of their own action.
+    assert.deepEqual(toOf(mails), [w.watcher, w.guestWatcher, w.customOn, w.roles.reporter].map(mailOf).sort());
+    const m = forUser(mails, w.roles.reporter);
+    assert.equal(m.headers.get('subject'), `Re: ${w.project.name} | Flaky (#${issue.iid})`);
+    assert.equal(m.headers.get('in-reply-to'), `<issue_${issue.id}@${host}>`);
+    assert.equal(m.headers.get('references'), `<issue_${issue.id}@${host}>`);
+    assert.match(m.headers.get('message-id')!, new RegExp(`^<[0-9a-f]{32}@${host}>$`));
+    assert.equal(m.headers.get('x-gitlab-issue-state'), 'closed');
+    assert.ok(m.text.includes(`Issue #${issue.iid} was closed by ${w.roles.maintainer.user.name}`), m.text);
+
+    const reopened = await call(t.app, 'PUT', `/projects/${w.project.id}/issues/${issue.iid}`, { token: w.roles.maintainer.token, body: { state_event: 'reopen' } });
+    assert.equal(reopened.status, 200);
+    mails = await delivered();
+    // customOn has close_issue on, not reopen_issue.
+    assert.deepEqual(toOf(mails), [w.watcher, w.guestWatcher, w.roles.reporter].map(mailOf).sort());
+    assert.ok(forUser(mails, w.watcher).text.includes('was reopened by'));
+  });
+
+  test('reassign_issue: the new and the previous assignee, as mentions', async () => {
+    const w = await world('reassign_issue');
+    const issue = await makeIssue(t.app, w.project, { title: 'Owner', authorId: w.roles.owner.user.id, assigneeIds: [w.roles.reporter.user.id] });
+    // The mention-level user becomes the assignee: a reassignment mentions them.
+    const r = await call(t.app, 'PUT', `/projects/${w.project.id}/issues/${issue.iid}`, { token: w.roles.maintainer.token, body: { assignee_ids: [w.mentionOnly.user.id] } });
+    assert.equal(r.status, 200);
+    const mails = await delivered();
+    assert.deepEqual(toOf(mails), [w.watcher, w.guestWatcher, w.customOn, w.mentionOnly, w.roles.reporter, w.roles.owner].map(mailOf).sort());
+    assert.equal(forUser(mails, w.mentionOnly).headers.get('x-gitlab-notificationreason'), 'assigned');
+    assert.ok(forUser(mails, w.roles.reporter).text.includes(`Assignee changed from ${w.roles.reporter.user.name} to ${w.mentionOnly.user.name}`));
+  });
+
+  test('issue_due: at 00:50 UTC, open issues due the next day, to participants (the author too), not watchers', async () => {
+    const w = await world('issue_due');
+    const clock = t.clock as ManualClock;
+    // The next run is at 00:50 of the coming day; it mails about issues due the day after it.
+    const runAt = Math.floor(clock.now() / 86_400_000) * 86_400_000 + 86_400_000 + 50 * 60_000;
+    const dueDay = runAt - 50 * 60_000 + 86_400_000;
+    const due = await makeIssue(t.app, w.project, { title: 'Due soon', authorId: w.roles.reporter.user.id, assigneeIds: [w.roles.developer.user.id], dueDate: dueDay });
+    await makeIssue(t.app, w.project, { title: 'Sooner', authorId: w.roles.reporter.user.id, dueDate: dueDay - 86_400_000 });
+    await makeIssue(t.app, w.project, { title: 'Closed', authorId: w.roles.reporter.user.id, dueDate: dueDay, state: 'closed' });
+    await t.app.jobs.scheduleRecurring();
+    assert.deepEqual(await delivered(), [], 'nothing before the run time');
+    clock.set(runAt);
+    const mails = await delivered();
+    assert.deepEqual(toOf(mails), [w.customOn, w.roles.reporter, w.roles.developer].map(mailOf).sort());
+    const m = forUser(mails, w.roles.reporter);
+    assert.ok(m.text.includes(`Issue #${due.iid} is due on ${new Date(dueDay).toISOString().slice(0, 10)}`), m.text);
+    assert.equal(m.headers.get('in-reply-to'), `<issue_${due.id}@${host}>`);
+    assert.equal(m.headers.get('x-bellows-notification-event'), 'issue_due');
+  });
+});
+
+describe('notes', () => {
+  test('new_note: participants and the mentioned, threaded under the issue and the earlier comments', async () => {
+    const w = await world('new_note');
+    const issue = await makeIssue(t.app, w.project, { title: 'Talk', authorId: w.roles.reporter.user.id });
+    const first = await call(t.app, 'POST', `/projects/${w.project.id}/issues/${issue.iid}/discussions`, { token: w.roles.maintainer.token, body: { body: 'First' } });
+    assert.equal(first.status, 201);
+    await delivered();
+    const reply = await call(t.app, 'POST', `/projects/${w.project.id}/issues/${issue.iid}/discussions/${first.body.id}/notes`, {
+      token: w.roles.developer.token, body: { body: `Agreed, @${w.mentionOnly.user.username}` },
+    });
+    assert.equal(reply.status, 201);
+    const mails = await delivered();
+    // Participants: the author and the first commenter; the replier is not told of their own comment.
+    assert.deepEqual(toOf(mails), [w.watcher, w.guestWatcher, w.mentionOnly, w.customOn, w.roles.reporter, w.roles.maintainer].map(mailOf).sort());
+    const m = forUser(mails, w.roles.maintainer);
+    const firstNoteId = first.body.notes[0].id;
+    assert.equal(m.headers.get('message-id'), `<note_${reply.body.id}@${host}>`);
+    assert.equal(m.headers.get('references'), `<issue_${issue.id}@${host}> <note_${firstNoteId}@${host}>`);
+    assert.equal(m.headers.get('in-reply-to'), `<note_${firstNoteId}@${host}>`);
+    assert.equal(m.headers.get('subject'), `Re: ${w.project.name} | Talk (#${issue.iid})`);
+    assert.ok(m.text.startsWith(`Agreed, @${w.mentionOnly.user.username}`));
+  });
+
+  test('an internal note reaches Reporters and up only', async () => {
+    const w = await world('new_note');
+    const issue = await makeIssue(t.app, w.project, { title: 'Internal', authorId: w.roles.reporter.user.id });
+    const r = await call(t.app, 'POST', `/projects/${w.project.id}/issues/${issue.iid}/notes`, { token: w.roles.maintainer.token, body: { body: 'hush', internal: true } });
+    assert.equal(r.status, 201);
+    assert.deepEqual(toOf(await delivered()), [w.watcher, w.customOn, w.roles.reporter].map(mailOf).sort());
+  });
+});
+
+describe('merge requests', () => {
+  async function mrWorld(event: string) {
+    const w = await world(event);
+    await commitFiles(t.app, w.project, 'main', { 'README.md': 'hello\n' });
+    const branch = `feature-${++n}`;
+    await commitFiles(t.app, w.project, branch, { 'a.txt': 'a\n' }, { from: 'main', message: 'Add a' });
+    return { ...w, branch };
+  }
+
+  test('new_merge_request, then push_to_merge_request (not to watchers), close, reopen, reassign, merge', async () => {
+    const w = await mrWorld('new_merge_request');
+    const mr = await makeMergeRequest(t.app, w.roles.developer.token, w.project, { source_branch: w.branch, target_branch: 'main', title: 'Add a', reviewer_ids: [w.roles.maintainer.user.id] });
+    let mails = await delivered();
+    assert.deepEqual(toOf(mails), [w.watcher, w.customOn, w.roles.maintainer].map(mailOf).sort());
+    let m = forUser(mails, w.watcher);
+    assert.equal(m.headers.get('message-id'), `<merge_request_${mr.id}@${host}>`);
+    assert.equal(m.headers.get('subject'), `${w.project.name} | Add a (!${mr.iid})`);
+    assert.equal(m.headers.get('x-gitlab-mergerequest-iid'), String(mr.iid));
+    assert.ok(m.text.includes(`Branches: ${w.branch} to main`));
+
+    // A push to the source branch: participants (the reviewer), not watchers.
+    const sha = await commitFiles(t.app, w.project, w.branch, { 'b.txt': 'b\n' }, { message: 'Add b' });
+    const { refreshMergeRequests } = await import('../merge-requests/merge-requests.refresh.ts');
+    await refreshMergeRequests(t.app, w.project, [`refs/heads/${w.branch}`], w.roles.developer.user.id);
+    mails = await delivered();
+    assert.deepEqual(toOf(mails), [w.roles.maintainer].map(mailOf));
+    m = mails[0];
+    assert.equal(m.headers.get('in-reply-to'), `<merge_request_${mr.id}@${host}>`);
+    assert.ok(m.text.includes(`* ${sha.slice(0, 8)} - Add b`), m.text);
+
+    const url = `/projects/${w.project.id}/merge_requests/${mr.iid}`;
+    assert.equal((await call(t.app, 'PUT', url, { token: w.roles.maintainer.token, body: { state_event: 'close' } })).status, 200);
+    mails = await delivered();
+    // customOn has only new_merge_request on; the author now participates.
+    assert.deepEqual(toOf(mails), [w.watcher, w.roles.developer].map(mailOf).sort());
+    assert.ok(forUser(mails, w.roles.developer).text.includes(`Merge request !${mr.iid} was closed by ${w.roles.maintainer.user.name}`));
+
+    assert.equal((await call(t.app, 'PUT', url, { token: w.roles.maintainer.token, body: { state_event: 'reopen' } })).status, 200);
+    assert.deepEqual(toOf(await delivered()), [w.watcher, w.roles.developer].map(mailOf).sort());
+
+    assert.equal((await call(t.app, 'PUT', url, { token: w.roles.maintainer.token, body: { assignee_ids: [w.mentionOnly.user.id] } })).status, 200);
+    mails = await delivered();
+    assert.deepEqual(toOf(mails), [w.watcher, w.mentionOnly, w.roles.developer].map(mailOf).sort());
+    assert.equal(forUser(mails, w.mentionOnly).headers.get('x-gitlab-notificationreason'), 'assigned');
+
+    const merged = await call(t.app, 'PUT', `${url}/merge`, { token: w.roles.maintainer.token });
+    assert.equal(merged.status, 200, JSON.stringify(merged.body));
+    mails = await delivered();
+    // The assignee participates, but at the mention level only mentions reach them.
+    assert.deepEqual(toOf(mails), [w.watcher, w.roles.developer].map(mailOf).sort());
+    assert.ok(forUser(mails, w.watcher).text.includes(`Merge request !${mr.iid} was merged by ${w.roles.maintainer.user.name}`));
+    assert.equal(forUser(mails, w.watcher).headers.get('x-gitlab-mergerequest-state'), 'merged');
+  });
+});
+
+describe('projects', () => {
+  test('moved_project: members by their level (participating and watch yes, custom off and disabled no), the mover too', async () => {
+    const w = await world('moved_project');
+    const r = await call(t.app, 'PUT', `/projects/${w.project.id}`, { token: w.roles.owner.token, body: { path: `moved${++n}` } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const mails = await delivered();
+    const nsOwner = await t.app.db.selectFrom('namespaces').select('owner_id').where('id', '=', w.project.namespace_id).executeTakeFirstOrThrow();
+    const owner = (await t.app.db.selectFrom('users').select('email').where('id', '=', nsOwner.owner_id!).executeTakeFirstOrThrow()).email;
+    const { guest, reporter, developer, maintainer, owner: projectOwner } = w.roles;
+    assert.deepEqual(toOf(mails), [...[w.watcher, w.guestWatcher, w.customOn, guest, reporter, developer, maintainer, projectOwner].map(mailOf), owner].sort());
+    const m = mails[0];
+    assert.equal(m.headers.get('subject'), `${w.project.name} | Project was moved`);
+    assert.ok(m.text.includes(`Project ${w.project.full_path} was moved to another location`));
+    assert.equal(m.headers.get('list-unsubscribe'), undefined);
+  });
+});
+
+describe('settings and unsubscribing', () => {
+  test('notification_email is used; the unsubscribe link stops the thread\'s mail; a forged link is 404', async () => {
+    const w = await world('new_issue');
+    const other = `${w.roles.reporter.user.username}.public@example.com`;
+    await t.app.db.updateTable('users').set({ public_email: other }).where('id', '=', w.roles.reporter.user.id).execute();
+    await setLevel(w.roles.reporter, '', { notification_email: other });
+    const issue = await makeIssue(t.app, w.project, { title: 'Noisy', authorId: w.roles.reporter.user.id });
+    assert.equal((await call(t.app, 'POST', `/projects/${w.project.id}/issues/${issue.iid}/notes`, { token: w.roles.developer.token, body: { body: 'one' } })).status, 201);
+    let mails = await delivered();
+    const m = mails.find((x) => x.to[0] === other);
+    assert.ok(m, 'sent to the notification e-mail');
+    const link = /^<(.+)>$/.exec(m.headers.get('list-unsubscribe')!)![1];
+    const path = new URL(link).pathname;
+
+    const forged = path.replace(/\.([A-Za-z0-9_-]+)\/unsubscribe$/, '.AAAA$1/unsubscribe');
+    assert.equal((await t.app.inject({ method: 'GET', url: forged })).statusCode, 404);
+    // A HEAD (a link checker) changes nothing.
+    assert.notEqual((await t.app.inject({ method: 'HEAD', url: path })).statusCode, 200);
+    assert.equal(await t.app.db.selectFrom('subscriptions').select('id').where('subscribable_type', '=', 'Issue').where('subscribable_id', '=', issue.id).executeTakeFirst(), undefined);
+    const res = await t.app.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.body, 'You have been unsubscribed from the issue "Noisy".\n');
+    const sub = await t.app.db.selectFrom('subscriptions').select('subscribed').where('subscribable_type', '=', 'Issue').where('subscribable_id', '=', issue.id)
+      .where('user_id', '=', w.roles.reporter.user.id).executeTakeFirstOrThrow();
+    assert.equal(sub.subscribed, 0);
+
+    assert.equal((await call(t.app, 'POST', `/projects/${w.project.id}/issues/${issue.iid}/notes`, { token: w.roles.developer.token, body: { body: 'two' } })).status, 201);
+    mails = await delivered();
+    assert.ok(!mails.some((x) => x.to[0] === other), 'no more mail for the thread');
+    // A mention still reaches them.
+    assert.equal((await call(t.app, 'POST', `/projects/${w.project.id}/issues/${issue.iid}/notes`, { token: w.roles.developer.token, body: { body: `@${w.roles.reporter.user.username} look` } })).status, 201);
+    mails = await delivered();
+    assert.equal(mails.filter((x) => x.to[0] === other).length, 1);
+  });
+});
+
+describe('delivery', () => {
+  test('an SMTP server that refuses, then accepts: the delivery job retries', async () => {
+    const w = await world('new_issue');
+    refusals = 1;
+    assert.equal((await call(t.app, 'POST', `/projects/${w.project.id}/issues`, { token: w.roles.developer.token, body: { title: 'Retry me' } })).status, 201);
+    const first = await delivered();
+    assert.equal(first.length, 2);
+    const failed = await t.app.db.selectFrom('jobs').select(['state', 'attempts', 'last_error']).where('kind', '=', 'notifications.deliver').where('state', '=', 'queued').execute();
+    assert.equal(failed.length, 1);
+    assert.equal(failed[0].attempts, 1);
+    assert.match(failed[0].last_error!, /451/);
+    (t.clock as ManualClock).advance(10 * 60_000);
+    const later = await delivered();
+    assert.equal(first.length + later.length, 3);
+    assert.deepEqual([...toOf(first), ...toOf(later)].sort(), [w.watcher, w.guestWatcher, w.customOn].map(mailOf).sort());
+  });
+
+  test('without SMTP, each message is an .eml file under the data directory', async () => {
+    const plain = await buildTestApp();
+    try {
+      const author = await quickUser(plain.app);
+      const watcher = await quickUser(plain.app);
+      const project = await makeProject(plain.app, { visibility: 0 });
+      await addMember(plain.app, { type: 'Project', id: project.id }, author.user.id, Role.developer);
+      await addMember(plain.app, { type: 'Project', id: project.id }, watcher.user.id, Role.developer);
+      assert.equal((await call(plain.app, 'PUT', `/projects/${project.id}/notification_settings`, { token: watcher.token, body: { level: 'watch' } })).status, 200);
+      assert.equal((await call(plain.app, 'POST', `/projects/${project.id}/issues`, { token: author.token, body: { title: 'Stored' } })).status, 201);
+      await plain.app.jobs.drain();
+      const dir = join(plain.dataDir, 'mail');
+      assert.ok(existsSync(dir));
+      const files = readdirSync(dir);
+      assert.equal(files.length, 1);
+      assert.match(files[0], /\.eml$/);
+      const msg = parse(readFileSync(join(dir, files[0]), 'utf8'), [watcher.user.email]);
+      assert.equal(msg.headers.get('to'), watcher.user.email);
+      assert.equal(msg.headers.get('subject'), `${project.name} | Stored (#1)`);
+      assert.equal(msg.headers.get('x-gitlab-project-id'), String(project.id));
+    } finally {
+      await plain.close();
+    }
+  });
+});
