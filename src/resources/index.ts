@@ -40,6 +40,7 @@ import { registerStoredFiles } from './uploads/uploads.files.ts';
 import { registerProjectUploadFiles, uploadRoutes } from './uploads/uploads.routes.ts';
 import { uploadJobs } from './uploads/uploads.service.ts';
 import { alertRoutes } from './alerts/alerts.routes.ts';
+import { searchRoutes } from './search/search.routes.ts';
 import { registerAlertNotifications } from './alerts/notify.routes.ts';
 import { registerMetricImageFiles } from './alerts/metric-images.files.ts';
 
@@ -78,6 +79,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...mergeRoutes,
     ...commitRoutes,
     ...storageMoveRoutes,
+    ...searchRoutes,
     ...uploadRoutes,
     ...alertRoutes,
     ...snippetRoutes,
