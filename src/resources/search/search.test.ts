@@ -11,7 +11,8 @@ let t: TestApp;
 before(async () => { t = await buildTestApp(); });
 after(async () => { await t.close(); });
 
-const get = (url: string, token: string | undefined, query: Record<string, unknown>) => call(t.app, 'GET', url, { token, query });
+const get = (url: string, token: string | undefined, query: Record<string, unknown>) =>
+  call(t.app, 'GET', url, { token, query: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])) });
 async function setFeatures(projectId: number, token: string, body: Record<string, string>) {
   const r = await call(t.app, 'PUT', `/projects/${projectId}`, { token, body });
   assert.equal(r.status, 200, JSON.stringify(r.body));
