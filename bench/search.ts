@@ -10,7 +10,7 @@
 // "quasar"), and a user `sparse` who is a member of 1 % of the issue projects, which are made private, so that
 // user sees 1 % of the instance. Writes <data dir>/bench-search.json for `bench/run.ts --set search`.
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
@@ -89,7 +89,6 @@ async function generateRepository(path: string): Promise<void> {
   let t = 1_600_000_000;
   const commit = async (message: string, files: number[], version: number, first: boolean) => {
     await write(`commit refs/heads/main\ncommitter Bench <bench@example.com> ${t++} +0000\ndata ${Buffer.byteLength(message)}\n${message}\n`);
-    if (!first) await write('from refs/heads/main^0\n');
     for (const n of files) {
       const body = Buffer.from(fileText(n, version));
       await write(`M 100644 inline ${name(n)}\ndata ${body.length}\n`);
@@ -115,12 +114,14 @@ async function main(): Promise<void> {
   const big = Number(readFileSync(join(config.dataDir, 'bench-big-project'), 'utf8'));
   const projects = Number((await db.selectFrom('projects').select(sql`count(*)`.as('n')).executeTakeFirst()).n);
   const issueProjects = Number((await db.selectFrom('issues').select(sql`max(project_id)`.as('m')).executeTakeFirst()).m ?? 0);
+  // Each step is skipped when an earlier run made it, so a failed run can be repeated.
+  const has = async (q: any) => !!(await q.limit(1).executeTakeFirst());
   // The rare word in 0.1 % of issue titles.
-  await db.updateTable('issues').set({ title: sql`title || ' zephyr'` }).where(sql`id % 1000`, '=', 7).execute();
+  if (!(await has(db.selectFrom('issues').select('id').where('title', 'like', '% zephyr')))) await db.updateTable('issues').set({ title: sql`title || ' zephyr'` }).where(sql`id % 1000`, '=', 7).execute();
   console.log(`issues: rare word added (${Math.round((Date.now() - t0) / 1000)} s)`);
   // Merge requests over the issue projects (rows only: searching reads no git for them).
   const iids = new Map<number, number>();
-  await stream('merge_requests', MRS, (k) => {
+  if (!(await has(db.selectFrom('merge_requests').select('id')))) await stream('merge_requests', MRS, (k) => {
     const pid = 1 + (k % Math.max(1, issueProjects));
     const iid = (iids.get(pid) ?? 0) + 1;
     iids.set(pid, iid);
@@ -132,10 +133,11 @@ async function main(): Promise<void> {
       created_at: created, updated_at: created,
     };
   }, 500);
-  await db.insertInto('internal_ids').values([...iids].map(([owner_id, last_value]) => ({ usage: 'merge_requests', owner_id, last_value })))
+  if (iids.size) await db.insertInto('internal_ids').values([...iids].map(([owner_id, last_value]) => ({ usage: 'merge_requests', owner_id, last_value })))
     .onConflict((oc: any) => oc.columns(['usage', 'owner_id']).doUpdateSet({ last_value: (eb: any) => eb.ref('excluded.last_value') })).execute();
   // The sparse user: a member of 1 % of the issue projects, which are made private.
   await db.updateTable('projects').set({ visibility_level: 0 }).where('id', '<=', issueProjects).execute();
+  await db.deleteFrom('users').where('username', '=', 'sparse').execute();
   const sparse = await db.insertInto('users').values({
     username: 'sparse', name: 'Sparse Reader', email: 'sparse@example.com', public_email: null, password_digest: null, state: 'active', admin: 0,
     user_type: 'human', bio: '', location: '', website_url: '', organization: '', job_title: '', private_profile: 0, can_create_group: 1,
@@ -154,6 +156,7 @@ async function main(): Promise<void> {
   const project = await db.selectFrom('projects').select(['id', 'repository_storage']).where('id', '=', big).executeTakeFirstOrThrow();
   const path = repositoryPath(config, project.repository_storage, project.id);
   const r0 = Date.now();
+  rmSync(path, { recursive: true, force: true });
   await generateRepository(path);
   await new Repository(path).git(['gc', '--quiet']);
   await db.updateTable('projects').set({ default_branch: 'main', empty_repo: 0 }).where('id', '=', big).execute();

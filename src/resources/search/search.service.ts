@@ -228,7 +228,8 @@ export async function usersSearch(deps: ServiceDeps, actor: Actor, level: Search
 
 /**
  * Notes of the project holding every word: comments only (no system notes), on what the caller reads there —
- * issues (a confidential one only for whom policy.ts lets read it), merge requests, snippets, commits —
+ * issues (a confidential one only for whom policy.ts lets read it), merge requests, snippets (a private one only
+ * for whom policy.ts lets read it), commits —
  * internal ones for Reporters and up; newest update first.
  */
 export async function notesSearch(deps: ServiceDeps, actor: Actor, level: Extract<SearchLevel, { kind: 'project' }>, q: SearchQuery) {
@@ -238,7 +239,6 @@ export async function notesSearch(deps: ServiceDeps, actor: Actor, level: Extrac
   const can = (ability: Parameters<typeof canProject>[1]) => canProject(actor, ability, project, role);
   const types: string[] = [];
   if (can('read_merge_request')) types.push('MergeRequest');
-  if (can('read_snippet')) types.push('Snippet');
   if (can('download_code')) types.push('Commit');
   let query = db.selectFrom('notes').selectAll('notes').where('notes.project_id', '=', project.id).where('notes.system', '=', 0);
   if (!actor.admin && role < AccessLevel.REPORTER) query = query.where('notes.internal', '=', 0);
@@ -248,6 +248,10 @@ export async function notesSearch(deps: ServiceDeps, actor: Actor, level: Extrac
     ...(can('read_issue') ? [eb.and([eb('notes.noteable_type', '=', 'Issue'), eb('notes.noteable_id', 'in',
       eb.selectFrom('issues').innerJoin('projects', 'projects.id', 'issues.project_id').select('issues.id')
         .where('issues.project_id', '=', project.id).where((e: any) => readableIssuesExpr(e, actor, a, now, role) ?? sql<SqlBool>`1 = 1`))])] : []),
+    // A snippet's notes with the snippet: a private one's only for its project's members and its author.
+    ...(can('read_snippet') ? [eb.and([eb('notes.noteable_type', '=', 'Snippet'), eb('notes.noteable_id', 'in',
+      eb.selectFrom('snippets').innerJoin('projects', 'projects.id', 'snippets.project_id').select('snippets.id')
+        .where('snippets.project_id', '=', project.id).where((e: any) => readableSnippetsExpr(e, db, actor, a, now)))])] : []),
     sql<SqlBool>`1 = 0`,
   ]));
   for (const word of searchWords(q.search).slice(0, 10)) query = query.where(indexedContains(db, { table: 'notes', columns: ['body'] }, word));

@@ -253,7 +253,7 @@ describe('search: scopes', () => {
     assert.equal(p2.headers['x-total'], '0');
   });
 
-  test('notes: comments only, never on a confidential issue the caller cannot read, nor internal ones', async () => {
+  test('notes: comments only, never on a confidential issue or private snippet the caller cannot read, nor internal ones', async () => {
     const w = await world();
     const pub = await makeIssue(t.app, w.open, {});
     const secret = await makeIssue(t.app, w.open, { confidential: true });
@@ -261,11 +261,13 @@ describe('search: scopes', () => {
     const n2 = await makeNote(t.app, { projectId: w.open.id, noteableType: 'Issue', noteableId: secret.id, body: 'colander secret' });
     const n3 = await makeNote(t.app, { projectId: w.open.id, noteableType: 'Issue', noteableId: pub.id, body: 'colander internal', internal: true });
     await makeNote(t.app, { projectId: w.open.id, noteableType: 'Issue', noteableId: pub.id, body: 'colander system', system: true });
+    const snip = await makeSnippet(t.app, w.admin.user, { project: w.open, visibility: 'private', title: 'kitchen' });
+    const n4 = await makeNote(t.app, { projectId: w.open.id, noteableType: 'Snippet', noteableId: snip.id, body: 'colander on a private snippet' });
     const url = `/projects/${w.open.id}/search`;
     const q = { scope: 'notes', search: 'colander' };
     assert.deepEqual(ids(await get(url, w.outsider.token, q)), [n1.id]);
-    assert.deepEqual(ids(await get(url, w.guest.token, q)), [n1.id]);
-    assert.deepEqual(ids(await get(url, w.reporter.token, q)), [n1.id, n2.id, n3.id]);
+    assert.deepEqual(ids(await get(url, w.guest.token, q)), [n1.id, n4.id]);
+    assert.deepEqual(ids(await get(url, w.reporter.token, q)), [n1.id, n2.id, n3.id, n4.id]);
     const r = await get(url, w.outsider.token, q);
     assert.equal(r.headers['x-total'], '1');
     assert.equal(r.body[0].noteable_iid, pub.iid);
