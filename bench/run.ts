@@ -168,6 +168,14 @@ async function main() {
   if (pin) spawnSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' });
   const loadBefore = loadavg()[0];
   const server = await startServer();
+  if (args.set === 'search') {
+    try {
+      await searchRows();
+    } finally {
+      server.kill('SIGTERM');
+    }
+    return;
+  }
   if (args.set === 'planning') {
     try {
       await planning();
@@ -262,6 +270,37 @@ async function planning() {
   writeResults();
 }
 
+/**
+ * The search rows (data from `bench:seed --issues` then bench/search.ts): global issue search for a word in 0.1 % of
+ * the issues, by a member of ~300 projects and by a user who sees 1 % of the instance; global project search;
+ * project blobs and commits on the generated repository.
+ */
+async function searchRows() {
+  const api = '/api/v4';
+  const facts = JSON.parse(readFileSync(join(dataDir, 'bench-search.json'), 'utf8'));
+  const only = args.only ? new Set(args.only.split(',')) : null;
+  const want = (k: string) => !only || only.has(k);
+  const loadBefore = loadavg()[0];
+  console.log(`${dialect} search: ${facts.projects} projects, repository of ${facts.files} files / ${facts.repoMb} MB / ${facts.commits} commits; ${cores} cores; ${workers} worker(s); ${loadgen}`);
+  const rows: Row[] = [];
+  if (want('ceiling')) rows.push(await run('ceiling: bare Fastify route, fixed JSON', { url: `http://127.0.0.1:${port + 1}`, paths: ['/'] }));
+  if (want('issues')) rows.push(await run('GET /search?scope=issues (word in 0.1 % of issues)', { paths: [`${api}/search?scope=issues&search=zephyr`], auth: true }));
+  if (want('sparse')) {
+    rows.push(await run('GET /search?scope=issues, user who sees 1 % of projects', { paths: [`${api}/search?scope=issues&search=zephyr&private_token=${facts.sparseToken}`] }));
+  }
+  if (want('merge_requests')) rows.push(await run('GET /search?scope=merge_requests (word in 0.1 %)', { paths: [`${api}/search?scope=merge_requests&search=zephyr`], auth: true }));
+  if (want('projects')) rows.push(await run('GET /search?scope=projects', { paths: [`${api}/search?scope=projects&search=project-12`], auth: true }));
+  if (want('blobs')) rows.push(await run(`GET /projects/:id/search?scope=blobs (${facts.repoMb} MB)`, { paths: [`${api}/projects/${facts.bigProject}/search?scope=blobs&search=quasar&private_token=root-token-0123456789abcdef`] }));
+  if (want('commits')) rows.push(await run(`GET /projects/:id/search?scope=commits (${facts.commits} commits)`, { paths: [`${api}/projects/${facts.bigProject}/search?scope=commits&search=nebula&private_token=root-token-0123456789abcdef`] }));
+  const out = {
+    set: 'search', dialect, date: new Date().toISOString(), cores, cpu: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30),
+    node: process.version, projects: facts.projects, repository: { files: facts.files, mb: facts.repoMb, commits: facts.commits }, duration, connections,
+    pinned: pin, workers, loadgen, rows, loadAverage: { before: Math.round(loadBefore * 10) / 10, after: Math.round(loadavg()[0] * 10) / 10 },
+  };
+  if (!only) writeFileSync(join('bench', `results-search-${dialect}${workers > 1 ? `-w${workers}` : ''}.json`), `${JSON.stringify(out, null, 2)}\n`);
+  writeResults();
+}
+
 function writeResults() {
   const files = readdirSync('bench').filter((f) => /^results-.*\.json$/.test(f)).sort();
   const parts = ['# Benchmark results', '',
@@ -280,7 +319,9 @@ function writeResults() {
   for (const f of files) {
     const r = JSON.parse(readFileSync(join('bench', f), 'utf8'));
     const setup = (r.workers ?? 1) > 1 ? `${r.workers} workers on ${r.cores} cores` : 'one core';
-    const size = r.set === 'planning' ? `planning, ${r.issues.toLocaleString('en')} issues in the largest project` : `${r.projects.toLocaleString('en')} projects`;
+    const size = r.set === 'planning' ? `planning, ${r.issues.toLocaleString('en')} issues in the largest project`
+      : r.set === 'search' ? `search, ${r.projects.toLocaleString('en')} projects, repository of ${r.repository.files.toLocaleString('en')} files / ${r.repository.mb} MB / ${r.repository.commits.toLocaleString('en')} commits`
+        : `${r.projects.toLocaleString('en')} projects`;
     parts.push(`## ${r.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'} — ${size} — ${setup}`, '',
       `${r.date} · ${r.cores} cores (${r.cpu}) · ${r.memoryGb} GB · Node ${r.node} · ${r.duration} s per row · ${r.connections} connections · ${r.loadgen ?? 'autocannon'} · pinned: ${r.pinned}` +
         (r.loadAverage ? ` · 1-minute load average ${r.loadAverage.before} before, ${r.loadAverage.after} after` : ''), '',

@@ -42,6 +42,7 @@ import { registerStoredFiles } from './uploads/uploads.files.ts';
 import { registerProjectUploadFiles, uploadRoutes } from './uploads/uploads.routes.ts';
 import { uploadJobs } from './uploads/uploads.service.ts';
 import { alertRoutes } from './alerts/alerts.routes.ts';
+import { searchRoutes } from './search/search.routes.ts';
 import { registerAlertNotifications } from './alerts/notify.routes.ts';
 import { registerMetricImageFiles } from './alerts/metric-images.files.ts';
 import { notificationJobs } from './notifications/notifications.jobs.ts';
@@ -84,6 +85,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...contextCommitRoutes,
     ...commitRoutes,
     ...storageMoveRoutes,
+    ...searchRoutes,
     ...uploadRoutes,
     ...alertRoutes,
     ...snippetRoutes,

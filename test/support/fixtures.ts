@@ -305,3 +305,16 @@ export async function makeSnippet(app: FastifyInstance, author: UserRow, o: {
     title: o.title ?? `snippet ${next()}`, visibility: o.visibility ?? 'private', files: o.files ?? [{ file_path: 'hello.txt', content: 'hello\n' }],
   }, { userAgent: 'fixture', ip: '127.0.0.1' });
 }
+
+/** A comment (or, with `system`, a system note) written straight to the database on an issue, merge request, snippet or commit. */
+export async function makeNote(app: FastifyInstance, o: {
+  projectId: number | null; noteableType: 'Issue' | 'MergeRequest' | 'Snippet' | 'Commit'; noteableId: number; body: string;
+  authorId?: number | null; system?: boolean; internal?: boolean; commitId?: string | null;
+}) {
+  const now = app.clock.now();
+  return app.db.insertInto('notes').values({
+    noteable_type: o.noteableType, noteable_id: o.noteableId, project_id: o.projectId, author_id: o.authorId ?? null, body: o.body, type: null,
+    system: o.system ? 1 : 0, internal: o.internal ? 1 : 0, discussion_id: `${next()}`.padEnd(40, '0'), position: null, commit_id: o.commitId ?? null,
+    resolvable: 0, resolved_at: null, resolved_by_id: null, created_at: now, updated_at: now, original_position: null, change_position: null, line_code: null,
+  }).returningAll().executeTakeFirstOrThrow();
+}

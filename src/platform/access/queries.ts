@@ -2,6 +2,7 @@ import type { ServiceDeps } from '../deps.ts';
 import { sql, type Expression, type SqlBool } from 'kysely';
 import { AccessLevel, Visibility, userAuthorization, type Authorization } from '../membership.ts';
 import type { Db } from '../db/index.ts';
+import { jsonText } from '../db/dialect.ts';
 import type { Actor } from './actor.ts';
 
 // The access policy as SQL conditions, for listings that filter in the database: which projects a user is
@@ -150,4 +151,49 @@ export function readableMergeRequestsExpr(eb: any, actor: Actor, a: Authorizatio
   parts.push(eb.or([repoOpen, eb.and([eb('projects.repository_access_level', '>=', 10), guest])]));
   parts.push(eb.or([eb('projects.visibility_level', '>=', 10), reporter]));
   return eb.and(parts);
+}
+
+type Feature = 'issues' | 'merge_requests' | 'snippets';
+
+/** A project feature's stored level as SQL: a column for the filtered features, a name in `settings` for the others (policy.ts `featureLevel`). */
+function featureLevelSql(db: Db, feature: Feature) {
+  if (feature !== 'snippets') return sql.ref(`projects.${feature}_access_level`);
+  const name = jsonText(db, sql.ref('projects.settings'), `${feature}_access_level`);
+  return sql`(case coalesce(${name}, 'enabled') when 'disabled' then 0 when 'private' then 10 when 'public' then 30 else 20 end)`;
+}
+
+/**
+ * SQL condition on `projects`: the caller reads the project and its `feature`: enabled or public for whoever
+ * reads the project, private for members from the feature's minimum role (Reporter for merge requests, Guest
+ * otherwise), disabled for nobody, administrators included (the `feature` rule of policy.ts). The project part of
+ * `read_issue`, `read_milestone` (issues or merge requests) and `read_snippet`.
+ */
+export function readableFeatureExpr(eb: any, db: Db, actor: Actor, a: Authorization | null, now: number, feature: Feature): Expression<SqlBool> {
+  const level = featureLevelSql(db, feature);
+  if (actor.admin) return eb(level, '>', 0);
+  const visible = visibleExpr(eb, actor, a, now, true);
+  const open = eb(level, '>=', 20);
+  const min = feature === 'merge_requests' ? AccessLevel.REPORTER : AccessLevel.GUEST;
+  const readable = a ? eb.or([open, eb.and([eb(level, '>=', 10), authorizedExpr(eb, a, min, now, true)])]) : open;
+  return visible ? eb.and([visible, readable]) : readable;
+}
+
+/**
+ * SQL condition on `snippets` left-joined with `projects`: the snippets the caller may read (`snippetDenial` of
+ * policy.ts). A personal snippet: public to all, internal to signed-in users who are not external, private to its
+ * author. A project snippet: the project's `read_snippet`, then public to whoever reads the project, internal as
+ * above, private to members and its author. Administrators read all but those of a disabled feature.
+ */
+export function readableSnippetsExpr(eb: any, db: Db, actor: Actor, a: Authorization | null, now: number): Expression<SqlBool> {
+  const personal = eb('snippets.project_id', 'is', null);
+  const inProject = eb.and([eb('snippets.project_id', 'is not', null), eb('projects.pending_delete', '=', 0)]);
+  if (actor.admin) return eb.or([personal, eb.and([inProject, readableFeatureExpr(eb, db, actor, a, now, 'snippets')])]);
+  const uid = actor.user?.id ?? -1;
+  const shown = actor.user && !actor.user.external ? Visibility.internal : Visibility.public;
+  const sees = eb.or([eb('snippets.visibility_level', '>=', shown), eb('snippets.author_id', '=', uid)]);
+  const member = a ? [authorizedExpr(eb, a, AccessLevel.GUEST, now, true)] : [];
+  return eb.or([
+    eb.and([personal, sees]),
+    eb.and([inProject, readableFeatureExpr(eb, db, actor, a, now, 'snippets'), eb.or([sees, ...member])]),
+  ]);
 }

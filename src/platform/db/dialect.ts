@@ -52,3 +52,58 @@ export function containsText(column: Matched, term: string): RawBuilder<SqlBool>
 export function startsWithText(column: Matched, prefix: string): RawBuilder<SqlBool> {
   return sql<SqlBool>`lower(${operand(column)}) like ${`${likeEscape(prefix.toLowerCase())}%`} escape '\\'`;
 }
+
+/** The text value of `key` in a JSON object stored as text (null when absent). */
+export function jsonText(db: Kysely<any>, column: Expression<unknown>, key: string): RawBuilder<string | null> {
+  return dialectOf(db) === 'postgres'
+    ? sql<string | null>`(cast(${column} as json) ->> ${key})`
+    : sql<string | null>`json_extract(${column}, ${`$.${key}`})`;
+}
+
+/**
+ * A substring index over some text columns of a table, so that searches do not read every row: an FTS5 table
+ * with the trigram tokenizer on SQLite (`<table>_search`, external content, kept current by triggers in the
+ * writing transaction whoever writes, filled from the rows already there), trigram GIN indexes on the
+ * lower-cased columns on PostgreSQL (pg_trgm serves `lower(col) like '%term%'`, the form `containsText` writes).
+ */
+export interface TextIndex {
+  table: string;
+  columns: readonly string[];
+}
+
+export async function createTextIndex(db: Kysely<any>, dialect: DialectName, index: TextIndex): Promise<void> {
+  const { table, columns } = index;
+  const fts = `${table}_search`;
+  if (dialect === 'sqlite') {
+    const cols = columns.join(', ');
+    const values = (row: 'new' | 'old') => columns.map((c) => `${row}.${c}`).join(', ');
+    await sql.raw(`CREATE VIRTUAL TABLE ${fts} USING fts5(${cols}, content='${table}', content_rowid='id', tokenize='trigram')`).execute(db);
+    await sql.raw(`CREATE TRIGGER ${fts}_ai AFTER INSERT ON ${table} BEGIN
+      INSERT INTO ${fts}(rowid, ${cols}) VALUES (new.id, ${values('new')}); END`).execute(db);
+    await sql.raw(`CREATE TRIGGER ${fts}_ad AFTER DELETE ON ${table} BEGIN
+      INSERT INTO ${fts}(${fts}, rowid, ${cols}) VALUES ('delete', old.id, ${values('old')}); END`).execute(db);
+    await sql.raw(`CREATE TRIGGER ${fts}_au AFTER UPDATE OF ${cols} ON ${table} BEGIN
+      INSERT INTO ${fts}(${fts}, rowid, ${cols}) VALUES ('delete', old.id, ${values('old')});
+      INSERT INTO ${fts}(rowid, ${cols}) VALUES (new.id, ${values('new')}); END`).execute(db);
+    await sql.raw(`INSERT INTO ${fts}(${fts}) VALUES ('rebuild')`).execute(db);
+    return;
+  }
+  await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm`.execute(db);
+  for (const c of columns) {
+    await sql.raw(`CREATE INDEX IF NOT EXISTS ${table}_${c}_trgm ON ${table} USING gin (lower(${c}) gin_trgm_ops)`).execute(db);
+  }
+}
+
+/**
+ * `term` occurs, case-insensitively, in one of `index.columns` of the row of `index.table` (columns of the
+ * table's index of `createTextIndex`, all or some). SQLite asks the trigram index for the rows holding the term (terms of three characters
+ * or more; a shorter one has no trigram and is matched with LIKE); PostgreSQL's planner uses the trigram indexes.
+ */
+export function indexedContains(db: Kysely<any>, index: TextIndex, term: string): RawBuilder<SqlBool> {
+  const { table, columns } = index;
+  const like = () => sql<SqlBool>`(${sql.join(columns.map((c) => containsText(`${table}.${c}`, term)), sql` or `)})`;
+  if (dialectOf(db) !== 'sqlite' || [...term].length < 3) return like();
+  const fts = sql.raw(`${table}_search`);
+  const match = `{${columns.join(' ')}} : "${term.replace(/"/g, '""')}"`;
+  return sql<SqlBool>`${sql.ref(`${table}.id`)} in (select rowid from ${fts} where ${fts} match ${match})`;
+}

@@ -852,6 +852,67 @@ export class Repository {
     return matches;
   }
 
+  /**
+   * Search: the files at `ref` whose path contains `term` (case-insensitive; every file for `*`), at most `limit`.
+   * The ref is checked as a revision and passed after --end-of-options.
+   */
+  async searchPaths(ref: string, term: string, limit: number): Promise<string[]> {
+    const rev = assertRevision(ref);
+    const r = await this.git(['ls-tree', '-r', '-z', '--name-only', '--full-tree', '--end-of-options', rev], { maxBuffer: 16 * 1024 * 1024, truncate: true });
+    const needle = term.toLowerCase();
+    const out: string[] = [];
+    for (const path of r.stdout.toString('utf8').split('\0')) {
+      if (out.length >= limit) break;
+      if (path && (term === '*' || path.toLowerCase().includes(needle))) out.push(path);
+    }
+    return out;
+  }
+
+  /**
+   * Search: the lines at `ref` holding `term` (literal, case-insensitive, text files only) with `context` lines
+   * either side, one block per run of lines as git groups them, at most `limit` blocks; `paths` narrows the
+   * files (literal paths after "--"). The term goes after -e, so no term can become an option.
+   */
+  async searchContent(ref: string, term: string, o: { context: number; limit: number; paths?: readonly string[] }): Promise<Array<{ path: string; startline: number; data: string }>> {
+    if (typeof term !== 'string' || term === '' || /[\0\n]/.test(term)) throw new InvalidInputError('pattern');
+    const rev = assertRevision(ref);
+    const args = ['grep', '-z', '-n', '-I', '-i', '-F', '--no-color', `-C${Math.max(0, Math.trunc(o.context))}`, '-e', term, rev, '--'];
+    if (o.paths) {
+      if (o.paths.length === 0) return [];
+      args.push(...o.paths.map((p) => `:(literal)${p}`));
+    }
+    const r = await this.git(args, { okExitCodes: [1], maxBuffer: 8 * 1024 * 1024, truncate: true });
+    const prefix = `${rev}:`;
+    const blocks: Array<{ path: string; startline: number; data: string }> = [];
+    let current: { path: string; startline: number; data: string } | null = null;
+    const close = () => { if (current) blocks.push(current); current = null; };
+    for (const line of r.stdout.toString('utf8').split('\n')) {
+      if (blocks.length >= o.limit) break;
+      if (line === '--') { close(); continue; }
+      if (!line.startsWith(prefix)) continue;
+      // "<rev>:<path>\0<line>\0<text>"; the path may hold any byte but NUL.
+      const a = line.indexOf('\0');
+      const b = a === -1 ? -1 : line.indexOf('\0', a + 1);
+      if (b === -1) continue;
+      const path = line.slice(prefix.length, a);
+      if (current && current.path !== path) close();
+      if (!current) current = { path, startline: Number(line.slice(a + 1, b)), data: '' };
+      current.data += `${line.slice(b + 1)}\n`;
+    }
+    if (blocks.length < o.limit) close();
+    return blocks;
+  }
+
+  /** Search: commits reachable from `ref` whose message contains `term` (literal, case-insensitive), newest first. */
+  async searchMessages(ref: string, term: string, o: { limit: number }): Promise<CommitInfo[]> {
+    if (!this.exists()) return [];
+    if (typeof term !== 'string' || term === '' || /[\0\n]/.test(term)) throw new InvalidInputError('pattern');
+    const rev = assertRevision(ref);
+    const args = ['log', `--format=${LOG_FORMAT}`, `--max-count=${Math.max(0, Math.trunc(o.limit))}`, '-i', '-F', `--grep=${term}`, '--end-of-options', rev, '--'];
+    const { stdout } = await this.git(args, { maxBuffer: 16 * 1024 * 1024 });
+    return parseLog(stdout).map(withMillisDates);
+  }
+
   /** Changed files with their patches in one git call, as the compare API shows them. */
   async compareDiff(from: string, to: string): Promise<DiffEntry[]> {
     const { stdout } = await this.git(['diff', '--no-color', '--no-ext-diff', '-M', '--full-index', '--raw', '-p', '-z', '--end-of-options', from, to, '--'], { maxBuffer: 32 * 1024 * 1024 });

@@ -1,6 +1,6 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
-import { containsText, fitsIntColumn } from '../../platform/db/dialect.ts';
+import { fitsIntColumn, indexedContains } from '../../platform/db/dialect.ts';
 import { userAuthorization, type NamespaceRow } from '../../platform/membership.ts';
 import { readableIssuesExpr } from '../../platform/access/queries.ts';
 import type { Actor } from '../../platform/access/actor.ts';
@@ -177,7 +177,7 @@ export async function issuesListQuery(deps: ServiceDeps, actor: Actor, ctx: Issu
           .where('namespaces.traversal', '>=', t).where('namespaces.traversal', '<', `${t.slice(0, -1)}0`));
       }
       if (f.non_archived !== false) q = q.where('projects.archived', '=', 0);
-    }
+    } else if (f.non_archived) q = q.where('projects.archived', '=', 0);
   }
   q = q.where((eb) => readableIssuesExpr(eb, actor, a, now, ctx.kind === 'project' ? ctx.level : undefined) ?? sql<SqlBool>`1 = 1`);
   if (f.state && f.state !== 'all') q = q.where('issues.state', '=', f.state);
@@ -190,9 +190,9 @@ export async function issuesListQuery(deps: ServiceDeps, actor: Actor, ctx: Issu
   if (f.updated_after !== undefined) q = q.where('issues.updated_at', '>=', f.updated_after);
   if (f.updated_before !== undefined) q = q.where('issues.updated_at', '<=', f.updated_before);
   if (f.search) {
-    const columns = (f.in?.length ? f.in : ['title', 'description']).map((c) => `issues.${c}`);
+    const index = { table: 'issues', columns: f.in?.length ? f.in : ['title', 'description'] };
     // Each word ("quoted phrases" whole, at most 10) must occur in one of the searched columns.
-    for (const word of searchWords(f.search).slice(0, 10)) q = q.where((eb) => eb.or(columns.map((c) => containsText(c, word))));
+    for (const word of searchWords(f.search).slice(0, 10)) q = q.where(indexedContains(deps.db, index, word));
   }
   const positive = conditions;
   q = q.where((eb) => {

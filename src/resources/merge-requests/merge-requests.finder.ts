@@ -1,6 +1,6 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
-import { containsText, fitsIntColumn } from '../../platform/db/dialect.ts';
+import { fitsIntColumn, indexedContains } from '../../platform/db/dialect.ts';
 import { userAuthorization } from '../../platform/membership.ts';
 import { readableMergeRequestsExpr } from '../../platform/access/queries.ts';
 import type { Actor } from '../../platform/access/actor.ts';
@@ -137,7 +137,7 @@ export async function mergeRequestsListQuery(deps: ServiceDeps, actor: Actor, ct
           .where('namespaces.traversal', '>=', t).where('namespaces.traversal', '<', `${t.slice(0, -1)}0`));
       }
       if (f.non_archived !== false) q = q.where('projects.archived', '=', 0);
-    }
+    } else if (f.non_archived) q = q.where('projects.archived', '=', 0);
     // The project route decided `read_merge_request` already; elsewhere the policy's condition applies per row.
     q = q.where((eb) => readableMergeRequestsExpr(eb, actor, a, now) ?? sql<SqlBool>`1 = 1`);
   }
@@ -155,8 +155,8 @@ export async function mergeRequestsListQuery(deps: ServiceDeps, actor: Actor, ct
   if (f.updated_after !== undefined) q = q.where('merge_requests.updated_at', '>=', f.updated_after);
   if (f.updated_before !== undefined) q = q.where('merge_requests.updated_at', '<=', f.updated_before);
   if (f.search) {
-    const columns = (f.in?.length ? f.in : ['title', 'description']).map((c) => `merge_requests.${c}`);
-    for (const word of searchWords(f.search).slice(0, 10)) q = q.where((eb) => eb.or(columns.map((c) => containsText(c, word))));
+    const index = { table: 'merge_requests', columns: f.in?.length ? f.in : ['title', 'description'] };
+    for (const word of searchWords(f.search).slice(0, 10)) q = q.where(indexedContains(deps.db, index, word));
   }
   q = q.where((eb) => {
     const all = conditions(eb, f, actor, now, false);

@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { DialectName } from '../dialect.ts';
 import * as m0001 from './0001_core.ts';
-import * as m0006 from './0006_instance_settings.ts';
-import * as m0007 from './0007_project_settings.ts';
 import * as m0002 from './0002_groups.ts';
-import * as m0005 from './0005_oauth.ts';
 import * as m0003 from './0003_projects.ts';
 import * as m0004 from './0004_repository.ts';
+import * as m0005 from './0005_oauth.ts';
+import * as m0006 from './0006_instance_settings.ts';
+import * as m0007 from './0007_project_settings.ts';
 import * as m0008 from './0008_project_row_version.ts';
 import * as m0009 from './0009_runners_token_digest.ts';
 import * as m0010 from './0010_user_profile.ts';
@@ -17,12 +17,13 @@ import * as m0014 from './0014_storage_moves.ts';
 import * as m0015 from './0015_groups_projects.ts';
 import * as m0016 from './0016_issue_list_indexes.ts';
 import * as m0017 from './0017_group_pending_delete.ts';
-import * as m0021 from './0021_alerts.ts';
 import * as m0018 from './0018_merge_requests.ts';
-import * as m0022 from './0022_application_settings.ts';
 import * as m0019 from './0019_snippets_wikis.ts';
+import * as m0021 from './0021_alerts.ts';
+import * as m0022 from './0022_application_settings.ts';
 import * as m0023 from './0023_multi_machine.ts';
 import * as m0024 from './0024_suggestions.ts';
+import * as m0025 from './0025_search.ts';
 import * as m0027 from './0027_notification_mail.ts';
 
 export interface VersionedMigration {
@@ -55,5 +56,6 @@ export const migrations: VersionedMigration[] = [
   { name: '0022_application_settings', up: m0022.up },
   { name: '0023_multi_machine', up: m0023.up },
   { name: '0024_suggestions', up: m0024.up },
+  { name: '0025_search', up: m0025.up },
   { name: '0027_notification_mail', up: m0027.up },
 ];
