@@ -22,6 +22,16 @@ const DEFAULTS = {
   default_branch_protection: 3,
   allow_local_requests_from_web_hooks_and_services: false,
   allow_local_requests_from_system_hooks: false,
+  akismet_api_key: null,
+  akismet_enabled: false,
+  akismet_url: 'https://rest.akismet.com',
+  recaptcha_enabled: false,
+  recaptcha_private_key: null,
+  recaptcha_site_key: null,
+  recaptcha_verify_url: 'https://www.google.com/recaptcha/api/siteverify',
+  spam_check_blocked_words: [],
+  spam_check_blocked_link_domains: [],
+  spam_check_max_links: 0,
 };
 const stored = async () => (await t.app.db.selectFrom('application_settings').select(['name', 'value']).orderBy('name').execute()).map((r) => [r.name, r.value]);
 
