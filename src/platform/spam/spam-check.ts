@@ -3,6 +3,7 @@ import type { Actor } from '../access/actor.ts';
 import { FEATURE_LEVEL, featureLevel, skipsSpamCheck, type PolicyProject } from '../access/policy.ts';
 import { applicationSettings, type ApplicationSettings } from '../application-settings.ts';
 import { SpamError } from '../errors.ts';
+import { fitsIntColumn } from '../db/dialect.ts';
 import { ruleVerdict } from './rules.ts';
 import { akismetSaysSpam, recaptchaAccepts } from './services.ts';
 
@@ -136,6 +137,7 @@ const captchaOn = (st: Readonly<ApplicationSettings>) => st.recaptcha_enabled &&
 async function captchaPasses(deps: ServiceDeps, st: Readonly<ApplicationSettings>, userId: number, kind: SpamKind, p: SpamParams): Promise<boolean> {
   if (!p.captchaResponse || !p.spamLogId || !/^[1-9]\d{0,9}$/.test(p.spamLogId)) return false;
   const id = Number(p.spamLogId);
+  if (!fitsIntColumn(id)) return false;
   const log = await deps.db.selectFrom('spam_logs').select('id').where('id', '=', id).where('user_id', '=', userId)
     .where('noteable_type', '=', kind).where('recaptcha_verified', '=', 0).executeTakeFirst();
   if (!log) return false;

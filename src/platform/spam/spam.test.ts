@@ -218,7 +218,7 @@ describe('issues', () => {
     assert.deepEqual(svc.recaptcha.map((f) => [f.secret, f.response, f.remoteip]), [['recaptcha-secret', 'guess', '127.0.0.1']]);
     // Another user's spam log, a log of another kind, and an id that is not one.
     const other = await quickUser(t.app);
-    for (const id of [String(log.id), '99999999', 'abc', '-1']) {
+    for (const id of [String(log.id), '99999999', '9999999999', 'abc', '-1']) {
       const r = await newIssue(other.token, 'casino night', {}, { 'x-service-captcha-response': 'solved', 'x-service-spam-log-id': id });
       assert.equal(r.status, 409, id);
     }
