@@ -2,7 +2,7 @@ import { STATUS_CODES, validateHeaderValue } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BadRequestError, CommitChangeError, ConflictError, DomainError, ForbiddenError, InsufficientScopeError, InvalidTokenError, MissingParamError,
-  NotFoundError, OAuthError, ParamError, PreconditionFailedError, ProjectMovedError, RecordNotFoundError, RuleError, UnauthorizedError, ValidationError,
+  NotFoundError, OAuthError, ParamError, PreconditionFailedError, ProjectMovedError, RecordNotFoundError, RuleError, SpamError, UnauthorizedError, ValidationError,
   type ParamProblem, type RuleKind, type TokenProblem,
 } from '../platform/errors.ts';
 
@@ -54,6 +54,7 @@ export function renderDomainError(err: DomainError, style: 'grape' | 'message' =
   if (err instanceof CommitChangeError) {
     return { status: 400, body: { message: err.text, error_code: err.code, ...(err.dryRun ? { dry_run: 'error' } : {}) } };
   }
+  if (err instanceof SpamError) return renderSpamError(err);
   if (err instanceof BadRequestError) return msg(400, err.reason ? `400 Bad request - ${err.reason}` : '400 Bad request');
   if (err instanceof ForbiddenError) return msg(403, err.reason ? `403 Forbidden - ${err.reason}` : '403 Forbidden');
   if (err instanceof UnauthorizedError) return msg(401, err.reason ? `401 Unauthorized - ${err.reason}` : '401 Unauthorized');
@@ -78,6 +79,25 @@ export function renderDomainError(err: DomainError, style: 'grape' | 'message' =
     };
   }
   return msg(500, '500 Internal Server Error');
+}
+
+/**
+ * Spam (spec error rule 10), the reference's REST answers: without a CAPTCHA 400 and the text under `message.error`;
+ * with one 409, the CAPTCHA fields and the text asking for it.
+ */
+function renderSpamError(err: SpamError): RenderedError {
+  if (!err.captcha) {
+    return { status: 400, body: { message: { error: `Your ${err.entity} has been recognized as spam. Please, change the content to proceed.` } } };
+  }
+  return {
+    status: 409,
+    body: {
+      needs_captcha_response: true,
+      spam_log_id: err.captcha.spamLogId,
+      captcha_site_key: err.captcha.siteKey,
+      message: { error: `Your ${err.entity} has been recognized as spam. Please, change the content or solve the reCAPTCHA to proceed.` },
+    },
+  };
 }
 
 // OAuth 2.0 endpoints speak RFC 6749/6750 errors with the reference provider's texts.

@@ -9,6 +9,7 @@ import { hasCredential } from './rate-limit.ts';
 import { InvalidTokenError, UnauthorizedError } from '../platform/errors.ts';
 import type { GroupAbility, ProjectAbility } from '../platform/access/policy.ts';
 import { findGroup, findProject, type GroupContext, type ProjectContext } from './access.ts';
+import type { SpamParams } from '../platform/spam/spam-check.ts';
 
 export type AccessRule = 'public' | 'authenticated' | 'admin';
 
@@ -81,6 +82,19 @@ export function mergedParams(req: FastifyRequest): Record<string, unknown> {
   return { ...(req.query as Record<string, unknown>), ...body, ...(req.params as Record<string, unknown>) };
 }
 
+const header = (req: FastifyRequest, name: string): string | null => {
+  const v = req.headers[name];
+  return typeof v === 'string' && v ? v.slice(0, 4096) : null;
+};
+
+/** What the spam check reads of a request: its origin and the CAPTCHA retry headers (spec error rule 10). */
+function spamParams(req: FastifyRequest): SpamParams {
+  return {
+    ip: req.ip ?? '', userAgent: header(req, 'user-agent') ?? '', referer: header(req, 'referer') ?? '',
+    captchaResponse: header(req, 'x-service-captcha-response'), spamLogId: header(req, 'x-service-spam-log-id'), log: req.log,
+  };
+}
+
 /** Registers API routes with their parameter schema, access rule and token scopes. */
 export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): void {
   for (const def of defs) {
@@ -127,7 +141,7 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
           if (limited) return sendRendered(reply, tooManyRequests(limited));
           throw e;
         }
-        req.actor = actor;
+        req.actor = actor.user && def.method !== 'GET' ? { ...actor, spam: spamParams(req) } : actor;
         // Per user: the token's owner when acting through sudo.
         const limited = actor.user ? await limiter.hitUser(actor.token?.userId ?? actor.user.id) : hasCredential(req) ? await limiter.hitAddress(req) : null;
         if (limited) return sendRendered(reply, tooManyRequests(limited));

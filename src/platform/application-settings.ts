@@ -3,6 +3,7 @@ import type { Config } from '../config/index.ts';
 import type { ServiceDeps } from './deps.ts';
 import { announceCacheVoid } from './cache-bus.ts';
 import { ValidationError } from './errors.ts';
+import { blockedWordProblem } from './spam/rules.ts';
 
 // The instance's application settings (the reference's `ApplicationSetting`, `GET/PUT /application/settings`):
 // one typed registry. Each entry is a setting Bellows honours: its TypeBox type (the parameter of PUT and the field
@@ -14,12 +15,28 @@ import { ValidationError } from './errors.ts';
 interface SettingDef<T extends TSchema> {
   type: T;
   default: (config: Config) => Static<T>;
-  /** A problem with a value of the right type, as the reference's model validation says it ("must be ..."). */
-  check?: (value: Static<T>) => string | null;
+  /**
+   * A problem with a value of the right type, as the reference's model validation says it ("must be ..."); `all` holds
+   * the settings as they would be after the change, for a rule over several settings ("can't be blank" when enabled).
+   */
+  check?: (value: Static<T>, all: Readonly<Record<string, unknown>>) => string | null;
   description: string;
 }
 
 const setting = <T extends TSchema>(def: SettingDef<T>): SettingDef<T> => def;
+
+const OptionalText = Type.Union([Type.String({ maxLength: 2000 }), Type.Null()]);
+/** Required while the setting `flag` is on (the reference's presence validations). */
+const presentWhen = (flag: string) => (v: string | null, all: Readonly<Record<string, unknown>>) => (all[flag] === true && !v?.trim() ? "can't be blank" : null);
+const httpUrl = (v: string) => {
+  try {
+    const u = new URL(v);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password ? null : 'is blocked: Only allowed schemes are http, https';
+  } catch {
+    return 'must be a valid URL';
+  }
+};
+const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 export const APPLICATION_SETTINGS = {
   default_branch_protection: setting({
@@ -36,6 +53,65 @@ export const APPLICATION_SETTINGS = {
     type: Type.Boolean(),
     default: () => false,
     description: 'Allow requests to the local network from system hooks',
+  }),
+  // Spam checks (platform/spam.ts). The reference's Akismet and reCAPTCHA settings, plus Bellows extensions: the
+  // services' URLs and a built-in rule set.
+  akismet_api_key: setting({
+    type: OptionalText,
+    default: () => null,
+    check: presentWhen('akismet_enabled'),
+    description: 'Akismet API key; required when akismet_enabled is true',
+  }),
+  akismet_enabled: setting({
+    type: Type.Boolean(),
+    default: () => false,
+    description: 'Check public issues, merge requests, comments and snippets by users who are not trusted with Akismet',
+  }),
+  akismet_url: setting({
+    type: Type.String({ maxLength: 2000 }),
+    default: () => 'https://rest.akismet.com',
+    check: httpUrl,
+    description: 'Bellows extension: base URL of the Akismet service (its comment-check endpoint is <url>/1.1/comment-check)',
+  }),
+  recaptcha_enabled: setting({
+    type: Type.Boolean(),
+    default: () => false,
+    description: 'Let content flagged as spam through once the sender solved a reCAPTCHA (v2)',
+  }),
+  recaptcha_private_key: setting({
+    type: OptionalText,
+    default: () => null,
+    check: presentWhen('recaptcha_enabled'),
+    description: 'reCAPTCHA secret key; required when recaptcha_enabled is true',
+  }),
+  recaptcha_site_key: setting({
+    type: OptionalText,
+    default: () => null,
+    check: presentWhen('recaptcha_enabled'),
+    description: 'reCAPTCHA site key (given to clients as captcha_site_key); required when recaptcha_enabled is true',
+  }),
+  recaptcha_verify_url: setting({
+    type: Type.String({ maxLength: 2000 }),
+    default: () => 'https://www.google.com/recaptcha/api/siteverify',
+    check: httpUrl,
+    description: 'Bellows extension: URL of the reCAPTCHA verify endpoint',
+  }),
+  spam_check_blocked_words: setting({
+    type: Type.Array(Type.String({ maxLength: 255 }), { maxItems: 1000 }),
+    default: () => [],
+    check: (v) => v.map(blockedWordProblem).find((p) => p) ?? null,
+    description: 'Bellows extension: words (matched as whole words, any case) or /RE2 patterns/ that flag content as spam',
+  }),
+  spam_check_blocked_link_domains: setting({
+    type: Type.Array(Type.String({ maxLength: 253 }), { maxItems: 1000 }),
+    default: () => [],
+    check: (v) => (v.every((d) => HOSTNAME.test(d.toLowerCase())) ? null : 'must be a list of domain names'),
+    description: 'Bellows extension: content linking to these domains (or their subdomains) is flagged as spam',
+  }),
+  spam_check_max_links: setting({
+    type: Type.Integer({ minimum: 0, maximum: 10000 }),
+    default: () => 0,
+    description: 'Bellows extension: content with more links than this is flagged as spam (0: no limit)',
   }),
 } as const;
 
@@ -71,8 +147,10 @@ export function applicationSettings(deps: Pick<ServiceDeps, 'db' | 'config' | 'c
 export async function updateApplicationSettings(deps: ServiceDeps, changes: Partial<ApplicationSettings>): Promise<Readonly<ApplicationSettings>> {
   const errors: Record<string, string[]> = {};
   const entries = Object.entries(changes).filter(([name, v]) => name in APPLICATION_SETTINGS && v !== undefined) as Array<[SettingName, unknown]>;
-  for (const [name, value] of entries) {
-    const problem = (APPLICATION_SETTINGS[name] as unknown as SettingDef<TSchema>).check?.(value);
+  // Every setting is checked against the result, so that turning a service on without its key is refused too.
+  const after: Record<string, unknown> = { ...(await applicationSettings(deps)), ...Object.fromEntries(entries) };
+  for (const name of SETTING_NAMES) {
+    const problem = (APPLICATION_SETTINGS[name] as unknown as SettingDef<TSchema>).check?.(after[name] as never, after);
     if (problem) (errors[name] ??= []).push(problem);
   }
   if (Object.keys(errors).length) throw new ValidationError(errors);

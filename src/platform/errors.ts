@@ -147,3 +147,13 @@ export class ProjectMovedError extends DomainError {
     super('project moved');
   }
 }
+
+/**
+ * Content a spam check flagged (platform/spam): `entity` names the record ("issue", "merge request", "comment",
+ * "snippet"); with `captcha` the request may be repeated once with a solved CAPTCHA and the spam log's id.
+ */
+export class SpamError extends DomainError {
+  constructor(readonly entity: string, readonly captcha: { spamLogId: number; siteKey: string } | null) {
+    super(`${entity} recognized as spam`);
+  }
+}

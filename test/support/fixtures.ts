@@ -318,3 +318,62 @@ export async function makeNote(app: FastifyInstance, o: {
     resolvable: 0, resolved_at: null, resolved_by_id: null, created_at: now, updated_at: now, original_position: null, change_position: null, line_code: null,
   }).returningAll().executeTakeFirstOrThrow();
 }
+
+/**
+ * A fork of `upstream` owned by `owner`: a public project recorded as forked from it, with upstream's `main` fetched
+ * and a branch `branch` of its own on top (one commit writing `file`).
+ */
+export async function makeFork(app: FastifyInstance, upstream: ProjectRow, owner: { id: number }, branch: string, file: Record<string, string>): Promise<ProjectRow> {
+  const fork = await makeProject(app, { owner, visibility: 20, repository: true });
+  await app.db.updateTable('projects').set({ forked_from_project_id: upstream.id, default_branch: 'main', empty_repo: 0 }).where('id', '=', fork.id).execute();
+  await repoFor(app.config, fork).fetchBranchInto(repoFor(app.config, upstream).path, 'main', 'refs/heads/main');
+  const row = await reloadProject(app, fork.id);
+  await commitFiles(app, row, branch, file, { from: 'main' });
+  return row;
+}
+
+/** What a stand-in for the external spam services received: the form fields of each request, by endpoint. */
+export interface SpamStandIns {
+  url: string;
+  akismet: Array<Record<string, string>>;
+  recaptcha: Array<Record<string, string>>;
+  /** 'ok' answers as the services do; 'error' answers 500; 'drop' closes the connection without an answer. */
+  mode: 'ok' | 'error' | 'drop';
+  close(): Promise<void>;
+}
+
+/**
+ * Loopback stand-ins for Akismet (`POST /1.1/comment-check`: "true" when the comment contains "akismet-spam",
+ * "invalid" for the key "bad-key", else "false") and the reCAPTCHA verify endpoint (`POST /siteverify`: success for
+ * the response "solved" with the secret "recaptcha-secret").
+ */
+export async function startSpamStandIns(): Promise<SpamStandIns> {
+  const { createServer } = await import('node:http');
+  const state = { akismet: [] as Array<Record<string, string>>, recaptcha: [] as Array<Record<string, string>>, mode: 'ok' as SpamStandIns['mode'] };
+  const server = createServer((req, res) => {
+    let data = '';
+    req.on('data', (c) => { data += c; });
+    req.on('end', () => {
+      const form = Object.fromEntries(new URLSearchParams(data));
+      if (state.mode === 'drop') return void req.socket.destroy();
+      if (state.mode === 'error') return void res.writeHead(500).end('oops');
+      if (req.method === 'POST' && req.url === '/1.1/comment-check') {
+        state.akismet.push(form);
+        const answer = form.api_key === 'bad-key' ? 'invalid' : (form.comment_content ?? '').includes('akismet-spam') ? 'true' : 'false';
+        return void res.writeHead(200, { 'content-type': 'text/plain' }).end(answer);
+      }
+      if (req.method === 'POST' && req.url === '/siteverify') {
+        state.recaptcha.push(form);
+        const success = form.secret === 'recaptcha-secret' && form.response === 'solved';
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(success ? { success } : { success, 'error-codes': ['invalid-input-response'] }));
+      }
+      res.writeHead(404).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as import('node:net').AddressInfo).port;
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  }) as SpamStandIns;
+}

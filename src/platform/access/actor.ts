@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { UsersTable } from '../db/schema.ts';
+import type { SpamParams } from '../spam/spam-check.ts';
 
 // The caller as the access policy sees it. Credentials are resolved in the HTTP layer; the policy only reads
 // who the caller is and whether they act as an administrator.
@@ -27,6 +28,11 @@ export interface Actor {
   /** How the caller signed in: a token, the web session, an SSH key (git over SSH), or not at all. */
   via: 'token' | 'session' | 'ssh' | 'none';
   sudo: boolean;
+  /**
+   * What the caller's request tells the spam check (platform/spam): where it came from and a CAPTCHA retry's headers.
+   * Absent for work that is no user's request (then nothing is checked).
+   */
+  spam?: SpamParams;
 }
 
 export const anonymous: Actor = Object.freeze({ user: null, admin: false, token: null, via: 'none', sudo: false }) as Actor;

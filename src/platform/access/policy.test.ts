@@ -129,6 +129,8 @@ const PROJECT_TABLE: Array<[ProjectAbility, string, PolicyProject, string]> = [
   ['remove_project', 'public', project(), 'FFFFFFYY'],
   ['change_namespace', 'private', project({ visibility_level: PRIVATE }), 'NNFFFFYY'],
   ['remove_fork_project', 'public', project(), 'FFFFFFYY'],
+  ['skip_spam_check', 'public', project(), 'FFFYYYYY'],
+  ['skip_spam_check', 'public, archived', project({ archived: 1 }), 'FFFYYYYY'],
 ];
 
 describe('project abilities', () => {

@@ -96,6 +96,8 @@ export const PROJECT_ABILITIES = {
   read_alert_management_alert: { min: G.DEVELOPER },
   update_alert_management_alert: { min: G.DEVELOPER, write: true },
   admin_project: { min: G.MAINTAINER },
+  // Content by Reporters and up (and administrators) is trusted: no spam check (platform/spam).
+  skip_spam_check: { min: G.REPORTER },
   archive_project: { min: G.MAINTAINER },
   change_namespace: { min: G.OWNER },
   remove_fork_project: { min: G.OWNER },
@@ -127,6 +129,15 @@ export function projectDenial(actor: Actor, ability: ProjectAbility, p: PolicyPr
 }
 
 export const canProject = (actor: Actor, ability: ProjectAbility, p: PolicyProject, level: number) => !projectDenial(actor, ability, p, level);
+
+/**
+ * Whether the caller's content skips the spam check: administrators always, members with `skip_spam_check` in the
+ * project the content belongs to; content outside any project (a personal snippet) is checked for everyone else.
+ */
+export function skipsSpamCheck(actor: Actor, p: PolicyProject | null, level: number): boolean {
+  if (actor.admin) return true;
+  return p ? canProject(actor, 'skip_spam_check', p, level) : false;
+}
 
 /** A deploy key's link to a project (`deploy_keys_projects`), or null when the key is not enabled there. */
 export interface DeployKeyLink { can_push: number }

@@ -977,6 +977,22 @@ export interface MachinesTable {
   seen_at: number;
 }
 
+/** Content a spam check flagged (platform/spam.ts); `recaptcha_verified` once a CAPTCHA retry used it. */
+export interface SpamLogsTable {
+  id: Generated<number>;
+  user_id: number | null;
+  source_ip: string | null;
+  user_agent: string | null;
+  via_api: Generated<number>;
+  noteable_type: string;
+  title: string | null;
+  description: string | null;
+  submitted_as_ham: Generated<number>;
+  recaptcha_verified: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -1055,4 +1071,5 @@ export interface DB {
   rate_limit_counters: RateLimitCountersTable;
   machines: MachinesTable;
   server_secrets: ServerSecretsTable;
+  spam_logs: SpamLogsTable;
 }

@@ -8,6 +8,7 @@ import { nextIid, trackIid } from '../../platform/db/internal-ids.ts';
 import { AccessLevel, projectAccessLevels, type ProjectRow } from '../../platform/membership.ts';
 import { canProject, issueDenial, type IssueAbility } from '../../platform/access/policy.ts';
 import { serverActor, type Actor } from '../../platform/access/actor.ts';
+import { checkSpam } from '../../platform/spam/spam-check.ts';
 import { ForbiddenError, NotFoundError, RecordNotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
 import {
   availableLabelsByTitle, DEFAULT_LABEL_COLOR, labelsOfTargets, projectAncestorGroupIds, type LabelRow,
@@ -263,6 +264,7 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
   const groupIds = await projectAncestorGroupIds(deps.db, scope.project);
   const given = may(scope, 'set_issue_iid') && input.iid !== undefined ? input.iid : undefined;
   if (given !== undefined && (given < 1 || !fitsIntColumn(given))) throw new ValidationError({ iid: ['must be greater than 0'] });
+  await checkSpam(deps, scope.actor, { kind: 'Issue', project: scope.project, level: scope.level, before: null, change: input });
   return deps.db.transaction().execute(async (trx) => {
     let iid: number;
     if (given !== undefined) {
@@ -288,6 +290,7 @@ export async function updateIssue(deps: ServiceDeps, scope: IssueScope, issue: I
   validate(input, false);
   const now = deps.clock.now();
   const groupIds = await projectAncestorGroupIds(deps.db, scope.project);
+  await checkSpam(deps, scope.actor, { kind: 'Issue', project: scope.project, level: scope.level, before: issue, change: input });
   return deps.db.transaction().execute(async (trx) => {
     const set = await columnsFrom(trx, scope, input, groupIds, issue, now);
     if (set.title !== undefined && set.title !== issue.title || set.description !== undefined && set.description !== issue.description) {

@@ -11,6 +11,7 @@ import type { Actor } from '../../platform/access/actor.ts';
 import { ForbiddenError, NotFoundError, RecordNotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
 import type { Repository } from '../../platform/git/repository.ts';
 import { liveProjectById } from '../../platform/project-rows.ts';
+import { checkSpam } from '../../platform/spam/spam-check.ts';
 import { labelsOfTargets, projectAncestorGroupIds, type LabelRow } from '../labels/labels.lookup.ts';
 import { existingUserIds, labelIdsFor, milestoneAvailable, splitTitles, timeSpentOf } from '../issues/issues.service.ts';
 import { usersByIds, type User } from '../users/users.service.ts';
@@ -165,6 +166,7 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
   const groupIds = await projectAncestorGroupIds(deps.db, target.project);
   const meta = metadataAllowed(target);
   const title = input.title!.trim();
+  await checkSpam(deps, source.actor, { kind: 'MergeRequest', project: target.project, level: target.level, before: null, change: input });
   const mr = await deps.db.transaction().execute(async (trx) => {
     const open = await trx.selectFrom('merge_requests').select('iid').where('target_project_id', '=', target.project.id)
       .where('source_project_id', '=', sourceProject.id).where('source_branch', '=', sourceBranch).where('target_branch', '=', targetBranch)
@@ -411,6 +413,7 @@ export async function updateMergeRequest(deps: ServiceDeps, scope: MergeRequestS
     if (!head) throw new RuleError('unprocessable', [`Target branch "${input.target_branch}" does not exist`]);
     newTarget = { branch: input.target_branch, head };
   }
+  await checkSpam(deps, scope.actor, { kind: 'MergeRequest', project: scope.project, level: scope.level, before: mr, change: input });
   return deps.db.transaction().execute(async (trx) => {
     const set: Partial<MergeRequestRow> = {};
     if (input.title !== undefined) {

@@ -8,6 +8,7 @@ import type { Actor } from '../../platform/access/actor.ts';
 import { noteDenial, type NoteAction, type PolicyProject } from '../../platform/access/policy.ts';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/errors.ts';
 import { fitsIntColumn } from '../../platform/db/dialect.ts';
+import { checkSpam } from '../../platform/spam/spam-check.ts';
 import type { NoteRow } from './notes.presenter.ts';
 
 // Notes and discussions over any noteable (issues, commits; merge requests and their diff threads use the same rows).
@@ -163,6 +164,7 @@ export async function createNote(deps: ServiceDeps, s: NoteScope, input: NoteInp
     ? { position: first.position!, lineCode: first.line_code, commitId: first.commit_id }
     : first ? undefined : input.diff;
   const type = input.diffLine ? 'LegacyDiffNote' : diff ? 'DiffNote' : first || where.thread ? 'DiscussionNote' : null;
+  await checkSpam(deps, s.actor, { kind: 'Note', project: s.project, level: s.level, noteable: s.noteable, internal: !!(first ? first.internal : input.internal), before: null, change: input });
   return deps.db.transaction().execute(async (trx) => {
     if (first && first.type === null) {
       await trx.updateTable('notes').set({ type: 'DiscussionNote', resolvable: resolvableType(s.noteable, 'DiscussionNote') ? 1 : 0 })
@@ -214,6 +216,7 @@ export async function updateNote(deps: ServiceDeps, s: NoteScope, note: NoteRow,
   demand(s, 'admin', note);
   checkBody(body);
   if (body === note.body) return note;
+  await checkSpam(deps, s.actor, { kind: 'Note', project: s.project, level: s.level, noteable: s.noteable, internal: !!note.internal, before: note, change: { body } });
   return deps.db.transaction().execute(async (trx) => {
     const row = await trx.updateTable('notes').set({ body, updated_at: deps.clock.now() }).where('id', '=', note.id).returningAll().executeTakeFirstOrThrow();
     await derive?.(trx, row);

@@ -11,6 +11,7 @@ import { FileExistsError, FileNotFoundError, InvalidPathError } from '../../plat
 import { pickStorage, placeRepository, removeRepository, snippetRepositoryPath, stagingPath } from '../projects/repository.ts';
 import { projectAccessFor } from '../../http/access.ts';
 import { liveProjectById } from '../../platform/project-rows.ts';
+import { checkSpam } from '../../platform/spam/spam-check.ts';
 
 // Snippets: personal (no project) and project snippets. Each snippet's files are the tree of the default branch of
 // its own bare repository; every write through the API is one commit there, and pushes over HTTP write the same
@@ -278,6 +279,7 @@ export async function createSnippet(
   checkCommon(input, errors, true);
   if (Object.keys(errors).length) throw new ValidationError(errors);
   const actions = createActions(input);
+  await checkSpam(deps, actor, { kind: 'Snippet', project, level: project ? (await projectAccessFor(deps, actor, project)).effective : 0, before: null, change: input, contents: actions.map((a) => ('content' in a && a.content !== undefined ? String(a.content) : undefined)) });
   const now = deps.clock.now();
   const shard = pickStorage(deps.config);
   const staged = stagingPath(deps.config, shard);
@@ -302,6 +304,11 @@ export async function createSnippet(
   }
 }
 
+/** Every file's text as stored (what the spam check reads when an edit makes the snippet public). */
+async function storedContents(deps: ServiceDeps, row: SnippetRow): Promise<string[]> {
+  return Promise.all((await snippetFiles(deps, row)).map(async (path) => (await snippetFileContent(deps, row, path)).content.toString('utf8')));
+}
+
 /** Edits the row and, when files change, commits them; nothing is written when any check fails. */
 export async function updateSnippet(deps: ServiceDeps, actor: Actor, s: SnippetScope, input: SnippetInput): Promise<SnippetRow> {
   const errors: Record<string, string[]> = {};
@@ -309,6 +316,7 @@ export async function updateSnippet(deps: ServiceDeps, actor: Actor, s: SnippetS
   if (Object.keys(errors).length) throw new ValidationError(errors);
   const row = s.row;
   const actions = await updateActions(deps, row, input);
+  await checkSpam(deps, actor, { kind: 'Snippet', project: s.project, level: s.level, before: row, change: input, contents: actions.map((a) => ('content' in a && a.content !== undefined ? String(a.content) : undefined)), stored: () => storedContents(deps, row) });
   const now = deps.clock.now();
   if (actions.length) {
     const repo = snippetRepo(deps, row);

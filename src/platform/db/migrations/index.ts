@@ -25,6 +25,7 @@ import * as m0023 from './0023_multi_machine.ts';
 import * as m0024 from './0024_suggestions.ts';
 import * as m0025 from './0025_search.ts';
 import * as m0027 from './0027_notification_mail.ts';
+import * as m0028 from './0028_spam.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -58,4 +59,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0024_suggestions', up: m0024.up },
   { name: '0025_search', up: m0025.up },
   { name: '0027_notification_mail', up: m0027.up },
+  { name: '0028_spam', up: m0028.up },
 ];
