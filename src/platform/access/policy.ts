@@ -30,7 +30,12 @@ export function featureLevel(p: PolicyProject, feature: ProjectFeature): number 
   if (COLUMN_FEATURES.has(feature)) return p[`${feature}_access_level` as 'repository_access_level'];
   const name = storedSettings(p)[`${feature}_access_level`];
   const stored = typeof name === 'string' ? FEATURE_LEVEL[name as FeatureLevelName] : undefined;
-  return stored ?? (feature === 'pages' ? FEATURE_LEVEL.private : FEATURE_LEVEL.enabled);
+  return stored ?? settingFeatureDefault(feature);
+}
+
+/** The level of a feature kept in `settings` when none is stored (or an unknown name is). */
+export function settingFeatureDefault(feature: ProjectFeature): number {
+  return feature === 'pages' ? FEATURE_LEVEL.private : FEATURE_LEVEL.enabled;
 }
 
 /** The reference's feature rule: disabled for everyone, private for members from the feature's minimum role (and administrators). */

@@ -2,7 +2,9 @@ import type { ServiceDeps } from '../deps.ts';
 import { sql, type Expression, type SqlBool } from 'kysely';
 import { AccessLevel, Visibility, userAuthorization, type Authorization } from '../membership.ts';
 import type { Db } from '../db/index.ts';
+import type { DialectName } from '../db/dialect.ts';
 import type { Actor } from './actor.ts';
+import { FEATURE_LEVEL, settingFeatureDefault, type ProjectFeature } from './policy.ts';
 
 // The access policy as SQL conditions, for listings that filter in the database: which projects a user is
 // authorised for at a level, which projects and groups a caller may read. They follow the same rules as
@@ -150,4 +152,47 @@ export function readableMergeRequestsExpr(eb: any, actor: Actor, a: Authorizatio
   parts.push(eb.or([repoOpen, eb.and([eb('projects.repository_access_level', '>=', 10), guest])]));
   parts.push(eb.or([eb('projects.visibility_level', '>=', 10), reporter]));
   return eb.and(parts);
+}
+
+/**
+ * SQL expression on `projects`: the stored access level of a feature kept in `settings` (wiki, snippets, ...), as
+ * `featureLevel` of policy.ts reads it: the name stored, or the feature's default when absent or unknown. Only for
+ * features that are not columns.
+ */
+export function settingFeatureLevelSql(dialect: DialectName, feature: ProjectFeature): Expression<number> {
+  const key = `${feature}_access_level`;
+  const name = dialect === 'postgres'
+    ? sql`(projects.settings::jsonb ->> ${key})`
+    : sql`json_extract(projects.settings, ${`$.${key}`})`;
+  const cases = Object.entries(FEATURE_LEVEL).map(([n, level]) => sql`when ${n} then ${sql.lit(level)}`);
+  return sql<number>`(case ${name} ${sql.join(cases, sql` `)} else ${sql.lit(settingFeatureDefault(feature))} end)`;
+}
+
+/**
+ * SQL condition on `snippets` left-joined with `projects`: the snippets the caller may read (`snippetDenial` of
+ * policy.ts with `read_snippet`). A personal snippet: public to all, internal to signed-in users who are not
+ * external, private to its author; administrators read all. A project snippet: its project live and readable, the
+ * snippets feature open to the caller (private: members; disabled: nobody, administrators included), and the snippet
+ * public or internal as above, or the caller its author or a member. `projectLevel`: one project whose
+ * `read_snippet` the route already decided, with the caller's level there; only the snippet's own rule remains.
+ */
+export function readableSnippetsExpr(
+  eb: any, actor: Actor, a: Authorization | null, now: number, dialect: DialectName, projectLevel?: number,
+): Expression<SqlBool> | null {
+  const uid = actor.user?.id;
+  const min = actor.user && !actor.user.external ? Visibility.internal : Visibility.public;
+  const ownOrOpen = [eb('snippets.visibility_level', '>=', min), ...(uid !== undefined ? [eb('snippets.author_id', '=', uid)] : [])];
+  if (projectLevel !== undefined) return actor.admin || projectLevel >= AccessLevel.GUEST ? null : eb.or(ownOrOpen);
+  const level = settingFeatureLevelSql(dialect, 'snippets');
+  const inProject = [eb('snippets.project_id', 'is not', null), eb('projects.pending_delete', '=', 0)];
+  if (actor.admin) return eb.or([eb('snippets.project_id', 'is', null), eb.and([...inProject, eb(level, '>', FEATURE_LEVEL.disabled)])]);
+  const member = a ? authorizedExpr(eb, a, AccessLevel.GUEST, now, true) : null;
+  const visible = visibleExpr(eb, actor, a, now, true)!;
+  const feature = member
+    ? eb.or([eb(level, '>=', FEATURE_LEVEL.enabled), eb.and([eb(level, '>=', FEATURE_LEVEL.private), member])])
+    : eb(level, '>=', FEATURE_LEVEL.enabled);
+  return eb.or([
+    eb.and([eb('snippets.project_id', 'is', null), eb.or(ownOrOpen)]),
+    eb.and([...inProject, visible, feature, eb.or([...ownOrOpen, ...(member ? [member] : [])])]),
+  ]);
 }
