@@ -2,7 +2,7 @@ import type { ServiceDeps } from '../deps.ts';
 import { sql, type Expression, type SqlBool } from 'kysely';
 import { AccessLevel, Visibility, userAuthorization, type Authorization } from '../membership.ts';
 import type { Db } from '../db/index.ts';
-import type { DialectName } from '../db/dialect.ts';
+import { jsonTextField, type DialectName } from '../db/dialect.ts';
 import type { Actor } from './actor.ts';
 import { FEATURE_LEVEL, settingFeatureDefault, type ProjectFeature } from './policy.ts';
 
@@ -160,10 +160,7 @@ export function readableMergeRequestsExpr(eb: any, actor: Actor, a: Authorizatio
  * features that are not columns.
  */
 export function settingFeatureLevelSql(dialect: DialectName, feature: ProjectFeature): Expression<number> {
-  const key = `${feature}_access_level`;
-  const name = dialect === 'postgres'
-    ? sql`(projects.settings::jsonb ->> ${key})`
-    : sql`json_extract(projects.settings, ${`$.${key}`})`;
+  const name = jsonTextField(dialect, 'projects.settings', `${feature}_access_level`);
   const cases = Object.entries(FEATURE_LEVEL).map(([n, level]) => sql`when ${n} then ${sql.lit(level)}`);
   return sql<number>`(case ${name} ${sql.join(cases, sql` `)} else ${sql.lit(settingFeatureDefault(feature))} end)`;
 }

@@ -52,3 +52,10 @@ export function containsText(column: Matched, term: string): RawBuilder<SqlBool>
 export function startsWithText(column: Matched, prefix: string): RawBuilder<SqlBool> {
   return sql<SqlBool>`lower(${operand(column)}) like ${`${likeEscape(prefix.toLowerCase())}%`} escape '\\'`;
 }
+
+/** The text value of `key` in a column holding a JSON object (null when absent): `json_extract` on SQLite, `->>` on PostgreSQL. */
+export function jsonTextField(dialect: DialectName, column: string, key: string): RawBuilder<string | null> {
+  return dialect === 'postgres'
+    ? sql<string | null>`(${sql.ref(column)}::jsonb ->> ${key})`
+    : sql<string | null>`json_extract(${sql.ref(column)}, ${`$.${key}`})`;
+}
