@@ -306,6 +306,8 @@ export interface PolicySnippet {
   author_id: number;
   visibility_level: number;
   project_id: number | null;
+  /** 1 while its repository moves between shards: no edit, no push. */
+  repository_read_only?: number;
 }
 
 /**
@@ -318,9 +320,16 @@ export type SnippetAbility = 'read_snippet' | 'update_snippet' | 'admin_snippet'
  * external, private to its author; only its author (or an administrator) edits or deletes it. A project snippet
  * also needs the project's `read_snippet` (the snippets feature): then public to whoever reads the project,
  * internal as above or to members, private to members and its author; its author edits and deletes it while still
- * allowed to create snippets there, Maintainers (`admin_snippet`) edit and delete any.
+ * allowed to create snippets there, Maintainers (`admin_snippet`) edit and delete any. While its repository moves
+ * between shards nobody edits it (`read_only`).
  */
 export function snippetDenial(actor: Actor, ability: SnippetAbility, s: PolicySnippet, project: PolicyProject | null, level: number): Denial | null {
+  const denial = snippetRoleDenial(actor, ability, s, project, level);
+  if (!denial && ability === 'update_snippet' && s.repository_read_only) return 'read_only';
+  return denial;
+}
+
+function snippetRoleDenial(actor: Actor, ability: SnippetAbility, s: PolicySnippet, project: PolicyProject | null, level: number): Denial | null {
   const uid = actor.user?.id;
   const author = uid !== undefined && s.author_id === uid;
   if (!project) {

@@ -13,6 +13,7 @@ import { FileExistsError, FileNotFoundError, InvalidPathError } from '../../plat
 import { pickStorage, placeRepository, removeRepository, snippetRepositoryPath, stagingPath } from '../projects/repository.ts';
 import { projectAccessFor } from '../../http/access.ts';
 import { liveProjectById } from '../../platform/project-rows.ts';
+import { usersByIds, type User } from '../users/users.service.ts';
 
 // Snippets: personal (no project) and project snippets. Each snippet's files are the tree of the default branch of
 // its own bare repository; every write through the API is one commit there, and pushes over HTTP write the same
@@ -58,6 +59,7 @@ const fail = (text: string) => new RuleError('bad_request', { error: text });
 export function demandSnippet(actor: Actor, ability: SnippetAbility, s: SnippetScope): void {
   const denial = snippetDenial(actor, ability, s.row, s.project, s.level);
   if (denial === 'not_found') throw new NotFoundError('Snippet');
+  if (denial === 'read_only') throw new RuleError('bad_request', 'The repository is temporarily read-only. Please try again later.');
   if (denial) throw new ForbiddenError();
 }
 
@@ -139,6 +141,17 @@ export async function allSnippetsQuery(deps: ServiceDeps, actor: Actor, f: Snipp
   const q = deps.db.selectFrom('snippets').leftJoin('projects', 'projects.id', 'snippets.project_id').selectAll('snippets')
     .where((eb) => readableSnippetsExpr(eb, actor, a, now, dialectOf(deps.db)) ?? sql<SqlBool>`1 = 1`);
   return filtered(q, actor, f).orderBy('snippets.id', 'desc');
+}
+
+/** Snippets by id with their authors and their projects' paths, for presenting them inside other entities. */
+export async function snippetsWithContext(deps: ServiceDeps, ids: number[]): Promise<Map<number, { row: SnippetRow; author: User; projectPath: string | null }>> {
+  const unique = [...new Set(ids)];
+  const rows = unique.length ? await deps.db.selectFrom('snippets').selectAll().where('id', 'in', unique).execute() : [];
+  const users = await usersByIds(deps, [...new Set(rows.map((r) => r.author_id))]);
+  const projectIds = [...new Set(rows.map((r) => r.project_id).filter((x): x is number => x !== null))];
+  const projects = projectIds.length ? await deps.db.selectFrom('projects').select(['id', 'full_path']).where('id', 'in', projectIds).execute() : [];
+  const paths = new Map(projects.map((p) => [p.id, p.full_path]));
+  return new Map(rows.map((row) => [row.id, { row, author: users.get(row.author_id)!, projectPath: row.project_id === null ? null : paths.get(row.project_id) ?? null }]));
 }
 
 // ---- files -----------------------------------------------------------------------------------------------------
