@@ -38,6 +38,7 @@ import { importJobs } from './projects/projects.import.ts';
 import { registerGitHttp } from './git-http/git-http.routes.ts';
 import { snippetRoutes } from './snippets/snippets.routes.ts';
 import { wikiRoutes } from './wikis/wikis.routes.ts';
+import { markdownRoutes } from './markdown/markdown.routes.ts';
 import { registerStoredFiles } from './uploads/uploads.files.ts';
 import { registerProjectUploadFiles, uploadRoutes } from './uploads/uploads.routes.ts';
 import { uploadJobs } from './uploads/uploads.service.ts';
@@ -90,6 +91,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...alertRoutes,
     ...snippetRoutes,
     ...wikiRoutes,
+    ...markdownRoutes,
   ]);
   registerGitHttp(app);
   registerAlertNotifications(app);

@@ -30,7 +30,12 @@ export function featureLevel(p: PolicyProject, feature: ProjectFeature): number 
   if (COLUMN_FEATURES.has(feature)) return p[`${feature}_access_level` as 'repository_access_level'];
   const name = storedSettings(p)[`${feature}_access_level`];
   const stored = typeof name === 'string' ? FEATURE_LEVEL[name as FeatureLevelName] : undefined;
-  return stored ?? (feature === 'pages' ? FEATURE_LEVEL.private : FEATURE_LEVEL.enabled);
+  return stored ?? settingFeatureDefault(feature);
+}
+
+/** The level of a feature kept in `settings` when none is stored (or an unknown name is). */
+export function settingFeatureDefault(feature: ProjectFeature): number {
+  return feature === 'pages' ? FEATURE_LEVEL.private : FEATURE_LEVEL.enabled;
 }
 
 /** The reference's feature rule: disabled for everyone, private for members from the feature's minimum role (and administrators). */
@@ -312,6 +317,8 @@ export interface PolicySnippet {
   author_id: number;
   visibility_level: number;
   project_id: number | null;
+  /** 1 while its repository moves between shards: no edit, no push. */
+  repository_read_only?: number;
 }
 
 /**
@@ -324,9 +331,16 @@ export type SnippetAbility = 'read_snippet' | 'update_snippet' | 'admin_snippet'
  * external, private to its author; only its author (or an administrator) edits or deletes it. A project snippet
  * also needs the project's `read_snippet` (the snippets feature): then public to whoever reads the project,
  * internal as above or to members, private to members and its author; its author edits and deletes it while still
- * allowed to create snippets there, Maintainers (`admin_snippet`) edit and delete any.
+ * allowed to create snippets there, Maintainers (`admin_snippet`) edit and delete any. While its repository moves
+ * between shards nobody edits it (`read_only`).
  */
 export function snippetDenial(actor: Actor, ability: SnippetAbility, s: PolicySnippet, project: PolicyProject | null, level: number): Denial | null {
+  const denial = snippetRoleDenial(actor, ability, s, project, level);
+  if (!denial && ability === 'update_snippet' && s.repository_read_only) return 'read_only';
+  return denial;
+}
+
+function snippetRoleDenial(actor: Actor, ability: SnippetAbility, s: PolicySnippet, project: PolicyProject | null, level: number): Denial | null {
   const uid = actor.user?.id;
   const author = uid !== undefined && s.author_id === uid;
   if (!project) {

@@ -2,8 +2,9 @@ import type { ServiceDeps } from '../deps.ts';
 import { sql, type Expression, type SqlBool } from 'kysely';
 import { AccessLevel, Visibility, userAuthorization, type Authorization } from '../membership.ts';
 import type { Db } from '../db/index.ts';
-import { jsonText } from '../db/dialect.ts';
+import { jsonTextField, type DialectName, dialectOf } from '../db/dialect.ts';
 import type { Actor } from './actor.ts';
+import { FEATURE_LEVEL, settingFeatureDefault, type ProjectFeature } from './policy.ts';
 
 // The access policy as SQL conditions, for listings that filter in the database: which projects a user is
 // authorised for at a level, which projects and groups a caller may read. They follow the same rules as
@@ -153,14 +154,18 @@ export function readableMergeRequestsExpr(eb: any, actor: Actor, a: Authorizatio
   return eb.and(parts);
 }
 
-type Feature = 'issues' | 'merge_requests' | 'snippets';
-
-/** A project feature's stored level as SQL: a column for the filtered features, a name in `settings` for the others (policy.ts `featureLevel`). */
-function featureLevelSql(db: Db, feature: Feature) {
-  if (feature !== 'snippets') return sql.ref(`projects.${feature}_access_level`);
-  const name = jsonText(db, sql.ref('projects.settings'), `${feature}_access_level`);
-  return sql`(case coalesce(${name}, 'enabled') when 'disabled' then 0 when 'private' then 10 when 'public' then 30 else 20 end)`;
+/**
+ * SQL expression on `projects`: the stored access level of a feature kept in `settings` (wiki, snippets, ...), as
+ * `featureLevel` of policy.ts reads it: the name stored, or the feature's default when absent or unknown. Only for
+ * features that are not columns.
+ */
+export function settingFeatureLevelSql(dialect: DialectName, feature: ProjectFeature): Expression<number> {
+  const name = jsonTextField(dialect, 'projects.settings', `${feature}_access_level`);
+  const cases = Object.entries(FEATURE_LEVEL).map(([n, level]) => sql`when ${n} then ${sql.lit(level)}`);
+  return sql<number>`(case ${name} ${sql.join(cases, sql` `)} else ${sql.lit(settingFeatureDefault(feature))} end)`;
 }
+
+type Feature = 'issues' | 'merge_requests' | 'snippets';
 
 /**
  * SQL condition on `projects`: the caller reads the project and its `feature`: enabled or public for whoever
@@ -169,7 +174,7 @@ function featureLevelSql(db: Db, feature: Feature) {
  * `read_issue`, `read_milestone` (issues or merge requests) and `read_snippet`.
  */
 export function readableFeatureExpr(eb: any, db: Db, actor: Actor, a: Authorization | null, now: number, feature: Feature): Expression<SqlBool> {
-  const level = featureLevelSql(db, feature);
+  const level = feature === 'snippets' ? settingFeatureLevelSql(dialectOf(db), feature) : sql.ref(`projects.${feature}_access_level`);
   if (actor.admin) return eb(level, '>', 0);
   const visible = visibleExpr(eb, actor, a, now, true);
   const open = eb(level, '>=', 20);
@@ -180,20 +185,29 @@ export function readableFeatureExpr(eb: any, db: Db, actor: Actor, a: Authorizat
 
 /**
  * SQL condition on `snippets` left-joined with `projects`: the snippets the caller may read (`snippetDenial` of
- * policy.ts). A personal snippet: public to all, internal to signed-in users who are not external, private to its
- * author. A project snippet: the project's `read_snippet`, then public to whoever reads the project, internal as
- * above, private to members and its author. Administrators read all but those of a disabled feature.
+ * policy.ts with `read_snippet`). A personal snippet: public to all, internal to signed-in users who are not
+ * external, private to its author; administrators read all. A project snippet: its project live and readable, the
+ * snippets feature open to the caller (private: members; disabled: nobody, administrators included), and the snippet
+ * public or internal as above, or the caller its author or a member. `projectLevel`: one project whose
+ * `read_snippet` the route already decided, with the caller's level there; only the snippet's own rule remains.
  */
-export function readableSnippetsExpr(eb: any, db: Db, actor: Actor, a: Authorization | null, now: number): Expression<SqlBool> {
-  const personal = eb('snippets.project_id', 'is', null);
-  const inProject = eb.and([eb('snippets.project_id', 'is not', null), eb('projects.pending_delete', '=', 0)]);
-  if (actor.admin) return eb.or([personal, eb.and([inProject, readableFeatureExpr(eb, db, actor, a, now, 'snippets')])]);
-  const uid = actor.user?.id ?? -1;
-  const shown = actor.user && !actor.user.external ? Visibility.internal : Visibility.public;
-  const sees = eb.or([eb('snippets.visibility_level', '>=', shown), eb('snippets.author_id', '=', uid)]);
-  const member = a ? [authorizedExpr(eb, a, AccessLevel.GUEST, now, true)] : [];
+export function readableSnippetsExpr(
+  eb: any, actor: Actor, a: Authorization | null, now: number, dialect: DialectName, projectLevel?: number,
+): Expression<SqlBool> | null {
+  const uid = actor.user?.id;
+  const min = actor.user && !actor.user.external ? Visibility.internal : Visibility.public;
+  const ownOrOpen = [eb('snippets.visibility_level', '>=', min), ...(uid !== undefined ? [eb('snippets.author_id', '=', uid)] : [])];
+  if (projectLevel !== undefined) return actor.admin || projectLevel >= AccessLevel.GUEST ? null : eb.or(ownOrOpen);
+  const level = settingFeatureLevelSql(dialect, 'snippets');
+  const inProject = [eb('snippets.project_id', 'is not', null), eb('projects.pending_delete', '=', 0)];
+  if (actor.admin) return eb.or([eb('snippets.project_id', 'is', null), eb.and([...inProject, eb(level, '>', FEATURE_LEVEL.disabled)])]);
+  const member = a ? authorizedExpr(eb, a, AccessLevel.GUEST, now, true) : null;
+  const visible = visibleExpr(eb, actor, a, now, true)!;
+  const feature = member
+    ? eb.or([eb(level, '>=', FEATURE_LEVEL.enabled), eb.and([eb(level, '>=', FEATURE_LEVEL.private), member])])
+    : eb(level, '>=', FEATURE_LEVEL.enabled);
   return eb.or([
-    eb.and([personal, sees]),
-    eb.and([inProject, readableFeatureExpr(eb, db, actor, a, now, 'snippets'), eb.or([sees, ...member])]),
+    eb.and([eb('snippets.project_id', 'is', null), eb.or(ownOrOpen)]),
+    eb.and([...inProject, visible, feature, eb.or([...ownOrOpen, ...(member ? [member] : [])])]),
   ]);
 }

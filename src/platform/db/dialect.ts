@@ -53,11 +53,11 @@ export function startsWithText(column: Matched, prefix: string): RawBuilder<SqlB
   return sql<SqlBool>`lower(${operand(column)}) like ${`${likeEscape(prefix.toLowerCase())}%`} escape '\\'`;
 }
 
-/** The text value of `key` in a JSON object stored as text (null when absent). */
-export function jsonText(db: Kysely<any>, column: Expression<unknown>, key: string): RawBuilder<string | null> {
-  return dialectOf(db) === 'postgres'
-    ? sql<string | null>`(cast(${column} as json) ->> ${key})`
-    : sql<string | null>`json_extract(${column}, ${`$.${key}`})`;
+/** The text value of `key` in a column holding a JSON object (null when absent): `json_extract` on SQLite, `->>` on PostgreSQL. */
+export function jsonTextField(dialect: DialectName, column: string, key: string): RawBuilder<string | null> {
+  return dialect === 'postgres'
+    ? sql<string | null>`(${sql.ref(column)}::jsonb ->> ${key})`
+    : sql<string | null>`json_extract(${sql.ref(column)}, ${`$.${key}`})`;
 }
 
 /**

@@ -731,6 +731,8 @@ export interface SnippetsTable {
   visibility_level: number;
   file_name: string | null;
   repository_storage: string;
+  /** 1 while the repository moves between shards (no API write, no push). */
+  repository_read_only: Generated<number>;
   user_agent: string | null;
   ip_address: string | null;
   created_at: number;
@@ -820,6 +822,18 @@ export interface JobsTable {
 }
 
 /** A move of a project's repository between storage shards (resources/storage-moves). */
+export interface SnippetRepositoryStorageMovesTable {
+  id: Generated<number>;
+  snippet_id: number;
+  /** initial | scheduled | started | replicated | finished | failed | cleanup_failed */
+  state: string;
+  source_storage_name: string;
+  destination_storage_name: string;
+  error_message: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface ProjectRepositoryStorageMovesTable {
   id: Generated<number>;
   project_id: number;
@@ -1055,6 +1069,7 @@ export interface DB {
   resource_milestone_events: ResourceMilestoneEventsTable;
   jobs: JobsTable;
   project_repository_storage_moves: ProjectRepositoryStorageMovesTable;
+  snippet_repository_storage_moves: SnippetRepositoryStorageMovesTable;
   alert_integrations: AlertIntegrationsTable;
   alert_management_alerts: AlertManagementAlertsTable;
   alert_management_alert_assignees: AlertManagementAlertAssigneesTable;

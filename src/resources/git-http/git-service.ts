@@ -163,7 +163,7 @@ async function openSnippet(deps: ServiceDeps, actor: Actor, id: number, projectP
   if (push) {
     checkWriter(actor, MESSAGES.pushSnippet);
     const denial = snippetDenial(actor, 'update_snippet', scope.row, scope.project, scope.level);
-    if (denial) throw new GitRefusal('forbidden', denial === 'archived' ? MESSAGES.archived : MESSAGES.pushSnippet);
+    if (denial) throw new GitRefusal('forbidden', denial === 'archived' ? MESSAGES.archived : denial === 'read_only' ? MESSAGES.readOnly : MESSAGES.pushSnippet);
   }
   const repo = snippetRepo(deps, scope.row);
   await repo.ensure(SNIPPET_BRANCH);

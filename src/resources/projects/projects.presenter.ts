@@ -1,5 +1,6 @@
 import { withoutCredentials } from '../../platform/outbound-url.ts';
 import { avatarUrl } from '../../platform/storage/avatars.ts';
+import { escapeHtml, renderMarkdown } from '../../platform/markdown.ts';
 import type { Selectable } from 'kysely';
 import { openIssueCounts } from '../issues/issues.service.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
@@ -348,18 +349,15 @@ export function fullProject(p: Project, pres: Presentation): Record<string, unkn
   };
 }
 
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-/** The description as HTML: escaped text in paragraphs (no markup is rendered, so nothing unsafe passes). */
+/** The description as HTML, rendered by the one Markdown renderer (raw HTML escaped, safe links only). */
 export function descriptionHtml(d: string | null): string {
-  if (!d) return '';
-  const esc = d.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
-  return esc.split(/\n{2,}/).map((para) => `<p>${para.replace(/\n/g, '<br>')}</p>`).join('\n');
+  return d ? renderMarkdown(d) : '';
 }
 
 /** A one-line text as HTML (label descriptions): escaped, without paragraphs; null stays null. */
 export function singleLineHtml(d: string | null): string | null {
-  return d === null ? null : d.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+  return d === null ? null : escapeHtml(d);
 }
 
 export function presentOne(p: Project, pres: Presentation): Record<string, unknown> {

@@ -5,7 +5,7 @@ import { ParamError, type ParamProblem } from '../../platform/errors.ts';
 import { AccessLevel, ancestorIds, userAuthorization, type NamespaceRow, type ProjectRow } from '../../platform/membership.ts';
 import { readableFeatureExpr, readableGroups, readableIssuesExpr, readableSnippetsExpr } from '../../platform/access/queries.ts';
 import { canProject } from '../../platform/access/policy.ts';
-import { containsText, fitsIntColumn, indexedContains } from '../../platform/db/dialect.ts';
+import { containsText, dialectOf, fitsIntColumn, indexedContains } from '../../platform/db/dialect.ts';
 import type { Repository } from '../../platform/git/index.ts';
 import { issuesListQuery, type IssueListContext } from '../issues/issues.finder.ts';
 import { mergeRequestsListQuery } from '../merge-requests/merge-requests.finder.ts';
@@ -184,7 +184,7 @@ export async function snippetsSearch(deps: ServiceDeps, actor: Actor, q: SearchQ
   const now = deps.clock.now();
   const a = actor.user && !actor.admin ? await userAuthorization(deps, actor.user.id, now) : null;
   let query = deps.db.selectFrom('snippets').leftJoin('projects', 'projects.id', 'snippets.project_id').selectAll('snippets')
-    .where((eb) => readableSnippetsExpr(eb, deps.db, actor, a, now));
+    .where((eb) => readableSnippetsExpr(eb, actor, a, now, dialectOf(deps.db))!);
   for (const word of searchWords(q.search).slice(0, 10)) {
     query = query.where(indexedContains(deps.db, { table: 'snippets', columns: ['title', 'description', 'file_name'] }, word));
   }
@@ -251,7 +251,7 @@ export async function notesSearch(deps: ServiceDeps, actor: Actor, level: Extrac
     // A snippet's notes with the snippet: a private one's only for its project's members and its author.
     ...(can('read_snippet') ? [eb.and([eb('notes.noteable_type', '=', 'Snippet'), eb('notes.noteable_id', 'in',
       eb.selectFrom('snippets').innerJoin('projects', 'projects.id', 'snippets.project_id').select('snippets.id')
-        .where('snippets.project_id', '=', project.id).where((e: any) => readableSnippetsExpr(e, db, actor, a, now)))])] : []),
+        .where('snippets.project_id', '=', project.id).where((e: any) => readableSnippetsExpr(e, actor, a, now, dialectOf(db))!))])] : []),
     sql<SqlBool>`1 = 0`,
   ]));
   for (const word of searchWords(q.search).slice(0, 10)) query = query.where(indexedContains(db, { table: 'notes', columns: ['body'] }, word));

@@ -21,6 +21,12 @@ export function snippetWebUrl(base: string, row: Pick<SnippetRow, 'id'>, project
   return projectPath ? webUrl(base, projectPath, '-/snippets', String(row.id)) : webUrl(base, '-/snippets', String(row.id));
 }
 
+/** BasicSnippet: the snippet without its files. */
+export function basicSnippetEntity(row: SnippetRow, p: Omit<SnippetPresentation, 'files'>) {
+  const { file_name: _name, files: _files, ...basic } = snippetEntity(row, { ...p, files: [] });
+  return basic;
+}
+
 export function snippetEntity(row: SnippetRow, p: SnippetPresentation) {
   const web = snippetWebUrl(p.base, row, p.projectPath);
   const repoPath = p.projectPath ? `${p.projectPath}/snippets/${row.id}.git` : `snippets/${row.id}.git`;

@@ -1,15 +1,16 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
-import { Enum, IdOrPath, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
-import { paginateArray, paginateQuery } from '../../http/pagination.ts';
+import { DateTime, Enum, IdOrPath, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
+import { parseDateTime } from '../../http/params.ts';
+import { paginateQuery } from '../../http/pagination.ts';
 import { contentDisposition } from '../../http/content-disposition.ts';
 import { ForbiddenError } from '../../platform/errors.ts';
 import { usersByIds } from '../users/users.service.ts';
 import { noteRoutes, type NoteableKind } from '../notes/notes.routes.ts';
 import { awardRoutes } from '../award-emoji/award-emoji.routes.ts';
 import {
-  allSnippets, createSnippet, deleteSnippet, findPersonalSnippet, findProjectSnippet, ownSnippetsQuery, projectSnippetsQuery,
+  allSnippetsQuery, createSnippet, deleteSnippet, findPersonalSnippet, findProjectSnippet, ownSnippetsQuery, projectSnippetsQuery,
   publicSnippetsQuery, snippetFileContent, snippetFiles, updateSnippet, type SnippetRow, type SnippetScope,
 } from './snippets.service.ts';
 import { snippetEntity } from './snippets.presenter.ts';
@@ -68,22 +69,28 @@ const snippetNoteables: NoteableKind = {
 
 const ProjectKey = { id: IdOrPath(), snippet_id: Int() };
 
+const Created = { created_after: Opt(DateTime()), created_before: Opt(DateTime()) };
+const time = (v: string | undefined) => (v === undefined ? undefined : parseDateTime(v) ?? undefined);
+const filters = (input: { created_after?: string; created_before?: string; repository_storage?: string }) => ({
+  created_after: time(input.created_after), created_before: time(input.created_before), repository_storage: input.repository_storage,
+});
+
 export const snippetRoutes: RouteDef<any>[] = [
   // ---- personal snippets ----------------------------------------------------------------------------------------
   {
     method: 'GET', url: '/snippets', summary: "The caller's personal snippets", tags, access: 'authenticated',
-    response: Type.Array(Snippet), input: Input({ ...PaginationParams }),
-    handler: async (req, reply) => presentAny(req, await paginateQuery(req, reply, ownSnippetsQuery(req.server, req.actor))),
+    response: Type.Array(Snippet), input: Input({ ...Created, ...PaginationParams }),
+    handler: async (req, reply) => presentAny(req, await paginateQuery(req, reply, ownSnippetsQuery(req.server, req.actor, filters(req.input)))),
   },
   {
     method: 'GET', url: '/snippets/public', summary: 'Every public personal snippet', tags, access: 'authenticated',
-    response: Type.Array(Snippet), input: Input({ ...PaginationParams }),
-    handler: async (req, reply) => presentAny(req, await paginateQuery(req, reply, publicSnippetsQuery(req.server))),
+    response: Type.Array(Snippet), input: Input({ ...Created, ...PaginationParams }),
+    handler: async (req, reply) => presentAny(req, await paginateQuery(req, reply, publicSnippetsQuery(req.server, req.actor, filters(req.input)))),
   },
   {
     method: 'GET', url: '/snippets/all', summary: 'Every snippet the caller may read (administrators: all)', tags, access: 'authenticated',
-    response: Type.Array(Snippet), input: Input({ ...PaginationParams }),
-    handler: async (req, reply) => presentAny(req, paginateArray(req, reply, await allSnippets(req.server, req.actor))),
+    response: Type.Array(Snippet), input: Input({ ...Created, repository_storage: Opt(Str({ maxLength: 255, description: 'administrators only' })), ...PaginationParams }),
+    handler: async (req, reply) => presentAny(req, await paginateQuery(req, reply, await allSnippetsQuery(req.server, req.actor, filters(req.input)))),
   },
   {
     method: 'GET', url: '/snippets/:id', summary: 'One personal snippet', tags, access: 'public',

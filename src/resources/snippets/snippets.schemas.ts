@@ -4,7 +4,7 @@ import { UserBasic } from '../users/users.schemas.ts';
 
 // Response shapes of snippets.presenter.ts, same field order.
 
-export const Snippet = Entity({
+const BasicFields = {
   id: Type.Integer(),
   title: Type.String(),
   description: Nullable(Type.String()),
@@ -17,6 +17,13 @@ export const Snippet = Entity({
   ssh_url_to_repo: Type.String(),
   http_url_to_repo: Type.String(),
   author: UserBasic,
+};
+
+/** A snippet without its files (a storage move's snippet). */
+export const BasicSnippet = Entity(BasicFields, { description: 'BasicSnippet' });
+
+export const Snippet = Entity({
+  ...BasicFields,
   file_name: Nullable(Type.String()),
   files: Type.Array(Entity({ path: Type.String(), raw_url: Type.String() })),
 }, { description: 'Snippet' });

@@ -4,14 +4,17 @@ import type { SnippetsTable } from '../../platform/db/schema.ts';
 import type { Actor } from '../../platform/access/actor.ts';
 import { snippetDenial, type SnippetAbility } from '../../platform/access/policy.ts';
 import { ForbiddenError, NotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
-import { fitsIntColumn } from '../../platform/db/dialect.ts';
-import { Visibility, type ProjectRow } from '../../platform/membership.ts';
+import { dialectOf, fitsIntColumn } from '../../platform/db/dialect.ts';
+import { readableSnippetsExpr } from '../../platform/access/queries.ts';
+import { sql, type SqlBool } from 'kysely';
+import { Visibility, userAuthorization, type ProjectRow } from '../../platform/membership.ts';
 import { Repository, type CommitAction } from '../../platform/git/index.ts';
 import { FileExistsError, FileNotFoundError, InvalidPathError } from '../../platform/git/errors.ts';
 import { pickStorage, placeRepository, removeRepository, snippetRepositoryPath, stagingPath } from '../projects/repository.ts';
 import { projectAccessFor } from '../../http/access.ts';
 import { liveProjectById } from '../../platform/project-rows.ts';
 import { checkSpam } from '../../platform/spam/spam-check.ts';
+import { usersByIds, type User } from '../users/users.service.ts';
 
 // Snippets: personal (no project) and project snippets. Each snippet's files are the tree of the default branch of
 // its own bare repository; every write through the API is one commit there, and pushes over HTTP write the same
@@ -57,6 +60,7 @@ const fail = (text: string) => new RuleError('bad_request', { error: text });
 export function demandSnippet(actor: Actor, ability: SnippetAbility, s: SnippetScope): void {
   const denial = snippetDenial(actor, ability, s.row, s.project, s.level);
   if (denial === 'not_found') throw new NotFoundError('Snippet');
+  if (denial === 'read_only') throw new RuleError('bad_request', 'The repository is temporarily read-only. Please try again later.');
   if (denial) throw new ForbiddenError();
 }
 
@@ -95,51 +99,60 @@ export async function snippetScopeFor(deps: ServiceDeps, actor: Actor, id: numbe
 
 // ---- listings --------------------------------------------------------------------------------------------------
 
+/** The reference's listing filters: creation time bounds (epoch ms, inclusive) and, for administrators, the shard. */
+export interface SnippetFilters {
+  created_after?: number;
+  created_before?: number;
+  repository_storage?: string;
+}
+
+function filtered<Q extends { where: (...args: any[]) => any }>(q: Q, actor: Actor, f: SnippetFilters): Q {
+  if (f.created_after !== undefined) q = q.where('snippets.created_at', '>=', f.created_after);
+  if (f.created_before !== undefined) q = q.where('snippets.created_at', '<=', f.created_before);
+  // Only administrators filter by shard (the reference ignores the parameter for others).
+  if (f.repository_storage !== undefined && actor.admin) q = q.where('snippets.repository_storage', '=', f.repository_storage);
+  return q;
+}
+
 /** `GET /snippets`: the caller's own personal snippets, newest first. */
-export function ownSnippetsQuery(deps: ServiceDeps, actor: Actor) {
-  return deps.db.selectFrom('snippets').selectAll().where('author_id', '=', actor.user!.id).where('project_id', 'is', null).orderBy('id', 'desc');
+export function ownSnippetsQuery(deps: ServiceDeps, actor: Actor, f: SnippetFilters = {}) {
+  const q = deps.db.selectFrom('snippets').selectAll().where('author_id', '=', actor.user!.id).where('project_id', 'is', null);
+  return filtered(q, actor, { ...f, repository_storage: undefined }).orderBy('id', 'desc');
 }
 
 /** `GET /snippets/public`: every public personal snippet. */
-export function publicSnippetsQuery(deps: ServiceDeps) {
-  return deps.db.selectFrom('snippets').selectAll().where('project_id', 'is', null).where('visibility_level', '=', Visibility.public).orderBy('id', 'desc');
+export function publicSnippetsQuery(deps: ServiceDeps, actor: Actor, f: SnippetFilters = {}) {
+  const q = deps.db.selectFrom('snippets').selectAll().where('project_id', 'is', null).where('visibility_level', '=', Visibility.public);
+  return filtered(q, actor, { ...f, repository_storage: undefined }).orderBy('id', 'desc');
 }
 
+/** `GET /projects/:id/snippets`: the route decided `read_snippet` on the project; each snippet's own rule remains. */
 export function projectSnippetsQuery(deps: ServiceDeps, actor: Actor, project: ProjectRow, level: number) {
-  let q = deps.db.selectFrom('snippets').selectAll().where('project_id', '=', project.id);
-  // The policy's rule as a condition: members and administrators see all, others what their visibility shows them.
-  if (!actor.admin && level < 10) {
-    const uid = actor.user?.id ?? -1;
-    const min = actor.user && !actor.user.external ? Visibility.internal : Visibility.public;
-    q = q.where((eb) => eb.or([eb('visibility_level', '>=', min), eb('author_id', '=', uid)]));
-  }
-  return q.orderBy('id', 'desc');
+  const q = deps.db.selectFrom('snippets').selectAll().where('project_id', '=', project.id);
+  return q.where((eb) => readableSnippetsExpr(eb, actor, null, deps.clock.now(), dialectOf(deps.db), level) ?? sql<SqlBool>`1 = 1`).orderBy('id', 'desc');
 }
 
 /**
- * `GET /snippets/all`: administrators every snippet; others the personal and project snippets the policy lets them
- * read (candidates by visibility, authorship or membership, each then held to `read_snippet`).
+ * `GET /snippets/all`: every personal and project snippet the policy lets the caller read, filtered in the database
+ * (`readableSnippetsExpr`), newest first.
  */
-export async function allSnippets(deps: ServiceDeps, actor: Actor): Promise<SnippetRow[]> {
-  const rows = await deps.db.selectFrom('snippets').selectAll().orderBy('id', 'desc').execute();
-  if (actor.admin) return rows;
-  const projects = new Map<number, { project: ProjectRow; level: number } | null>();
-  const out: SnippetRow[] = [];
-  for (const row of rows) {
-    let project: ProjectRow | null = null;
-    let level = 0;
-    if (row.project_id !== null) {
-      if (!projects.has(row.project_id)) {
-        const p = await liveProjectById(deps, row.project_id);
-        projects.set(row.project_id, p ? { project: p, level: (await projectAccessFor(deps, actor, p)).effective } : null);
-      }
-      const known = projects.get(row.project_id);
-      if (!known) continue;
-      ({ project, level } = known);
-    }
-    if (!snippetDenial(actor, 'read_snippet', row, project, level)) out.push(row);
-  }
-  return out;
+export async function allSnippetsQuery(deps: ServiceDeps, actor: Actor, f: SnippetFilters = {}) {
+  const now = deps.clock.now();
+  const a = actor.user && !actor.admin ? await userAuthorization(deps, actor.user.id, now) : null;
+  const q = deps.db.selectFrom('snippets').leftJoin('projects', 'projects.id', 'snippets.project_id').selectAll('snippets')
+    .where((eb) => readableSnippetsExpr(eb, actor, a, now, dialectOf(deps.db)) ?? sql<SqlBool>`1 = 1`);
+  return filtered(q, actor, f).orderBy('snippets.id', 'desc');
+}
+
+/** Snippets by id with their authors and their projects' paths, for presenting them inside other entities. */
+export async function snippetsWithContext(deps: ServiceDeps, ids: number[]): Promise<Map<number, { row: SnippetRow; author: User; projectPath: string | null }>> {
+  const unique = [...new Set(ids)];
+  const rows = unique.length ? await deps.db.selectFrom('snippets').selectAll().where('id', 'in', unique).execute() : [];
+  const users = await usersByIds(deps, [...new Set(rows.map((r) => r.author_id))]);
+  const projectIds = [...new Set(rows.map((r) => r.project_id).filter((x): x is number => x !== null))];
+  const projects = projectIds.length ? await deps.db.selectFrom('projects').select(['id', 'full_path']).where('id', 'in', projectIds).execute() : [];
+  const paths = new Map(projects.map((p) => [p.id, p.full_path]));
+  return new Map(rows.map((row) => [row.id, { row, author: users.get(row.author_id)!, projectPath: row.project_id === null ? null : paths.get(row.project_id) ?? null }]));
 }
 
 // ---- files -----------------------------------------------------------------------------------------------------

@@ -29,6 +29,21 @@ async function projectWith(visibility: number, wiki = 'enabled'): Promise<{ p: P
 const tokenOf = (cast: RoleCast, r: (typeof roles)[number]) => (r === 'anonymous' ? undefined : cast[r].token);
 
 describe('wiki pages through the API', () => {
+  test('render_html: Markdown rendered safely (raw HTML escaped, no script links); other formats escaped', async () => {
+    const { p, cast } = await projectWith(20);
+    const attacks = '<script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n\n[a](javascript:alert(1)) [b](JAVASCRIPT:x) [c](data:text/html,x) [ok](Other-page)';
+    await call(t.app, 'POST', `/projects/${p.id}/wikis`, { token: cast.developer.token, body: { title: 'Evil', content: attacks } });
+    const html = await call(t.app, 'GET', `/projects/${p.id}/wikis/Evil`, { query: { render_html: 'true' } });
+    assert.equal(html.status, 200);
+    assert.equal(html.body.content, '<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>\n<p>&lt;img src=x onerror=alert(1)&gt;</p>\n'
+      + '<p>[a](javascript:alert(1)) [b](JAVASCRIPT:x) [c](data:text/html,x) <a href="Other-page" rel="nofollow noreferrer noopener">ok</a></p>');
+    // Without render_html the page is the text as stored.
+    assert.equal((await call(t.app, 'GET', `/projects/${p.id}/wikis/Evil`)).body.content, attacks);
+    await call(t.app, 'POST', `/projects/${p.id}/wikis`, { token: cast.developer.token, body: { title: 'Org', content: '* <b>x</b>', format: 'org' } });
+    assert.equal((await call(t.app, 'GET', `/projects/${p.id}/wikis/Org`, { query: { render_html: 'true' } })).body.content,
+      '<pre class="plain-readme">* &lt;b&gt;x&lt;/b&gt;</pre>');
+  });
+
   test('the repository is made on the first write; create, read, list, edit, rename, delete', async () => {
     const { p, cast } = await projectWith(20);
     const repo = wikiRepo(t.app, p);
@@ -59,8 +74,13 @@ describe('wiki pages through the API', () => {
     assert.equal(one.status, 200);
     assert.equal(one.body.title, 'Getting started');
     const html = await call(t.app, 'GET', `/projects/${p.id}/wikis/Home-page`, { query: { render_html: 'true' } });
-    assert.match(html.body.content, /^<p>/);
-    assert.doesNotMatch(html.body.content, /<script/);
+    assert.equal(html.status, 200);
+    assert.deepEqual(html.body, {
+      format: 'markdown', slug: 'Home-page', title: 'Home page',
+      content: '<pre class="front-matter" lang="yaml"><code>title: x</code></pre>\n<h1>Hello</h1>', encoding: 'UTF-8',
+    });
+    const asciidoc = await call(t.app, 'GET', `/projects/${p.id}/wikis/docs%2FGetting-started`, { query: { render_html: 'true' } });
+    assert.equal(asciidoc.body.content, '<pre class="plain-readme">= Start</pre>');
 
     const firstVersion = (await repo.log({ ref: 'main' })).at(-1)!.id;
     const u = await call(t.app, 'PUT', `/projects/${p.id}/wikis/Home-page`, { token: cast.developer.token, body: { content: 'changed', format: 'org' } });

@@ -26,6 +26,7 @@ import * as m0024 from './0024_suggestions.ts';
 import * as m0025 from './0025_search.ts';
 import * as m0027 from './0027_notification_mail.ts';
 import * as m0028 from './0028_spam.ts';
+import * as m0029 from './0029_snippet_moves_group_wikis.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -60,4 +61,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0025_search', up: m0025.up },
   { name: '0027_notification_mail', up: m0027.up },
   { name: '0028_spam', up: m0028.up },
+  { name: '0029_snippet_moves_group_wikis', up: m0029.up },
 ];
