@@ -1,4 +1,5 @@
 // Profiles one endpoint in process (no network): `node --cpu-prof --import tsx bench/profile.ts <url> [n] [anon]`.
+// PROFILE_POST='<json body>' sends that body with POST instead of GET.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config/index.ts';
@@ -10,6 +11,7 @@ const n = Number(process.argv[3] ?? 2000);
 const anon = process.argv[4] === 'anon';
 const config = loadConfig({ ...process.env, BELLOWS_LOG_LEVEL: 'silent' });
 const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+await database.migrate();
 const app = await buildApp({ config, database, logger: false });
 const sqlTime = new Map<string, { ms: number; n: number; args?: unknown[] }>();
 if (process.env.PROFILE_SQL && database.dialect === 'sqlite') {
@@ -27,14 +29,16 @@ if (process.env.PROFILE_SQL && database.dialect === 'sqlite') {
   }
 }
 const token = readFileSync(join(config.dataDir, 'bench-token'), 'utf8').trim();
-const headers = anon ? {} : { 'private-token': token };
-for (let i = 0; i < 200; i++) await app.inject({ url, headers });
+const post = process.env.PROFILE_POST;
+const headers: Record<string, string> = { ...(anon ? {} : { 'private-token': token }), ...(post ? { 'content-type': 'application/json' } : {}) };
+const send = () => app.inject({ url, headers, ...(post ? { method: 'POST' as const, payload: post } : {}) });
+for (let i = 0; i < 200; i++) await send();
 const t = performance.now();
 let bytes = 0;
-for (let i = 0; i < n; i++) bytes += (await app.inject({ url, headers })).body.length;
+for (let i = 0; i < n; i++) bytes += (await send()).body.length;
 const ms = (performance.now() - t) / n;
 console.log(`${url}: ${ms.toFixed(3)} ms/request (${Math.round(1000 / ms)} req/s on one core, ${Math.round(bytes / n)} bytes)`);
-for (const [q, e] of [...sqlTime].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12)) console.log(`${(e.ms / n).toFixed(3)} ms/req  x${(e.n / (n + 200)).toFixed(1)}  ${process.env.PROFILE_SQL === "full" ? `${q}\n  ${JSON.stringify(e.args)}` : q.slice(0, 200)}`);
+for (const [q, e] of [...sqlTime].sort((a, b) => b[1].ms - a[1].ms).slice(0, Number(process.env.PROFILE_SQL_TOP ?? 12))) console.log(`${(e.ms / n).toFixed(3)} ms/req  x${(e.n / (n + 200)).toFixed(1)}  ${process.env.PROFILE_SQL === "full" ? `${q}\n  ${JSON.stringify(e.args)}` : q.slice(0, 200)}`);
 await app.close();
 await database.close();
 

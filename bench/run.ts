@@ -18,6 +18,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { startup, storageMove, twoServers, type Table } from './extra.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -30,6 +31,8 @@ const { values: args } = parseArgs({
     workers: { type: 'string', default: '1' },
     loadgen: { type: 'string' },
     set: { type: 'string', default: 'projects' },
+    runs: { type: 'string', default: '5' },
+    'size-mb': { type: 'string', default: '100' },
   },
 });
 const workers = Number(args.workers);
@@ -40,14 +43,15 @@ const duration = Number(args.duration);
 const connections = Number(args.connections);
 const port = Number(args.port);
 const dialect = process.env.DATABASE_URL ? 'postgres' : 'sqlite';
-const token = args['report-only'] ? '' : readFileSync(join(dataDir, 'bench-token'), 'utf8').trim();
+const ownData = args.set === 'startup' || args.set === 'storage-move';
+const token = args['report-only'] || ownData ? '' : readFileSync(join(dataDir, 'bench-token'), 'utf8').trim();
 const cores = cpus().length;
-const pin = workers === 1 && cores >= 2 && spawnSync('taskset', ['--version']).status === 0;
+const pin = workers === 1 && cores >= 2 && args.set !== 'two-servers' && spawnSync('taskset', ['--version']).status === 0;
 
-function startServer(): Promise<ReturnType<typeof spawn>> {
+function startServer(at = port): Promise<ReturnType<typeof spawn>> {
   const cmd = pin ? 'taskset' : process.execPath;
   const argv = [...(pin ? ['-c', '0', process.execPath] : []), '--import', 'tsx', 'bench/server.ts'];
-  const child = spawn(cmd, argv, { env: { ...process.env, BELLOWS_DATA_DIR: dataDir, PORT: String(port), NODE_ENV: 'production', BENCH_WORKERS: String(workers) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(cmd, argv, { env: { ...process.env, BELLOWS_DATA_DIR: dataDir, PORT: String(at), NODE_ENV: 'production', BENCH_WORKERS: String(workers) }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('ready')) resolve(child); });
     child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
@@ -164,7 +168,45 @@ async function run(name: string, o: { url?: string; paths: string[]; auth?: bool
   return row;
 }
 
+/** The same load as a throughput row, against `base` with `conns` connections (two-servers drives two at once). */
+async function measure(base: string, paths: string[], conns: number) {
+  let i = 0;
+  const result = await autocannon({
+    url: base, connections: conns, duration, timeout: 60, headers: { 'private-token': token },
+    requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: paths[i++ % paths.length] }) }],
+  } as any);
+  return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors + result.timeouts };
+}
+
+const uptime = () => spawnSync('uptime', { encoding: 'utf8' }).stdout.trim().replace(/^.*load average/, 'load average');
+
+/** The sets measured by bench/extra.ts: a table, with the load before and after. */
+async function extra(set: string) {
+  const before = uptime();
+  let table: Table;
+  if (set === 'startup') table = await startup({ runs: Number(args.runs) });
+  else if (set === 'storage-move') table = await storageMove({ sizeMb: Number(args['size-mb']) });
+  else if (set === 'two-servers') {
+    if (dialect !== 'postgres') throw new Error('two-servers runs on PostgreSQL (DATABASE_URL)');
+    table = await twoServers({ dataDir, port, token, connections, start: (at) => startServer(at), measure });
+  } else throw new Error(`unknown set ${set}`);
+  const out = {
+    set, dialect, date: new Date().toISOString(), cores, cpu: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30),
+    node: process.version, duration, connections, ...table, uptime: { before, after: uptime() },
+  };
+  console.log(JSON.stringify(out, null, 2));
+  writeFileSync(join('bench', `results-${set}-${dialect}.json`), `${JSON.stringify(out, null, 2)}\n`);
+  writeResults();
+}
+
+const EXTRA_TITLES: Record<string, string> = {
+  startup: 'Start-up — `bellows serve` to its first answer',
+  'storage-move': 'Storage move of a repository beside `cp -r`',
+  'two-servers': 'Two server processes on one PostgreSQL beside one process',
+};
+
 async function main() {
+  if (['startup', 'storage-move', 'two-servers'].includes(args.set!)) return extra(args.set!);
   if (pin) spawnSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' });
   const loadBefore = loadavg()[0];
   const server = await startServer();
@@ -318,6 +360,14 @@ function writeResults() {
     '300 projects ≥ 1,000 req/s; issue creation ≥ 500/s.', ''];
   for (const f of files) {
     const r = JSON.parse(readFileSync(join('bench', f), 'utf8'));
+    if (EXTRA_TITLES[r.set]) {
+      parts.push(`## ${r.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'} — ${EXTRA_TITLES[r.set]}`, '',
+        `${r.date} · ${r.cores} cores (${r.cpu}) · ${r.memoryGb} GB · Node ${r.node} · **machine shared by 8 people and loaded: ` +
+          `\`uptime\` ${r.uptime.before} before, ${r.uptime.after} after**`, '', r.about, '',
+        `| ${r.columns.join(' | ')} |`, `|${r.columns.map((_: string, i: number) => (i === 0 ? '---' : '---:')).join('|')}|`,
+        ...r.rows.map((row: string[]) => `| ${row.join(' | ')} |`), '');
+      continue;
+    }
     const setup = (r.workers ?? 1) > 1 ? `${r.workers} workers on ${r.cores} cores` : 'one core';
     const size = r.set === 'planning' ? `planning, ${r.issues.toLocaleString('en')} issues in the largest project`
       : r.set === 'search' ? `search, ${r.projects.toLocaleString('en')} projects, repository of ${r.repository.files.toLocaleString('en')} files / ${r.repository.mb} MB / ${r.repository.commits.toLocaleString('en')} commits`

@@ -33,10 +33,20 @@ function storable(key: { id: number } | { path: string }): boolean {
 
 const NO_ACCESS: ProjectAccess = { project: null, group: null, effective: 0 };
 
-export async function projectAccessFor(deps: ServiceDeps, actor: Actor, project: ProjectRow): Promise<ProjectAccess> {
+export interface AccessLookup {
+  /**
+   * The answer serves this request only: a state-changing request, which voided every read cache as it began. The
+   * access is then computed for this project alone (a few indexed queries) rather than from the user's whole
+   * authorisation (every membership, group and share), which nothing after the request would reuse.
+   */
+  once?: boolean;
+}
+
+export async function projectAccessFor(deps: ServiceDeps, actor: Actor, project: ProjectRow, o: AccessLookup = {}): Promise<ProjectAccess> {
   if (!actor.user) return NO_ACCESS;
-  // The user's memberships, usually cached for a moment, answer without a query about this project.
-  const known = accessFromAuthorizationOf(await userAuthorization(deps, actor.user.id), project);
+  // The user's memberships, usually cached for a moment, answer without a query about this project. A
+  // state-changing request voided the caches as it began, so for it they would be read whole for one answer.
+  const known = o.once ? null : accessFromAuthorizationOf(await userAuthorization(deps, actor.user.id), project);
   if (known) return known;
   return (await projectAccessLevels(deps.db, actor.user.id, [project])).get(project.id) ?? NO_ACCESS;
 }
@@ -53,7 +63,7 @@ function refusal(denial: Denial, what: 'Project' | 'Group'): Error {
  * An old path (a redirect route left by a rename or transfer) reaches the project too: with the
  * instance feature `api_redirect_moved_projects` on, the caller is sent to the id URL instead (301).
  */
-export async function findProject(deps: ServiceDeps, actor: Actor, idOrPath: string | number, ability: ProjectAbility = 'read_project'): Promise<ProjectContext> {
+export async function findProject(deps: ServiceDeps, actor: Actor, idOrPath: string | number, ability: ProjectAbility = 'read_project', o: AccessLookup = {}): Promise<ProjectContext> {
   const { db } = deps;
   const key = parseIdOrPath(String(idOrPath));
   if (!storable(key)) throw new NotFoundError('Project');
@@ -72,7 +82,7 @@ export async function findProject(deps: ServiceDeps, actor: Actor, idOrPath: str
     }
   }
   if (!project) throw new NotFoundError('Project');
-  const access = await projectAccessFor(deps, actor, project);
+  const access = await projectAccessFor(deps, actor, project, o);
   if (projectDenial(actor, 'read_project', project, access.effective)) throw new NotFoundError('Project');
   if (moved && (await isFeatureEnabled(db, 'api_redirect_moved_projects'))) throw new ProjectMovedError(project.id);
   const denial = projectDenial(actor, ability, project, access.effective);

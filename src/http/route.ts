@@ -8,6 +8,7 @@ import { sendRendered, tooManyRequests } from './errors.ts';
 import { hasCredential } from './rate-limit.ts';
 import { InvalidTokenError, UnauthorizedError } from '../platform/errors.ts';
 import type { GroupAbility, ProjectAbility } from '../platform/access/policy.ts';
+import { defineObjectMemo } from '../platform/read-cache.ts';
 import { findGroup, findProject, type GroupContext, type ProjectContext } from './access.ts';
 import type { SpamParams } from '../platform/spam/spam-check.ts';
 
@@ -62,7 +63,7 @@ export interface DeclaredRoute {
   response: TSchema | null | undefined;
 }
 
-const declared = new WeakMap<FastifyInstance, DeclaredRoute[]>();
+const declared = defineObjectMemo<FastifyInstance, DeclaredRoute[]>('declared-routes');
 
 /** The API routes registered on an application with their declared success bodies (for the tests' shape check). */
 export function declaredRoutes(app: FastifyInstance): readonly DeclaredRoute[] {
@@ -107,8 +108,7 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
     const docSchema: Record<string, unknown> = { summary: def.summary, tags: def.tags ?? [] };
     const response = responseDoc(def);
     if (response) docSchema.response = response;
-    if (!declared.has(app)) declared.set(app, []);
-    declared.get(app)!.push({ method: def.method, url: API_PREFIX + def.url, response: def.response });
+    declared.of(app, () => []).push({ method: def.method, url: API_PREFIX + def.url, response: def.response });
     const props = (input.properties ?? {}) as Record<string, unknown>;
     if (pathParams.length) {
       docSchema.params = Type.Object(Object.fromEntries(pathParams.map((p) => [p, (props[p] as any) ?? Type.String()])));
@@ -150,7 +150,7 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
         if (def.access === 'admin') requireAdmin(actor);
         // Path parameters win over body fields of the same name, so they are no multipart field.
         req.input = validate(params, multipart ? new Set(Object.keys(req.body as object).filter((k) => !pathParams.includes(k))) : undefined);
-        if (def.project) req.project = await findProject(req.server, actor, req.input[def.project.param ?? 'id'], def.project.ability);
+        if (def.project) req.project = await findProject(req.server, actor, req.input[def.project.param ?? 'id'], def.project.ability, { once: req.method !== 'GET' && req.method !== 'HEAD' });
         if (def.group) req.group = await findGroup(req.server.db, actor, req.input[def.group.param ?? 'id'], def.group.ability);
         if (def.status) reply.code(def.status);
         const result = await def.handler(req, reply);

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
 import { parse as parseYaml } from 'yaml';
 import type { Db } from './db/index.ts';
+import { defineMemo } from './read-cache.ts';
 
 // Instance feature gates. Definitions are versioned YAML files, one per flag, in config/feature_flags/;
 // gate values live in the `feature_gates` table (feature_key, key, value). Every part of the server reads a
@@ -36,7 +37,8 @@ export const GateKey = {
 
 export const DEFINITIONS_DIR = fileURLToPath(new URL('../../config/feature_flags/', import.meta.url));
 
-let cache: Map<string, FeatureDefinition> | null = null;
+// The definition files, read once per process (a memo: they ship with the server and do not change under it).
+const definitions = defineMemo<string, Map<string, FeatureDefinition>>('feature-definitions', { max: 4 });
 
 /** Reads and checks every definition file; a malformed file stops start-up with its name. */
 export function loadFeatureDefinitions(dir = DEFINITIONS_DIR): Map<string, FeatureDefinition> {
@@ -65,8 +67,9 @@ export function loadFeatureDefinitions(dir = DEFINITIONS_DIR): Map<string, Featu
 }
 
 export function featureDefinitions(): Map<string, FeatureDefinition> {
-  cache ??= loadFeatureDefinitions();
-  return cache;
+  let d = definitions.get(DEFINITIONS_DIR);
+  if (!d) definitions.set(DEFINITIONS_DIR, (d = loadFeatureDefinitions()));
+  return d;
 }
 
 export function featureDefinition(name: string): FeatureDefinition | null {

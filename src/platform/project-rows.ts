@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from './db/index.ts';
 import type { ProjectsTable } from './db/schema.ts';
 import type { ServiceDeps } from './deps.ts';
+import { defineObjectMemo } from './read-cache.ts';
 
 // Project rows of listing pages are reused while their row_version (moved by the database on every update of the
 // row, whoever makes it: another worker, another process) is the one the page asks for, so a page reads two
@@ -56,20 +57,19 @@ export async function liveProjectByPath(deps: ServiceDeps, pathLower: string, re
   return row && { ...row };
 }
 
-// The JSON `settings` column of a row, parsed once per row object. Not a read cache: rows are frozen and a changed
-// row is a new object, so the parse can never be stale; it lives exactly as long as the row it belongs to.
-const parsedSettings = new WeakMap<object, Readonly<Record<string, unknown>>>();
+// The JSON `settings` column of a row, parsed once per row object (an object memo: rows are frozen and a changed
+// row is a new object, so the parse can never be stale; it lives exactly as long as the row it belongs to).
+const parsedSettings = defineObjectMemo<{ settings: string }, Readonly<Record<string, unknown>>>('project-settings');
+
+function parseSettings(text: string): Readonly<Record<string, unknown>> {
+  try {
+    return text ? JSON.parse(text) : {};
+  } catch {
+    return {};
+  }
+}
 
 /** The settings stored on a project row (an unreadable value counts as none). */
 export function storedSettings(p: { settings: string }): Readonly<Record<string, unknown>> {
-  let s = parsedSettings.get(p);
-  if (!s) {
-    try {
-      s = p.settings ? JSON.parse(p.settings) : {};
-    } catch {
-      s = {};
-    }
-    parsedSettings.set(p, s!);
-  }
-  return s!;
+  return parsedSettings.of(p, () => parseSettings(p.settings));
 }

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createReadCaches } from './read-cache.ts';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { createReadCaches, defineMemo, defineObjectMemo, ownedMemo } from './read-cache.ts';
 import { announceCacheVoid } from './cache-bus.ts';
 
 function setup(window = 1000) {
@@ -120,4 +122,73 @@ test('a versioned entry serves the version it holds, whatever the window or writ
   rows.delete(2);
   assert.equal((await c.getMany([2], load, [5])).has(2), false);
   s.caches.close();
+});
+
+test('an object memo keeps one value per object, made once, and gives the same memo to every caller of a name', () => {
+  const m = defineObjectMemo<object, { n: number }>('test-object-memo');
+  const a = {};
+  const b = {};
+  let made = 0;
+  const first = m.of(a, () => ({ n: ++made }));
+  assert.equal(m.of(a, () => ({ n: ++made })), first);
+  assert.deepEqual(m.of(b, () => ({ n: ++made })), { n: 2 });
+  assert.equal(made, 2);
+  // Keys are identities: an equal object is another key.
+  assert.equal(m.get({}), undefined);
+  assert.equal(defineObjectMemo<object, { n: number }>('test-object-memo').get(a), first);
+  assert.equal(defineObjectMemo<object, { n: number }>('test-object-memo-2').get(a), undefined);
+  m.delete(a);
+  assert.equal(m.get(a), undefined);
+  assert.deepEqual(m.of(a, () => ({ n: ++made })), { n: 3 });
+  m.set(b, { n: 9 });
+  assert.deepEqual(m.get(b), { n: 9 });
+});
+
+test('an object memo remembers a made value even when it is falsy, and a failing make keeps nothing', () => {
+  const m = defineObjectMemo<object, number>('test-object-memo-falsy');
+  const k = {};
+  let made = 0;
+  assert.equal(m.of(k, () => (made++, 0)), 0);
+  assert.equal(m.of(k, () => (made++, 1)), 0);
+  assert.equal(made, 1);
+  const other = {};
+  assert.throws(() => m.of(other, () => { throw new Error('no'); }), /no/);
+  assert.equal(m.of(other, () => 5), 5);
+});
+
+test('an object memo does not keep its keys alive', async () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const m = defineObjectMemo<object, number[]>('test-object-memo-weak');
+  const refs: WeakRef<object>[] = [];
+  (() => {
+    for (let i = 0; i < 10; i++) {
+      const key = {};
+      refs.push(new WeakRef(key));
+      m.of(key, () => [i]);
+    }
+  })();
+  for (let i = 0; i < 5 && refs.some((r) => r.deref()); i++) {
+    await new Promise((r) => setImmediate(r));
+    gc();
+  }
+  assert.equal(refs.filter((r) => r.deref()).length, 0);
+});
+
+test('owned and named memos are bounded LRUs', () => {
+  const o = ownedMemo<number, string>({ max: 2 });
+  o.set(1, 'a');
+  o.set(2, 'b');
+  o.get(1);
+  o.set(3, 'c');
+  assert.equal(o.get(2), undefined);
+  assert.equal(o.get(1), 'a');
+  assert.equal(o.get(3), 'c');
+  const named = defineMemo<number, string>('test-named-memo', { max: 1 });
+  named.set(1, 'a');
+  assert.equal(defineMemo<number, string>('test-named-memo', { max: 1 }).get(1), 'a');
+  named.set(2, 'b');
+  assert.equal(named.get(1), undefined);
+  named.clear();
+  assert.equal(named.get(2), undefined);
 });

@@ -134,15 +134,59 @@ const memos = new Map<string, Memo<unknown, unknown>>();
 /** The memo called `name` (a bounded LRU of `max` entries), made on first use. */
 export function defineMemo<K, V extends {}>(name: string, opts: { max: number }): Memo<K, V> {
   let c = memos.get(name);
-  if (!c) {
-    const entries = new LRUCache<K & {}, V>({ max: opts.max });
-    c = {
-      get: (key) => entries.get(key as K & {}),
-      set: (key, value) => void entries.set(key as K & {}, value),
-      delete: (key) => void entries.delete(key as K & {}),
-      clear: () => entries.clear(),
-    } satisfies Memo<K, V> as Memo<unknown, unknown>;
-    memos.set(name, c);
-  }
+  if (!c) memos.set(name, (c = ownedMemo<K, V>(opts) as Memo<unknown, unknown>));
   return c as Memo<K, V>;
+}
+
+/**
+ * A bounded memo of one owner (a database handle's statements, a ref snapshot's filter results), made for a value
+ * of an object memo below and living as long as its owner. Named by the object memo that keeps it.
+ */
+export function ownedMemo<K, V extends {}>(opts: { max: number }): Memo<K, V> {
+  const entries = new LRUCache<K & {}, V>({ max: opts.max });
+  return {
+    get: (key) => entries.get(key as K & {}),
+    set: (key, value) => void entries.set(key as K & {}, value),
+    delete: (key) => void entries.delete(key as K & {}),
+    clear: () => entries.clear(),
+  };
+}
+
+// ---- object memos --------------------------------------------------------------------------------------------
+
+// Values that belong to one object and live exactly as long as it: derived from an object that never changes
+// (a frozen row's parsed settings, a configuration's storage, a ref list's indexed snapshot) or kept for it (a
+// database handle's prepared statements, an application's declared routes). Keyed by the object's identity in a
+// WeakMap, so they need no bound and no eviction: the garbage collector drops a value with its key. A changed
+// row, list or configuration is a new object and so a new key; nothing here can serve a stale value.
+
+export interface ObjectMemo<K extends object, V> {
+  get(key: K): V | undefined;
+  set(key: K, value: V): void;
+  /** The value of `key`, made by `make` on first need and kept as long as `key` lives. */
+  of(key: K, make: () => V): V;
+  delete(key: K): void;
+}
+
+const objectMemos = new Map<string, ObjectMemo<object, unknown>>();
+
+/** The object memo called `name` (a WeakMap keyed by the object), made on first use. */
+export function defineObjectMemo<K extends object, V>(name: string): ObjectMemo<K, V> {
+  let c = objectMemos.get(name);
+  if (!c) {
+    const entries = new WeakMap<K, V>();
+    c = {
+      get: (key) => entries.get(key),
+      set: (key, value) => void entries.set(key, value),
+      of(key, make) {
+        if (entries.has(key)) return entries.get(key)!;
+        const value = make();
+        entries.set(key, value);
+        return value;
+      },
+      delete: (key) => void entries.delete(key),
+    } satisfies ObjectMemo<K, V> as unknown as ObjectMemo<object, unknown>;
+    objectMemos.set(name, c);
+  }
+  return c as unknown as ObjectMemo<K, V>;
 }

@@ -8,6 +8,7 @@ import type { DB } from './schema.ts';
 import type { DialectName } from './dialect.ts';
 import { migrations } from './migrations/index.ts';
 import { installChangeNotifications } from './change-notify.ts';
+import { defineMemo, defineObjectMemo, ownedMemo, type Memo } from '../read-cache.ts';
 
 export type { DB } from './schema.ts';
 export type Db = Kysely<DB>;
@@ -100,14 +101,16 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
+// A handle's statements by SQL text (an object memo: they live as long as the handle).
+const sqliteStatements = defineObjectMemo<SQLite.Database, Memo<string, SQLite.Statement>>('sqlite-statements');
+
 function withStatementCache(handle: SQLite.Database): SQLite.Database {
-  const cache = new Map<string, SQLite.Statement>();
+  const cache = sqliteStatements.of(handle, () => ownedMemo({ max: 2000 }));
   const prepare = handle.prepare.bind(handle);
   const cached = (text: string) => {
     let stmt = cache.get(text);
     if (stmt && !stmt.busy) return stmt;
     stmt = prepare(text);
-    if (cache.size >= 2000) cache.clear();
     cache.set(text, stmt);
     return stmt;
   };
@@ -120,27 +123,28 @@ function withStatementCache(handle: SQLite.Database): SQLite.Database {
   });
 }
 
+// A statement's name derives from its text alone; a pool connection's wrapper lives as long as the connection.
+const statementNames = defineMemo<string, string>('pg-statement-names', { max: 5000 });
+const wrappedClients = defineObjectMemo<pg.PoolClient, PostgresPoolClient>('pg-clients');
+
 /**
  * Sends parameterised reads and writes as named prepared statements (named by a digest of their text),
  * so each connection parses and plans a query shape once instead of on every execution. Statements
  * without parameters (transactions, DDL) go through unchanged.
  */
 function withNamedStatements(pool: pg.Pool): PostgresPool {
-  const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
-  const names = new Map<string, string>();
   const nameOf = (text: string) => {
-    let n = names.get(text);
+    let n = statementNames.get(text);
     if (!n) {
       n = `k${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
-      if (names.size >= 5000) names.clear();
-      names.set(text, n);
+      statementNames.set(text, n);
     }
     return n;
   };
   return {
     async connect() {
       const client = await pool.connect();
-      let w = wrapped.get(client);
+      let w = wrappedClients.get(client);
       if (!w) {
         w = {
           query: ((text: any, values?: readonly unknown[]) => {
@@ -151,7 +155,7 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
           }) as PostgresPoolClient['query'],
           release: () => client.release(),
         };
-        wrapped.set(client, w);
+        wrappedClients.set(client, w);
       }
       return w;
     },

@@ -3,7 +3,7 @@
 // invalidates when receive-pack exits; the other workers of the server hear of it through the cache bus.
 import { resolve } from 'node:path';
 import { announceCacheVoid, cachingAllowed, onCacheVoid } from '../cache-bus.ts';
-import { defineMemo } from '../read-cache.ts';
+import { defineMemo, defineObjectMemo, ownedMemo, type Memo } from '../read-cache.ts';
 import type { CommitInfo } from './commit.ts';
 import type { Branch, Tag } from './repository.ts';
 
@@ -63,15 +63,29 @@ export interface RefSnapshot {
   /** Sorted by name (byte order, as git sorts). */
   list: RefEntry[];
   byName: Map<string, RefEntry>;
-  /** Filled on first need: branch names merged into the named target. */
-  merged: Map<string, Promise<Set<string>>>;
-  /** Results of recent filters over this snapshot (search text -> entries), dropped with it. */
-  filtered?: Map<string, RefEntry[]>;
 }
 
-export const EMPTY_SNAPSHOT: RefSnapshot = { list: [], byName: new Map(), merged: new Map() };
+export const EMPTY_SNAPSHOT: RefSnapshot = { list: [], byName: new Map() };
 
-const snapshots = new WeakMap<readonly unknown[], RefSnapshot>();
+// A cached list's snapshot, and what is derived from a snapshot, live exactly as long as the list (object memos).
+const snapshots = defineObjectMemo<readonly unknown[], RefSnapshot>('ref-snapshots');
+const derived = defineObjectMemo<RefSnapshot, Memo<string, unknown>>('ref-snapshot-derived');
+
+/**
+ * A value derived from a snapshot (a filter's result, the branches merged into a target), made by `make` on first
+ * need and dropped with the snapshot; each snapshot keeps its `max` most recently used.
+ */
+export function derivedFromSnapshot<T extends {}>(snap: RefSnapshot, key: string, make: () => T, max = 64): T {
+  const memo = derived.of(snap, () => ownedMemo({ max }));
+  let v = memo.get(key) as T | undefined;
+  if (v === undefined) memo.set(key, (v = make()));
+  return v;
+}
+
+/** Drops one derived value (a failed load). */
+export function forgetDerived(snap: RefSnapshot, key: string): void {
+  derived.get(snap)?.delete(key);
+}
 let refReads = 0;
 
 /** How many ref snapshots were built from git output (tests and the benchmark use it to prove cache hits). */
@@ -97,7 +111,7 @@ export function snapshotOf<T extends { name: string }>(list: readonly T[], toEnt
     }
     // Byte order, as git sorts refnames.
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    snap = { list: entries, byName: new Map(entries.map((r) => [r.name, r])), merged: new Map() };
+    snap = { list: entries, byName: new Map(entries.map((r) => [r.name, r])) };
     snapshots.set(list, snap);
   }
   return snap;

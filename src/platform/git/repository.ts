@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { ChildProcess } from 'node:child_process';
-import { EMPTY_SNAPSHOT, branchEntry, cachedRefs, invalidateRefCache, peekRefCache, snapshotOf, tagEntry, withMillisDates, type RefSnapshot } from './ref-cache.ts';
+import { EMPTY_SNAPSHOT, branchEntry, derivedFromSnapshot, forgetDerived, cachedRefs, invalidateRefCache, peekRefCache, snapshotOf, tagEntry, withMillisDates, type RefSnapshot } from './ref-cache.ts';
 import { runGit, spawnGit, assertSafeArg, GitError, UnsafeArgumentError, type GitRunOptions } from './command.ts';
 import {
   COMMIT_FIELDS,
@@ -37,7 +37,7 @@ import {
 } from './commit-writer.ts';
 
 export type { CommitInfo } from './commit.ts';
-export { invalidateRefCache, refReadCount, type RefEntry, type RefSnapshot } from './ref-cache.ts';
+export { derivedFromSnapshot, invalidateRefCache, refReadCount, type RefEntry, type RefSnapshot } from './ref-cache.ts';
 
 export interface Branch {
   name: string;
@@ -383,13 +383,11 @@ export class Repository {
     const snap = await this.branches();
     const head = snap.byName.get(target);
     if (!head) return new Set();
-    let p = snap.merged.get(target);
-    if (!p) {
-      p = this.git(['for-each-ref', '--format=%(refname)', `--merged=${head.commit.id}`, 'refs/heads/']).then(({ stdout }) =>
-        new Set(stdout.toString('utf8').split('\n').filter(Boolean).map((r) => r.slice('refs/heads/'.length))));
-      snap.merged.set(target, p);
-      p.catch(() => snap.merged.delete(target));
-    }
+    const key = `merged\0${target}`;
+    let made: Promise<Set<string>> | undefined;
+    const p = derivedFromSnapshot(snap, key, () => (made = this.git(['for-each-ref', '--format=%(refname)', `--merged=${head.commit.id}`, 'refs/heads/']).then(({ stdout }) =>
+      new Set(stdout.toString('utf8').split('\n').filter(Boolean).map((r) => r.slice('refs/heads/'.length))))));
+    made?.catch(() => forgetDerived(snap, key));
     return p;
   }
 

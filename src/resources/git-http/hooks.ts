@@ -4,6 +4,7 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MESSAGES } from './push-policy.ts';
+import { defineMemo } from '../../platform/read-cache.ts';
 
 const PRE_RECEIVE = `#!/bin/sh
 [ -z "$BELLOWS_NO_FORCE_REFS" ] && exit 0
@@ -21,7 +22,8 @@ fi
 exit $status
 `;
 
-const prepared = new Map<string, string>();
+// Written once per data directory and process (a memo: derived from its key alone).
+const prepared = defineMemo<string, string>('git-hooks-dirs', { max: 100 });
 
 /** Writes the hooks directory under the data directory once per process and returns its path. */
 export function serverHooksDir(dataDir: string): string {

@@ -172,20 +172,44 @@ export async function existingUserIds(trx: Db, ids: number[]): Promise<number[]>
   return wanted.filter((id) => known.has(id));
 }
 
+/** The labels and assignees a change leads to, read (and unknown labels made) before anything of the issue is written. */
+interface ChangePlan {
+  labels: { current: number[]; next: Set<number> } | null;
+  assignees: { current: number[]; next: number[] } | null;
+}
+
 /**
- * Writes a new or changed issue's labels, assignees and events inside `trx`, then runs the change hooks. `before`
- * is null for a new issue.
+ * The reads of a change, done first so that the rows the change writes (the project's iid counter, the issue's
+ * row) stay locked only for the writes. `before` is null for a new issue.
  */
-async function applyChange(deps: ServiceDeps, trx: Db, scope: IssueScope, before: IssueRow | null, after: IssueRow, input: IssueInput, groupIds: number[], now: number): Promise<IssueChange> {
-  const uid = scope.actor.user?.id ?? null;
-  const change: IssueChange = { issue: after, before, actor: scope.actor, addedLabelIds: [], removedLabelIds: [], addedAssigneeIds: [], removedAssigneeIds: [], at: now };
+async function planChange(trx: Db, scope: IssueScope, before: IssueRow | null, input: IssueInput, groupIds: number[], now: number): Promise<ChangePlan> {
+  const plan: ChangePlan = { labels: null, assignees: null };
   const meta = metadataAllowed(scope);
   // Labels: `labels` replaces, then `add_labels` and `remove_labels` apply.
   if (meta && (input.labels !== undefined || input.add_labels !== undefined || input.remove_labels !== undefined)) {
-    const current = before ? (await trx.selectFrom('label_links').select('label_id').where('target_type', '=', ISSUE).where('target_id', '=', after.id).execute()).map((r) => r.label_id) : [];
-    let next = new Set(input.labels !== undefined ? await labelIdsFor(trx, scope, groupIds, splitTitles(input.labels), true, now) : current);
+    const current = before ? (await trx.selectFrom('label_links').select('label_id').where('target_type', '=', ISSUE).where('target_id', '=', before.id).execute()).map((r) => r.label_id) : [];
+    const next = new Set(input.labels !== undefined ? await labelIdsFor(trx, scope, groupIds, splitTitles(input.labels), true, now) : current);
     for (const id of await labelIdsFor(trx, scope, groupIds, splitTitles(input.add_labels), true, now)) next.add(id);
     for (const id of await labelIdsFor(trx, scope, groupIds, splitTitles(input.remove_labels), false, now)) next.delete(id);
+    plan.labels = { current, next };
+  }
+  if (meta && input.assignee_ids !== undefined) {
+    const current = before ? (await assigneeIdsOf(trx, [before.id])).get(before.id)! : [];
+    plan.assignees = { current, next: await existingUserIds(trx, input.assignee_ids) };
+  }
+  return plan;
+}
+
+/**
+ * Writes a new or changed issue's labels, assignees and events inside `trx`, then runs the change hooks. `before`
+ * is null for a new issue; `plan` is the change's reads when they were done before the issue was written.
+ */
+async function applyChange(deps: ServiceDeps, trx: Db, scope: IssueScope, before: IssueRow | null, after: IssueRow, input: IssueInput, groupIds: number[], now: number, plan?: ChangePlan): Promise<IssueChange> {
+  const uid = scope.actor.user?.id ?? null;
+  const change: IssueChange = { issue: after, before, actor: scope.actor, addedLabelIds: [], removedLabelIds: [], addedAssigneeIds: [], removedAssigneeIds: [], at: now };
+  const { labels, assignees } = plan ?? await planChange(trx, scope, before, input, groupIds, now);
+  if (labels) {
+    const { current, next } = labels;
     change.addedLabelIds = [...next].filter((id) => !current.includes(id));
     change.removedLabelIds = current.filter((id) => !next.has(id));
     if (change.removedLabelIds.length) {
@@ -202,9 +226,8 @@ async function applyChange(deps: ServiceDeps, trx: Db, scope: IssueScope, before
       await trx.insertInto('resource_label_events').values(events.map((e) => ({ ...e, target_type: ISSUE, target_id: after.id, user_id: uid, created_at: now }))).execute();
     }
   }
-  if (meta && input.assignee_ids !== undefined) {
-    const current = before ? (await assigneeIdsOf(trx, [after.id])).get(after.id)! : [];
-    const next = await existingUserIds(trx, input.assignee_ids);
+  if (assignees) {
+    const { current, next } = assignees;
     change.addedAssigneeIds = next.filter((id) => !current.includes(id));
     change.removedAssigneeIds = current.filter((id) => !next.includes(id));
     if (change.removedAssigneeIds.length) {
@@ -266,6 +289,9 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
   if (given !== undefined && (given < 1 || !fitsIntColumn(given))) throw new ValidationError({ iid: ['must be greater than 0'] });
   await checkSpam(deps, scope.actor, { kind: 'Issue', project: scope.project, level: scope.level, before: null, change: input });
   return deps.db.transaction().execute(async (trx) => {
+    // Reads first: the project's iid counter stays locked (PostgreSQL) from nextIid to the commit.
+    const set = await columnsFrom(trx, scope, input, groupIds, null, now);
+    const plan = await planChange(trx, scope, null, input, groupIds, now);
     let iid: number;
     if (given !== undefined) {
       const taken = await trx.selectFrom('issues').select('id').where('project_id', '=', scope.project.id).where('iid', '=', given).executeTakeFirst();
@@ -273,13 +299,12 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
       await trackIid(trx, 'issues', scope.project.id, given);
       iid = given;
     } else iid = await nextIid(trx, 'issues', scope.project.id);
-    const set = await columnsFrom(trx, scope, input, groupIds, null, now);
     const createdAt = may(scope, 'set_issue_created_at') && input.created_at !== undefined ? input.created_at : now;
     const issue = await trx.insertInto('issues').values({
       project_id: scope.project.id, iid, title: input.title!.trim(), description: input.description ?? null, author_id: scope.actor.user?.id ?? null,
       ...set, created_at: createdAt, updated_at: createdAt,
     } as any).returningAll().executeTakeFirstOrThrow();
-    await applyChange(deps, trx, scope, null, issue, input, groupIds, now);
+    await applyChange(deps, trx, scope, null, issue, input, groupIds, now, plan);
     if (scope.actor.user) await emitEvent(deps, trx, { type: 'issue', action: 'open', projectId: issue.project_id, issueId: issue.id, actorId: scope.actor.user.id });
     if (within) await within(trx, issue);
     return issue;
@@ -293,13 +318,14 @@ export async function updateIssue(deps: ServiceDeps, scope: IssueScope, issue: I
   await checkSpam(deps, scope.actor, { kind: 'Issue', project: scope.project, level: scope.level, before: issue, change: input });
   return deps.db.transaction().execute(async (trx) => {
     const set = await columnsFrom(trx, scope, input, groupIds, issue, now);
+    const plan = await planChange(trx, scope, issue, input, groupIds, now);
     if (set.title !== undefined && set.title !== issue.title || set.description !== undefined && set.description !== issue.description) {
       Object.assign(set, { last_edited_at: now, last_edited_by_id: scope.actor.user?.id ?? null });
     }
     if (input.created_at !== undefined && may(scope, 'set_issue_created_at')) set.created_at = input.created_at;
     set.updated_at = may(scope, 'set_issue_updated_at') && input.updated_at !== undefined ? input.updated_at : now;
     const after = await trx.updateTable('issues').set(set).where('id', '=', issue.id).returningAll().executeTakeFirstOrThrow();
-    const change = await applyChange(deps, trx, scope, issue, after, input, groupIds, now);
+    const change = await applyChange(deps, trx, scope, issue, after, input, groupIds, now, plan);
     if (scope.actor.user) {
       await emitEvent(deps, trx, {
         type: 'issue', action: after.state === issue.state ? 'update' : after.state === 'closed' ? 'close' : 'reopen',

@@ -1,17 +1,14 @@
 import type { Config } from '../../config/index.ts';
 import { Repository, Storage, type RepositoryKind } from '../../platform/git/index.ts';
+import { defineObjectMemo } from '../../platform/read-cache.ts';
 
 // A project's bare repository, through the git platform layer: its path derives from the project id
 // on its shard (renames and transfers never move it), plus the whole-repository steps of a project's life.
 
-const storages = new WeakMap<Config, Storage>();
+// One Storage per configuration (frozen), an object memo.
+const storages = defineObjectMemo<Config, Storage>('storages');
 export function storageOf(config: Config): Storage {
-  let s = storages.get(config);
-  if (!s) {
-    s = new Storage(config.storage.map((x) => ({ name: x.name, path: x.path, weight: x.weight })));
-    storages.set(config, s);
-  }
-  return s;
+  return storages.of(config, () => new Storage(config.storage.map((x) => ({ name: x.name, path: x.path, weight: x.weight }))));
 }
 
 /** A shard for a new repository, chosen by weight. */

@@ -4,7 +4,7 @@ import RE2 from 're2';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { AccessLevel } from '../../platform/membership.ts';
-import type { Repository, RefEntry, RefSnapshot } from '../../platform/git/repository.ts';
+import { derivedFromSnapshot, type Repository, type RefEntry, type RefSnapshot } from '../../platform/git/repository.ts';
 import { isValidBranchName } from '../../platform/git/refs.ts';
 import { RefExistsError, RefMovedError } from '../../platform/git/errors.ts';
 import { NotFoundError, ParamError, RuleError } from '../../platform/errors.ts';
@@ -27,14 +27,7 @@ export function filterBranches(list: RefEntry[], input: BranchListInput, snap?: 
   if (!snap || (!input.search && !input.regex)) return filterUncached(list, input);
   // Listing pages repeat the same search; a snapshot remembers its last few filter results.
   const key = JSON.stringify([input.search ?? '', input.regex ?? '', input.sort ?? '', input.page_token ?? '']);
-  const memo = (snap.filtered ??= new Map());
-  let hit = memo.get(key);
-  if (!hit) {
-    hit = filterUncached(list, input);
-    if (memo.size >= 64) memo.delete(memo.keys().next().value!);
-    memo.set(key, hit);
-  }
-  return hit;
+  return derivedFromSnapshot(snap, `filter\0${key}`, () => filterUncached(list, input));
 }
 
 function filterUncached(list: RefEntry[], input: BranchListInput): RefEntry[] {

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../../config/index.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
+import { defineObjectMemo } from '../../platform/read-cache.ts';
 import type { CommitInfo, DiffEntry, RefEntry } from '../../platform/git/repository.ts';
 import { ACCESS_DESCRIPTIONS, type AccessEntry, type BranchRule, type TagRule } from './protection.ts';
 import type { BranchView } from './branches.service.ts';
@@ -119,7 +120,7 @@ export function presentTag(config: Config, project: ProjectRow, t: RefEntry, isP
 }
 
 // Branch lists present the same cached ref entries again and again: the commit part is built once per entry.
-const presentedCommits = new WeakMap<RefEntry, { base: string; commit: Record<string, unknown> }>();
+const presentedCommits = defineObjectMemo<RefEntry, { base: string; commit: Record<string, unknown> }>('branch-commits');
 
 /** The branch commit, without extended_trailers (the spec's field list); built once per cached ref and project URL. */
 function branchCommit(config: Config, project: ProjectRow, entry: RefEntry) {
