@@ -42,6 +42,7 @@ import { uploadJobs } from './uploads/uploads.service.ts';
 import { alertRoutes } from './alerts/alerts.routes.ts';
 import { registerAlertNotifications } from './alerts/notify.routes.ts';
 import { registerMetricImageFiles } from './alerts/metric-images.files.ts';
+import { webhookJobs, webhookRoutes } from './webhooks/webhooks.routes.ts';
 
 /** Every resource area of the API, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
@@ -82,6 +83,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...alertRoutes,
     ...snippetRoutes,
     ...wikiRoutes,
+    ...webhookRoutes,
   ]);
   registerGitHttp(app);
   registerAlertNotifications(app);
@@ -93,7 +95,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
 
 /** Every kind of background job the areas run (platform/jobs), defined once per application. */
 export function registerJobs(deps: ServiceDeps & { log?: { warn(obj: object, msg: string): void } }): void {
-  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps), uploadJobs(deps), importJobs(deps), mergeJobs(deps)]) {
+  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps), uploadJobs(deps), importJobs(deps), mergeJobs(deps), webhookJobs(deps)]) {
     for (const [name, kind] of Object.entries(jobs)) deps.jobs.define(name, kind);
   }
 }

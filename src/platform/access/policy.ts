@@ -96,6 +96,8 @@ export const PROJECT_ABILITIES = {
   read_alert_management_alert: { min: G.DEVELOPER },
   update_alert_management_alert: { min: G.DEVELOPER, write: true },
   admin_project: { min: G.MAINTAINER },
+  // Project webhooks: listing, creating, changing, testing and removing them (the reference's admin_web_hook).
+  admin_web_hook: { min: G.MAINTAINER },
   archive_project: { min: G.MAINTAINER },
   change_namespace: { min: G.OWNER },
   remove_fork_project: { min: G.OWNER },

@@ -22,6 +22,7 @@ import * as m0018 from './0018_merge_requests.ts';
 import * as m0022 from './0022_application_settings.ts';
 import * as m0019 from './0019_snippets_wikis.ts';
 import * as m0023 from './0023_multi_machine.ts';
+import * as m0026 from './0026_webhooks.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -52,4 +53,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0021_alerts', up: m0021.up },
   { name: '0022_application_settings', up: m0022.up },
   { name: '0023_multi_machine', up: m0023.up },
+  { name: '0026_webhooks', up: m0026.up },
 ];
