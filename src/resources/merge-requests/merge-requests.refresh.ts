@@ -1,4 +1,5 @@
 import type { ServiceDeps } from '../../platform/deps.ts';
+import { attributeChanges, emitEvent } from '../../platform/events.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { liveProjectById } from '../../platform/project-rows.ts';
@@ -6,7 +7,7 @@ import { writeSystemNote } from '../notes/notes.service.ts';
 import { addedCommitsBody, mergeRequestNoteable } from '../notes/system-notes.ts';
 import { repoFor } from '../repository/repository.common.ts';
 import { markOutdatedDiffNotes } from './positions.ts';
-import { headRef, recordDiffVersion, setRef, type MergeRequestRow } from './merge-requests.service.ts';
+import { headRef, MERGE_REQUEST_CHANGE_KEYS, recordDiffVersion, setRef, type MergeRequestRow } from './merge-requests.service.ts';
 
 // A push (or any ref move: the commits API, branch deletion) reaches the open merge requests whose source branch
 // moved: each gets its head ref and `sha` moved, a new diff version, the "added N commits" system note, and its
@@ -64,6 +65,8 @@ async function refreshSource(deps: ServiceDeps, source: ProjectRow, mr: MergeReq
     const body = addedCommitsBody(added.map((c) => ({ short_id: c.short_id, title: c.title })), compare, addedCount);
     await writeSystemNote(trx, mergeRequestNoteable(after), userId ?? mr.author_id, body, now);
     await afterNewVersion(deps, trx, after, { previousDiffId: current.latest_diff_id, diffId });
+    const actorId = userId ?? mr.author_id;
+    if (actorId !== null) await emitEvent(deps, trx, { type: 'merge_request', action: 'update', projectId: after.target_project_id, mergeRequestId: after.id, actorId, changes: attributeChanges(mr, after, MERGE_REQUEST_CHANGE_KEYS), ...(old ? { oldrev: old } : {}) });
   });
 }
 

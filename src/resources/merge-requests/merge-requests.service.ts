@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { attributeChanges, emitEvent, listChange, type Changes } from '../../platform/events.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { MergeRequestsTable, MilestonesTable } from '../../platform/db/schema.ts';
@@ -205,6 +206,7 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
         if (users.length) await trx.insertInto(table).values(users.map((user_id) => ({ merge_request_id: row.id, user_id, created_at: now }))).execute();
       }
     }
+    if (source.actor.user) await emitEvent(deps, trx, { type: 'merge_request', action: 'open', projectId: after.target_project_id, mergeRequestId: after.id, actorId: source.actor.user.id, changes: attributeChanges(null, after, MERGE_REQUEST_CHANGE_KEYS) });
     return after;
   });
   return { mr, scope: target };
@@ -487,8 +489,31 @@ export async function updateMergeRequest(deps: ServiceDeps, scope: MergeRequestS
     }
     if (input.description !== undefined) await linkClosingIssues(trx, after, now);
     await writeMergeRequestSystemNotes(trx, change);
+    const action = mr.state !== after.state ? (after.state === 'closed' ? 'close' : 'reopen') : 'update';
+    if (scope.actor.user) await emitEvent(deps, trx, { type: 'merge_request', action, projectId: after.target_project_id, mergeRequestId: after.id, actorId: scope.actor.user.id, changes: await mergeRequestChanges(trx, change) });
     return after;
   });
+}
+
+/** The merge request attributes whose changes the hook payloads carry. */
+export const MERGE_REQUEST_CHANGE_KEYS = [
+  'title', 'description', 'draft', 'state', 'target_branch', 'milestone_id', 'discussion_locked', 'last_edited_at', 'last_edited_by_id', 'updated_at',
+] as const;
+
+/** A merge request change as `changes`: attributes, then labels, assignees and reviewers as ids before and after. */
+export async function mergeRequestChanges(trx: Db, c: MergeRequestChange): Promise<Changes> {
+  const out = attributeChanges(c.before, c.mr, MERGE_REQUEST_CHANGE_KEYS);
+  if (c.addedLabelIds.length || c.removedLabelIds.length) {
+    const now = (await trx.selectFrom('label_links').select('label_id').where('target_type', '=', MERGE_REQUEST).where('target_id', '=', c.mr.id).execute()).map((r) => r.label_id);
+    out.label_ids = listChange(now, c.addedLabelIds, c.removedLabelIds);
+  }
+  for (const [key, table, added, removed] of [
+    ['assignee_ids', 'merge_request_assignees', c.addedAssigneeIds, c.removedAssigneeIds],
+    ['reviewer_ids', 'merge_request_reviewers', c.addedReviewerIds, c.removedReviewerIds],
+  ] as const) {
+    if (added.length || removed.length) out[key] = listChange((await userIdsOf(trx, table, [c.mr.id])).get(c.mr.id) ?? [], added, removed);
+  }
+  return out;
 }
 
 /** Removes a merge request, everything hung on it by (type, id), and its head ref. */
@@ -633,6 +658,7 @@ export async function approve(deps: ServiceDeps, scope: MergeRequestScope, mr: M
     await trx.insertInto('merge_request_approvals').values({ merge_request_id: mr.id, user_id: uid, created_at: now, updated_at: now }).execute();
     await trx.updateTable('merge_request_reviewers').set({ state: 'approved' }).where('merge_request_id', '=', mr.id).where('user_id', '=', uid).execute();
     await writeSystemNote(trx, mergeRequestNoteable(mr), uid, 'approved this merge request', now);
+    await emitEvent(deps, trx, { type: 'merge_request', action: 'approved', projectId: mr.target_project_id, mergeRequestId: mr.id, actorId: uid });
     return true;
   });
 }
@@ -646,6 +672,7 @@ export async function unapprove(deps: ServiceDeps, scope: MergeRequestScope, mr:
     const now = deps.clock.now();
     await trx.updateTable('merge_request_reviewers').set({ state: 'unreviewed' }).where('merge_request_id', '=', mr.id).where('user_id', '=', uid).execute();
     await writeSystemNote(trx, mergeRequestNoteable(mr), uid, 'unapproved this merge request', now);
+    await emitEvent(deps, trx, { type: 'merge_request', action: 'unapproved', projectId: mr.target_project_id, mergeRequestId: mr.id, actorId: uid });
     return true;
   });
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { emitEvent } from '../../platform/events.ts';
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
@@ -172,6 +173,7 @@ export async function createNote(deps: ServiceDeps, s: NoteScope, input: NoteInp
       discussion_id: first?.discussion_id ?? newDiscussionId(), created_at: at, updated_at: at,
     }).returningAll().executeTakeFirstOrThrow();
     await touchNoteable(trx, s.noteable, now);
+    if (row.project_id !== null) await emitEvent(deps, trx, { type: 'note', action: 'create', projectId: row.project_id, noteId: row.id, actorId: s.actor.user!.id });
     return row;
   });
 }
@@ -205,7 +207,11 @@ export async function updateNote(deps: ServiceDeps, s: NoteScope, note: NoteRow,
   demand(s, 'admin', note);
   checkBody(body);
   if (body === note.body) return note;
-  return deps.db.updateTable('notes').set({ body, updated_at: deps.clock.now() }).where('id', '=', note.id).returningAll().executeTakeFirstOrThrow();
+  return deps.db.transaction().execute(async (trx) => {
+    const row = await trx.updateTable('notes').set({ body, updated_at: deps.clock.now() }).where('id', '=', note.id).returningAll().executeTakeFirstOrThrow();
+    if (row.project_id !== null) await emitEvent(deps, trx, { type: 'note', action: 'update', projectId: row.project_id, noteId: row.id, actorId: s.actor.user!.id });
+    return row;
+  });
 }
 
 export async function deleteNote(deps: ServiceDeps, s: NoteScope, note: NoteRow): Promise<void> {

@@ -169,9 +169,21 @@ function detailedStatus(mergeStatus: string): string {
   return 'checking';
 }
 
-function issuableChanges(changes: Changes | undefined): Record<string, unknown> {
+/** The event's changes as the payload shows them: label and assignee ids become their hook attributes. */
+async function issuableChanges(deps: ServiceDeps, changes: Changes | undefined): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(changes ?? {})) out[k] = { previous: v.previous, current: v.current };
+  for (const [k, v] of Object.entries(changes ?? {})) {
+    if (k === 'label_ids') {
+      const ids = [...new Set([...(v.previous as number[]), ...(v.current as number[])])];
+      const rows = ids.length ? await deps.db.selectFrom('labels').selectAll().where('id', 'in', ids).execute() : [];
+      const byId = new Map(rows.map((r) => [r.id, labelHookAttrs(r)]));
+      const pick = (list: unknown) => (list as number[]).map((id) => byId.get(id)).filter(Boolean);
+      out.labels = { previous: pick(v.previous), current: pick(v.current) };
+    } else if (k === 'assignee_ids' || k === 'reviewer_ids') {
+      const pick = async (list: unknown) => (await usersByIds(deps, list as number[])).map((u) => userBrief(deps, u));
+      out[k === 'assignee_ids' ? 'assignees' : 'reviewers'] = { previous: await pick(v.previous), current: await pick(v.current) };
+    } else out[k] = { previous: v.previous, current: v.current };
+  }
   return out;
 }
 
@@ -182,7 +194,7 @@ async function issuableBlock(deps: ServiceDeps, kind: 'issue' | 'merge_request',
   const confidential = kind === 'issue' && attrs.confidential === true;
   const payload: Record<string, unknown> = {
     object_kind: kind, event_type: confidential ? `confidential_${kind}` : kind, user: userHookAttrs(deps, actor), project: projectAttrs,
-    object_attributes: { ...attrs, action, ...extra }, labels: attrs.labels, changes: issuableChanges(changes),
+    object_attributes: { ...attrs, action, ...extra }, labels: attrs.labels, changes: await issuableChanges(deps, changes),
     repository: repositoryAttrs(projectAttrs, REPO_KEYS),
   };
   if (assignees.length) {
