@@ -12,7 +12,8 @@ import {
 import { serialised, type CommitAction } from '../../platform/git/commit-writer.ts';
 import { isValidBranchName, isValidTagName } from '../../platform/git/refs.ts';
 import { canCreateTag, canPushBranch, loadBranchRules, loadTagRules, matching, type Caller } from './protection.ts';
-import { afterRefsChanged, assertRefLength, defaultBranchOf } from './repository.common.ts';
+import { afterRefsChanged, assertRefLength, defaultBranchOf, emitRefEvents } from './repository.common.ts';
+import { SHA1_ZERO } from '../../platform/git/refs.ts';
 
 export const READ_ONLY_TEXT = 'The repository is temporarily read-only. Please try again later.';
 
@@ -164,6 +165,7 @@ export async function createTag(deps: ServiceDeps, project: ProjectRow, repo: Re
   await afterRefsChanged(deps, project, repo, [`refs/tags/${name}`]);
   const created = (await repo.tags()).byName.get(name);
   if (!created) throw new RuleError('bad_request', `Target ${ref} is invalid`);
+  await emitRefEvents(deps, project, null, caller.userId, [{ ref: `refs/tags/${name}`, before: SHA1_ZERO, after: created.target }]);
   return created;
 }
 
@@ -183,4 +185,5 @@ export async function deleteTag(deps: ServiceDeps, project: ProjectRow, repo: Re
     throw e;
   }
   await afterRefsChanged(deps, project, repo, [`refs/tags/${name}`]);
+  await emitRefEvents(deps, project, null, caller.userId, [{ ref: `refs/tags/${name}`, before: tag.target, after: SHA1_ZERO }]);
 }
