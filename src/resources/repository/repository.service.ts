@@ -57,10 +57,10 @@ export async function commitFiles(deps: ServiceDeps, project: ProjectRow, repo: 
   const date = new Date(deps.clock.now());
   const author = { name: req.author_name ?? user.name, email: req.author_email ?? user.email, date };
   const committer = { name: user.name, email: user.email, date };
-  return serialised(repo.path, () => commitLoop(deps, project, repo, req, author, committer));
+  return serialised(repo.path, () => commitLoop(deps, project, repo, req, author, committer, user.id));
 }
 
-async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: Repository, req: CommitRequest, author: Identity, committer: Identity): Promise<string> {
+async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: Repository, req: CommitRequest, author: Identity, committer: Identity, userId: number): Promise<string> {
   for (let attempt = 0; ; attempt++) {
     const snap = await repo.branches();
     const current = snap.byName.get(req.branch)?.commit.id ?? null;
@@ -83,6 +83,7 @@ async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: Reposito
         message: req.commit_message, author, committer, actions: req.actions,
       });
       await afterRefsChanged(deps, project, repo, [`refs/heads/${req.branch}`]);
+      await emitRefEvents(deps, project, null, userId, [{ ref: `refs/heads/${req.branch}`, before: current ?? SHA1_ZERO, after: sha }]);
       return sha;
     } catch (e) {
       if (e instanceof StaleFileError) throw new RuleError('bad_request', 'You are attempting to update a file that has changed since you started editing it.');
