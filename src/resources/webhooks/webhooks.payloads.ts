@@ -253,7 +253,7 @@ export async function buildEvent(deps: ServiceDeps, e: DomainEvent): Promise<Bui
       const commitAttrs = [];
       for (const c of commits) commitAttrs.push(commitHookAttrs(web, c, await changedFiles(repo, c)));
       let checkout: string | null = null;
-      if (e.after !== SHA1_ZERO) checkout = tag ? await repo.resolveCommit(`${e.after}^{commit}`).catch(() => null) : e.after;
+      if (e.after !== SHA1_ZERO) checkout = tag ? await repo.revParse(`${e.after}^{commit}`).catch(() => null) : e.after;
       const projectAttrs = await projectHookAttrs(deps, project);
       const message = tag && e.after !== SHA1_ZERO ? await tagMessage(repo, e.ref) : null;
       return {
