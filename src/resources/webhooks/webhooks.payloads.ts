@@ -208,14 +208,14 @@ async function issuableBlock(deps: ServiceDeps, kind: 'issue' | 'merge_request',
   return payload;
 }
 
-async function pushCommits(deps: ServiceDeps, project: ProjectRow, before: string, after: string): Promise<{ commits: CommitInfo[]; total: number; repo: Repository }> {
+async function pushCommits(deps: ServiceDeps, project: ProjectRow, ref: string, before: string, after: string): Promise<{ commits: CommitInfo[]; total: number; repo: Repository }> {
   const repo = projectRepo(deps, project);
   if (after === SHA1_ZERO) return { commits: [], total: 0, repo };
   let ids: string[];
   if (before === SHA1_ZERO) {
-    // A new branch: the commits the default branch does not have (none when it is the default branch's twin).
-    const base = project.default_branch ? await repo.resolveCommit(`refs/heads/${project.default_branch}`) : null;
-    ids = base && base !== after ? await repo.commitsBetween(base, after) : base === after ? [] : (await repo.history({ ref: after, limit: 10_000 })).map((c) => c.id).reverse();
+    // A new branch: every commit when it is the default branch (the first push), else those the default branch lacks.
+    const base = project.default_branch && ref !== `refs/heads/${project.default_branch}` ? await repo.resolveCommit(`refs/heads/${project.default_branch}`) : null;
+    ids = base ? await repo.commitsBetween(base, after) : (await repo.history({ ref: after, limit: 10_000 })).map((c) => c.id).reverse();
   } else {
     ids = await repo.commitsBetween(before, after);
   }
@@ -248,7 +248,7 @@ export async function buildEvent(deps: ServiceDeps, e: DomainEvent): Promise<Bui
     case 'push':
     case 'tag_push': {
       const tag = e.type === 'tag_push';
-      const { commits, total, repo } = tag ? { commits: [], total: 0, repo: projectRepo(deps, project) } : await pushCommits(deps, project, e.before, e.after);
+      const { commits, total, repo } = tag ? { commits: [], total: 0, repo: projectRepo(deps, project) } : await pushCommits(deps, project, e.ref, e.before, e.after);
       const web = projectWeb(deps, project);
       const commitAttrs = [];
       for (const c of commits) commitAttrs.push(commitHookAttrs(web, c, await changedFiles(repo, c)));

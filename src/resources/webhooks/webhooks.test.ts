@@ -2,6 +2,8 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { gitClient } from '../repository/testing.ts';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import { castRoles, makeProject, quickUser, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
 import { updateApplicationSettings } from '../../platform/application-settings.ts';
@@ -418,5 +420,36 @@ describe('project hooks: confidentiality, retries, auto-disabling, refusal at de
     } finally {
       await updateApplicationSettings(t.app, { allow_local_requests_from_web_hooks_and_services: true });
     }
+  });
+});
+
+describe('project hooks: git pushes over HTTP', () => {
+  test('one push event per updated branch, one tag_push per tag, with the commits pushed', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const host = `127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    const owner = await quickUser(t.app);
+    const project = await makeProject(t.app, { owner: owner.user });
+    await call(t.app, 'POST', `/projects/${project.id}/hooks`, { token: owner.token, body: { url: hookUrl, push_events: true, tag_push_events: true } });
+    const g = gitClient();
+    const remote = `http://anyone:${owner.token}@${host}/${project.full_path}.git`;
+    assert.equal((await g.run(['init', '-q', 'w'])).code, 0);
+    const dir = join(g.home, 'w');
+    await g.run(['commit', '--allow-empty', '-q', '-m', 'first'], dir);
+    await g.run(['commit', '--allow-empty', '-q', '-m', 'second\n\nwith a body'], dir);
+    await g.run(['tag', 'v1'], dir);
+    const r = await g.run(['push', '-q', remote, 'HEAD:refs/heads/main', 'refs/tags/v1'], dir);
+    assert.equal(r.code, 0, r.stderr);
+    const head = (await g.run(['rev-parse', 'HEAD'], dir)).stdout.trim();
+    const got = await deliver();
+    const byKind = Object.fromEntries(got.map((x) => [x.body.object_kind, x]));
+    assert.equal(got.length, 2);
+    assert.equal(byKind.push.headers['x-gitlab-event'], 'Push Hook');
+    assert.equal(byKind.push.body.ref, 'refs/heads/main');
+    assert.equal(byKind.push.body.before, '0000000000000000000000000000000000000000');
+    assert.equal(byKind.push.body.after, head);
+    assert.equal(byKind.push.body.total_commits_count, 2);
+    assert.deepEqual(byKind.push.body.commits.map((c: any) => [c.title, c.message]), [['first', 'first\n'], ['second', 'second\n\nwith a body\n']]);
+    assert.equal(byKind.tag_push.body.ref, 'refs/tags/v1');
+    assert.equal(byKind.tag_push.body.checkout_sha, head);
   });
 });
