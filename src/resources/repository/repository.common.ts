@@ -108,14 +108,13 @@ export interface RefUpdate {
  */
 export async function emitRefEvents(deps: ServiceDeps, project: Pick<ProjectRow, 'id'>, repo: Repository | null, actorId: number | null, updates: RefUpdate[]): Promise<void> {
   if (actorId === null) return;
-  const done: RefUpdate[] = [];
-  for (const u of updates) {
-    if (!u.ref.startsWith('refs/heads/') && !u.ref.startsWith('refs/tags/')) continue;
-    if (repo) {
-      const now = await repo.revParse(u.ref).catch(() => null);
-      if ((now ?? SHA1_ZERO) !== u.after) continue;
-    }
-    done.push(u);
+  const wanted = updates.filter((u) => u.ref.startsWith('refs/heads/') || u.ref.startsWith('refs/tags/'));
+  let done = wanted;
+  if (repo && wanted.length) {
+    // One git call for every ref named: what each holds now.
+    const { stdout } = await repo.git(['for-each-ref', '--format=%(objectname) %(refname)', '--', ...new Set(wanted.map((u) => u.ref))]);
+    const now = new Map(stdout.toString('utf8').split('\n').filter(Boolean).map((l) => [l.slice(41), l.slice(0, 40)]));
+    done = wanted.filter((u) => (now.get(u.ref) ?? SHA1_ZERO) === u.after);
   }
   if (!done.length) return;
   await deps.db.transaction().execute(async (trx) => {
