@@ -50,3 +50,31 @@ export async function emitEvent(deps: { jobs: JobQueue }, trx: Db, event: Domain
     if (deps.jobs.defines(kind)) await deps.jobs.enqueue(trx, kind, event);
   }
 }
+
+/**
+ * The attributes among `keys` that differ between a record before and after a change (all set ones for a new
+ * record), as `changes` carries them: datetimes (`*_at`, epoch ms) as ISO text, `state` as the reference's
+ * `state_id` (opened 1, closed 2, merged 3, locked 4).
+ */
+export function attributeChanges<R extends Record<string, unknown>>(before: R | null, after: R, keys: readonly (keyof R & string)[]): Changes {
+  const STATE_ID: Record<string, number> = { opened: 1, closed: 2, merged: 3, locked: 4 };
+  const value = (k: string, v: unknown) => (/_at$/.test(k) && typeof v === 'number' ? new Date(v).toISOString()
+    : k === 'due_date' && typeof v === 'number' ? new Date(v).toISOString().slice(0, 10) : v);
+  const out: Changes = {};
+  for (const k of keys) {
+    const prev = before ? before[k] : null;
+    const cur = after[k];
+    if (prev === cur || (before === null && (cur === null || cur === undefined))) continue;
+    if (k === 'state') out.state_id = { previous: before ? STATE_ID[prev as string] ?? null : null, current: STATE_ID[cur as string] ?? null };
+    else out[k] = { previous: value(k, prev), current: value(k, cur) };
+  }
+  return out;
+}
+
+/** A list attribute (label or user ids) before and after, from the list now and what was added and removed. */
+export function listChange(now: readonly number[], added: readonly number[], removed: readonly number[]): { previous: number[]; current: number[] } {
+  return {
+    previous: [...now.filter((id) => !added.includes(id)), ...removed].sort((a, b) => a - b),
+    current: [...now].sort((a, b) => a - b),
+  };
+}

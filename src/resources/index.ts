@@ -48,6 +48,7 @@ import { registerAlertNotifications } from './alerts/notify.routes.ts';
 import { registerMetricImageFiles } from './alerts/metric-images.files.ts';
 import { notificationJobs } from './notifications/notifications.jobs.ts';
 import { registerUnsubscribe } from './notifications/unsubscribe.routes.ts';
+import { webhookJobs, webhookRoutes } from './webhooks/webhooks.routes.ts';
 
 /** Every resource area of the API, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
@@ -92,6 +93,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...snippetRoutes,
     ...wikiRoutes,
     ...markdownRoutes,
+    ...webhookRoutes,
   ]);
   registerGitHttp(app);
   registerAlertNotifications(app);
@@ -104,7 +106,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
 
 /** Every kind of background job the areas run (platform/jobs), defined once per application. */
 export function registerJobs(deps: ServiceDeps & { log?: { warn(obj: object, msg: string): void; info?(obj: object, msg: string): void } }): void {
-  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps), uploadJobs(deps), importJobs(deps), mergeJobs(deps), notificationJobs(deps)]) {
+  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps), uploadJobs(deps), importJobs(deps), mergeJobs(deps), notificationJobs(deps), webhookJobs(deps)]) {
     for (const [name, kind] of Object.entries(jobs)) deps.jobs.define(name, kind);
   }
 }

@@ -120,6 +120,8 @@ const PROJECT_TABLE: Array<[ProjectAbility, string, PolicyProject, string]> = [
   ['admin_project', 'public', project(), 'FFFFFYYY'],
   ['admin_project', 'private', project({ visibility_level: PRIVATE }), 'NNFFFYYY'],
   ['admin_project', 'public, archived', project({ archived: 1 }), 'FFFFFYYY'],
+  ['admin_web_hook', 'public', project(), 'FFFFFYYY'],
+  ['admin_web_hook', 'private', project({ visibility_level: PRIVATE }), 'NNFFFYYY'],
   ['archive_project', 'public', project(), 'FFFFFYYY'],
   ['admin_operations', 'public', project(), 'FFFFFYYY'],
   ['read_alert_management_alert', 'public', project(), 'FFFFYYYY'],

@@ -103,6 +103,8 @@ export const PROJECT_ABILITIES = {
   admin_project: { min: G.MAINTAINER },
   // Content by Reporters and up (and administrators) is trusted: no spam check (platform/spam).
   skip_spam_check: { min: G.REPORTER },
+  // Project webhooks: listing, creating, changing, testing and removing them (the reference's admin_web_hook).
+  admin_web_hook: { min: G.MAINTAINER },
   archive_project: { min: G.MAINTAINER },
   change_namespace: { min: G.OWNER },
   remove_fork_project: { min: G.OWNER },

@@ -1007,6 +1007,41 @@ export interface SpamLogsTable {
   updated_at: number;
 }
 
+/** A project webhook (0026): booleans 0/1, the token and custom header values never shown. */
+export interface WebHooksTable {
+  id: Generated<number>;
+  project_id: number;
+  url: string;
+  token: string | null;
+  name: string | null;
+  description: string | null;
+  push_events_branch_filter: string | null;
+  branch_filter_strategy: Generated<string>; // wildcard | regex | all_branches
+  custom_headers: Generated<string>; // JSON object
+  recent_failures: Generated<number>;
+  disabled_until: number | null;
+  created_at: number;
+  updated_at: number;
+  push_events: Generated<number>;
+  tag_push_events: Generated<number>;
+  merge_requests_events: Generated<number>;
+  repository_update_events: Generated<number>;
+  enable_ssl_verification: Generated<number>;
+  issues_events: Generated<number>;
+  confidential_issues_events: Generated<number>;
+  note_events: Generated<number>;
+  confidential_note_events: Generated<number>;
+  pipeline_events: Generated<number>;
+  wiki_page_events: Generated<number>;
+  deployment_events: Generated<number>;
+  feature_flag_events: Generated<number>;
+  job_events: Generated<number>;
+  releases_events: Generated<number>;
+  milestone_events: Generated<number>;
+  emoji_events: Generated<number>;
+  resource_access_token_events: Generated<number>;
+}
+
 export interface DB {
   users: UsersTable;
   namespaces: NamespacesTable;
@@ -1019,6 +1054,7 @@ export interface DB {
   notification_settings: NotificationSettingsTable;
   deploy_keys: DeployKeysTable;
   deploy_keys_projects: DeployKeysProjectsTable;
+  web_hooks: WebHooksTable;
   error_tracking_settings: ErrorTrackingSettingsTable;
   error_tracking_client_keys: ErrorTrackingClientKeysTable;
   feature_flag_user_lists: FeatureFlagUserListsTable;

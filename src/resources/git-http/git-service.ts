@@ -14,7 +14,7 @@ import { Repository } from '../../platform/git/repository.ts';
 import { announceCacheVoid, settled } from '../../platform/cache-bus.ts';
 import { projectAccessFor } from '../../http/access.ts';
 import { loadBranchRules, loadTagRules, type Caller } from '../repository/protection.ts';
-import { afterRefsChanged, defaultBranchOf, repoFor } from '../repository/repository.common.ts';
+import { afterRefsChanged, defaultBranchOf, emitRefEvents, repoFor } from '../repository/repository.common.ts';
 import { decidePush, MESSAGES } from './push-policy.ts';
 import { serverHooksDir } from './hooks.ts';
 import { wikiRepositoryPath } from '../projects/repository.ts';
@@ -219,6 +219,9 @@ export async function servePush(deps: ServiceDeps, target: GitTarget, head: Push
   child.stdout!.pipe(out, { end: false });
   child.on('close', () => {
     target.afterPush(head.commands.map((c) => c.ref), caller.userId ?? null)
+      .then(() => target.kind === 'project' && project
+        ? emitRefEvents(deps, project, repo, caller.userId ?? null, head.commands.map((c) => ({ ref: c.ref, before: c.oldSha, after: c.newSha })))
+        : undefined)
       .catch((err) => log(err, 'updating the project after a push failed'))
       .then(settled)
       .finally(() => out.end());

@@ -1,6 +1,5 @@
 import type { Selectable } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
-import { emitEvent, type Changes } from '../../platform/events.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { IssuesTable, IterationsTable, MilestonesTable } from '../../platform/db/schema.ts';
 import { fitsIntColumn } from '../../platform/db/dialect.ts';
@@ -14,6 +13,7 @@ import {
   availableLabelsByTitle, DEFAULT_LABEL_COLOR, labelsOfTargets, projectAncestorGroupIds, type LabelRow,
 } from '../labels/labels.lookup.ts';
 import { usersByIds, type User } from '../users/users.service.ts';
+import { attributeChanges, emitEvent, listChange, type Changes } from '../../platform/events.ts';
 import type { EventContext } from './issues.presenter.ts';
 import { writeIssueSystemNotes, writeMovedNotes } from '../notes/system-notes.ts';
 import { copyNotes, userNotesCounts } from '../notes/notes.service.ts';
@@ -304,9 +304,9 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
       project_id: scope.project.id, iid, title: input.title!.trim(), description: input.description ?? null, author_id: scope.actor.user?.id ?? null,
       ...set, created_at: createdAt, updated_at: createdAt,
     } as any).returningAll().executeTakeFirstOrThrow();
-    await applyChange(deps, trx, scope, null, issue, input, groupIds, now, plan);
-    if (scope.actor.user) await emitEvent(deps, trx, { type: 'issue', action: 'open', projectId: issue.project_id, issueId: issue.id, actorId: scope.actor.user.id });
+    const change = await applyChange(deps, trx, scope, null, issue, input, groupIds, now, plan);
     if (within) await within(trx, issue);
+    if (scope.actor.user) await emitEvent(deps, trx, { type: 'issue', action: 'open', projectId: issue.project_id, issueId: issue.id, actorId: scope.actor.user.id, changes: await issueChanges(trx, change) });
     return issue;
   });
 }
@@ -326,14 +326,28 @@ export async function updateIssue(deps: ServiceDeps, scope: IssueScope, issue: I
     set.updated_at = may(scope, 'set_issue_updated_at') && input.updated_at !== undefined ? input.updated_at : now;
     const after = await trx.updateTable('issues').set(set).where('id', '=', issue.id).returningAll().executeTakeFirstOrThrow();
     const change = await applyChange(deps, trx, scope, issue, after, input, groupIds, now, plan);
-    if (scope.actor.user) {
-      await emitEvent(deps, trx, {
-        type: 'issue', action: after.state === issue.state ? 'update' : after.state === 'closed' ? 'close' : 'reopen',
-        projectId: after.project_id, issueId: after.id, actorId: scope.actor.user.id, changes: await issueChanges(trx, change),
-      });
-    }
+    const action = issue.state !== after.state ? (after.state === 'closed' ? 'close' : 'reopen') : 'update';
+    if (scope.actor.user) await emitEvent(deps, trx, { type: 'issue', action, projectId: issue.project_id, issueId: issue.id, actorId: scope.actor.user.id, changes: await issueChanges(trx, change) });
     return after;
   });
+}
+
+const ISSUE_CHANGE_KEYS = [
+  'title', 'description', 'confidential', 'discussion_locked', 'due_date', 'weight', 'milestone_id', 'state', 'closed_at',
+  'last_edited_at', 'last_edited_by_id', 'updated_at',
+] as const;
+
+/** An issue change as the hook payloads carry it (`changes`); labels and assignees as their ids before and after. */
+export async function issueChanges(trx: Db, c: IssueChange): Promise<Changes> {
+  const out = attributeChanges(c.before, c.issue, ISSUE_CHANGE_KEYS);
+  if (c.addedLabelIds.length || c.removedLabelIds.length) {
+    const now = (await trx.selectFrom('label_links').select('label_id').where('target_type', '=', ISSUE).where('target_id', '=', c.issue.id).execute()).map((r) => r.label_id);
+    out.label_ids = listChange(now, c.addedLabelIds, c.removedLabelIds);
+  }
+  if (c.addedAssigneeIds.length || c.removedAssigneeIds.length) {
+    out.assignee_ids = listChange((await assigneeIdsOf(trx, [c.issue.id])).get(c.issue.id) ?? [], c.addedAssigneeIds, c.removedAssigneeIds);
+  }
+  return out;
 }
 
 /**
@@ -703,12 +717,4 @@ export async function loadEventContext(deps: ServiceDeps, rows: Array<{ user_id:
     milestones: new Map(milestones.map((m) => [m.id, m])),
     pres: { base, projects: new Map(projects.map((p) => [p.id, p])), groupPaths: new Map(groups.map((g) => [g.id, g.full_path])), now: deps.clock.now() },
   };
-}
-
-/** The `changes` of an issue's event: its assignees (user ids) before and after, when they changed. */
-async function issueChanges(trx: Db, change: IssueChange): Promise<Changes> {
-  if (!change.addedAssigneeIds.length && !change.removedAssigneeIds.length) return {};
-  const current = (await assigneeIdsOf(trx, [change.issue.id])).get(change.issue.id)!;
-  const previous = [...current.filter((id) => !change.addedAssigneeIds.includes(id)), ...change.removedAssigneeIds].sort((a, b) => a - b);
-  return { assignees: { previous, current } };
 }

@@ -1,13 +1,13 @@
 import type { ServiceDeps } from '../../platform/deps.ts';
+import { attributeChanges, emitEvent } from '../../platform/events.ts';
 import type { Db } from '../../platform/db/index.ts';
-import { emitEvent } from '../../platform/events.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { liveProjectById } from '../../platform/project-rows.ts';
 import { writeSystemNote } from '../notes/notes.service.ts';
 import { addedCommitsBody, mergeRequestNoteable } from '../notes/system-notes.ts';
 import { repoFor } from '../repository/repository.common.ts';
 import { markOutdatedDiffNotes } from './positions.ts';
-import { headRef, recordDiffVersion, setRef, type MergeRequestRow } from './merge-requests.service.ts';
+import { headRef, MERGE_REQUEST_CHANGE_KEYS, recordDiffVersion, setRef, type MergeRequestRow } from './merge-requests.service.ts';
 
 // A push (or any ref move: the commits API, branch deletion) reaches the open merge requests whose source branch
 // moved: each gets its head ref and `sha` moved, a new diff version, the "added N commits" system note, and its
@@ -66,7 +66,7 @@ async function refreshSource(deps: ServiceDeps, source: ProjectRow, mr: MergeReq
     await writeSystemNote(trx, mergeRequestNoteable(after), userId ?? mr.author_id, body, now);
     await afterNewVersion(deps, trx, after, { previousDiffId: current.latest_diff_id, diffId });
     const actorId = userId ?? mr.author_id;
-    if (actorId !== null && old) await emitEvent(deps, trx, { type: 'merge_request', action: 'update', projectId: after.target_project_id, mergeRequestId: after.id, actorId, oldrev: old });
+    if (actorId !== null) await emitEvent(deps, trx, { type: 'merge_request', action: 'update', projectId: after.target_project_id, mergeRequestId: after.id, actorId, changes: attributeChanges(mr, after, MERGE_REQUEST_CHANGE_KEYS), ...(old ? { oldrev: old } : {}) });
   });
 }
 

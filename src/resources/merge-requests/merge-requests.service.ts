@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
+import { attributeChanges, emitEvent, listChange, type Changes } from '../../platform/events.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
-import { emitEvent, type Changes } from '../../platform/events.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { MergeRequestsTable, MilestonesTable } from '../../platform/db/schema.ts';
 import { fitsIntColumn } from '../../platform/db/dialect.ts';
@@ -208,7 +208,7 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
         if (users.length) await trx.insertInto(table).values(users.map((user_id) => ({ merge_request_id: row.id, user_id, created_at: now }))).execute();
       }
     }
-    if (source.actor.user) await emitEvent(deps, trx, { type: 'merge_request', action: 'open', projectId: after.target_project_id, mergeRequestId: after.id, actorId: source.actor.user.id });
+    if (source.actor.user) await emitEvent(deps, trx, { type: 'merge_request', action: 'open', projectId: after.target_project_id, mergeRequestId: after.id, actorId: source.actor.user.id, changes: attributeChanges(null, after, MERGE_REQUEST_CHANGE_KEYS) });
     return after;
   });
   return { mr, scope: target };
@@ -492,14 +492,31 @@ export async function updateMergeRequest(deps: ServiceDeps, scope: MergeRequestS
     }
     if (input.description !== undefined) await linkClosingIssues(trx, after, now);
     await writeMergeRequestSystemNotes(trx, change);
-    if (uid !== null) {
-      await emitEvent(deps, trx, {
-        type: 'merge_request', action: after.state === mr.state ? 'update' : after.state === 'closed' ? 'close' : 'reopen',
-        projectId: after.target_project_id, mergeRequestId: after.id, actorId: uid, changes: await mergeRequestChanges(trx, change),
-      });
-    }
+    const action = mr.state !== after.state ? (after.state === 'closed' ? 'close' : 'reopen') : 'update';
+    if (scope.actor.user) await emitEvent(deps, trx, { type: 'merge_request', action, projectId: after.target_project_id, mergeRequestId: after.id, actorId: scope.actor.user.id, changes: await mergeRequestChanges(trx, change) });
     return after;
   });
+}
+
+/** The merge request attributes whose changes the hook payloads carry. */
+export const MERGE_REQUEST_CHANGE_KEYS = [
+  'title', 'description', 'draft', 'state', 'target_branch', 'milestone_id', 'discussion_locked', 'last_edited_at', 'last_edited_by_id', 'updated_at',
+] as const;
+
+/** A merge request change as `changes`: attributes, then labels, assignees and reviewers as ids before and after. */
+export async function mergeRequestChanges(trx: Db, c: MergeRequestChange): Promise<Changes> {
+  const out = attributeChanges(c.before, c.mr, MERGE_REQUEST_CHANGE_KEYS);
+  if (c.addedLabelIds.length || c.removedLabelIds.length) {
+    const now = (await trx.selectFrom('label_links').select('label_id').where('target_type', '=', MERGE_REQUEST).where('target_id', '=', c.mr.id).execute()).map((r) => r.label_id);
+    out.label_ids = listChange(now, c.addedLabelIds, c.removedLabelIds);
+  }
+  for (const [key, table, added, removed] of [
+    ['assignee_ids', 'merge_request_assignees', c.addedAssigneeIds, c.removedAssigneeIds],
+    ['reviewer_ids', 'merge_request_reviewers', c.addedReviewerIds, c.removedReviewerIds],
+  ] as const) {
+    if (added.length || removed.length) out[key] = listChange((await userIdsOf(trx, table, [c.mr.id])).get(c.mr.id) ?? [], added, removed);
+  }
+  return out;
 }
 
 /** Removes a merge request, everything hung on it by (type, id), and its head ref. */
@@ -644,6 +661,7 @@ export async function approve(deps: ServiceDeps, scope: MergeRequestScope, mr: M
     await trx.insertInto('merge_request_approvals').values({ merge_request_id: mr.id, user_id: uid, created_at: now, updated_at: now }).execute();
     await trx.updateTable('merge_request_reviewers').set({ state: 'approved' }).where('merge_request_id', '=', mr.id).where('user_id', '=', uid).execute();
     await writeSystemNote(trx, mergeRequestNoteable(mr), uid, 'approved this merge request', now);
+    await emitEvent(deps, trx, { type: 'merge_request', action: 'approved', projectId: mr.target_project_id, mergeRequestId: mr.id, actorId: uid });
     return true;
   });
 }
@@ -657,6 +675,7 @@ export async function unapprove(deps: ServiceDeps, scope: MergeRequestScope, mr:
     const now = deps.clock.now();
     await trx.updateTable('merge_request_reviewers').set({ state: 'unreviewed' }).where('merge_request_id', '=', mr.id).where('user_id', '=', uid).execute();
     await writeSystemNote(trx, mergeRequestNoteable(mr), uid, 'unapproved this merge request', now);
+    await emitEvent(deps, trx, { type: 'merge_request', action: 'unapproved', projectId: mr.target_project_id, mergeRequestId: mr.id, actorId: uid });
     return true;
   });
 }
@@ -674,19 +693,4 @@ export async function versionCommits(deps: ServiceDeps, project: ProjectRow, mr:
   const total = diff.commits_count ?? (await repo.countCommits(range));
   const commits = total && page.skip < total ? await repo.log({ ref: range, skip: page.skip, limit: page.limit }) : [];
   return { total, commits };
-}
-
-/** The `changes` of a merge request's event: its assignees and reviewers (user ids) before and after, when they changed. */
-async function mergeRequestChanges(trx: Db, change: MergeRequestChange): Promise<Changes> {
-  const out: Changes = {};
-  const sides = [
-    ['assignees', 'merge_request_assignees', change.addedAssigneeIds, change.removedAssigneeIds],
-    ['reviewers', 'merge_request_reviewers', change.addedReviewerIds, change.removedReviewerIds],
-  ] as const;
-  for (const [name, table, added, removed] of sides) {
-    if (!added.length && !removed.length) continue;
-    const current = (await userIdsOf(trx, table, [change.mr.id])).get(change.mr.id)!;
-    out[name] = { previous: [...current.filter((id) => !added.includes(id)), ...removed].sort((a, b) => a - b), current };
-  }
-  return out;
 }

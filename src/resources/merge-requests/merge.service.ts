@@ -1,6 +1,6 @@
 import type { ServiceDeps } from '../../platform/deps.ts';
+import { attributeChanges, emitEvent } from '../../platform/events.ts';
 import type { Db } from '../../platform/db/index.ts';
-import { emitEvent } from '../../platform/events.ts';
 import type { Actor } from '../../platform/access/actor.ts';
 import { canProject } from '../../platform/access/policy.ts';
 import { ForbiddenError, RuleError, UnauthorizedError } from '../../platform/errors.ts';
@@ -13,7 +13,7 @@ import { afterRefsChanged, repoFor } from '../repository/repository.common.ts';
 import { canPushBranch, loadBranchRules, matching } from '../repository/protection.ts';
 import { usersByIds } from '../users/users.service.ts';
 import {
-  MERGE_REQUEST, canMergeBy, headRef, levelIn, recordDiffVersion, setRef, type MergeRequestRow, type MergeRequestScope,
+  MERGE_REQUEST, MERGE_REQUEST_CHANGE_KEYS, canMergeBy, headRef, levelIn, recordDiffVersion, setRef, type MergeRequestRow, type MergeRequestScope,
 } from './merge-requests.service.ts';
 import { mergeStates, type MergeState } from './mergeability.ts';
 
@@ -166,7 +166,7 @@ async function recordMerge(deps: ServiceDeps, mr: MergeRequestRow, project: Proj
     if (!done) return (await trx.selectFrom('merge_requests').selectAll().where('id', '=', mr.id).executeTakeFirstOrThrow());
     await trx.insertInto('resource_state_events').values({ target_type: MERGE_REQUEST, target_id: mr.id, user_id: p.user_id, state: 'merged', created_at: now }).execute();
     if (closes.length) await closeIssues(trx, project.id, closes, p.user_id, now);
-    if (p.user_id !== null) await emitEvent(deps, trx, { type: 'merge_request', action: 'merge', projectId: done.target_project_id, mergeRequestId: done.id, actorId: p.user_id });
+    if (p.user_id !== null) await emitEvent(deps, trx, { type: 'merge_request', action: 'merge', projectId: done.target_project_id, mergeRequestId: done.id, actorId: p.user_id, changes: attributeChanges(mr, done, MERGE_REQUEST_CHANGE_KEYS) });
     return done;
   });
 }

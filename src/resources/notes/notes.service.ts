@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { sql, type SelectQueryBuilder } from 'kysely';
 import { emitEvent } from '../../platform/events.ts';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { DB } from '../../platform/db/schema.ts';
@@ -219,6 +219,7 @@ export async function updateNote(deps: ServiceDeps, s: NoteScope, note: NoteRow,
   await checkSpam(deps, s.actor, { kind: 'Note', project: s.project, level: s.level, noteable: s.noteable, internal: !!note.internal, before: note, change: { body } });
   return deps.db.transaction().execute(async (trx) => {
     const row = await trx.updateTable('notes').set({ body, updated_at: deps.clock.now() }).where('id', '=', note.id).returningAll().executeTakeFirstOrThrow();
+    if (row.project_id !== null) await emitEvent(deps, trx, { type: 'note', action: 'update', projectId: row.project_id, noteId: row.id, actorId: s.actor.user!.id });
     await derive?.(trx, row);
     return row;
   });

@@ -172,7 +172,7 @@ export async function notificationsFor(deps: ServiceDeps, event: DomainEvent): P
       if (event.action === 'open') out.push(...(await issuableMessages(deps, l, 'new_issue', actor)));
       if (event.action === 'close') out.push(...(await issuableMessages(deps, l, 'close_issue', actor)));
       if (event.action === 'reopen') out.push(...(await issuableMessages(deps, l, 'reopen_issue', actor)));
-      const previous = event.action !== 'open' ? previousIds(event.changes, 'assignees') : null;
+      const previous = event.action !== 'open' ? previousIds(event.changes, 'assignee_ids') : null;
       if (previous) out.push(...(await issuableMessages(deps, l, 'reassign_issue', actor, { previousAssignees: previous })));
       return out;
     }
@@ -186,7 +186,7 @@ export async function notificationsFor(deps: ServiceDeps, event: DomainEvent): P
       const name = single[event.action];
       if (name) out.push(...(await issuableMessages(deps, l, name, actor)));
       if (event.action === 'update' && event.oldrev) out.push(...(await issuableMessages(deps, l, 'push_to_merge_request', actor, { oldrev: event.oldrev })));
-      const previous = event.action !== 'open' ? previousIds(event.changes, 'assignees') : null;
+      const previous = event.action !== 'open' ? previousIds(event.changes, 'assignee_ids') : null;
       if (previous) out.push(...(await issuableMessages(deps, l, 'reassign_merge_request', actor, { previousAssignees: previous })));
       return out;
     }

@@ -308,7 +308,7 @@ export const projectRoutes: RouteDef<any>[] = [
       const ctx = req.project;
       atLeastOne(req.input, UPDATE_KEYS);
       const { id: _id, ...rest } = req.input;
-      return presentSingle(req, await updateProject(req.server, ctx, rest, req.actor));
+      return presentSingle(req, await updateProject(req.server, ctx, rest, req.actor.user?.id ?? null));
     },
   },
   {

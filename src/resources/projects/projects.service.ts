@@ -1,6 +1,6 @@
 import { storedSettings } from '../../platform/project-rows.ts';
-import { branchProtectionDefaults, protectsDefaultBranch } from '../../platform/branch-protection.ts';
 import { emitEvent } from '../../platform/events.ts';
+import { branchProtectionDefaults, protectsDefaultBranch } from '../../platform/branch-protection.ts';
 import { createProtectedBranch } from '../repository/protected.service.ts';
 import { checkAvatar, removeAvatar, withAvatar } from '../../platform/storage/avatars.ts';
 import { removeProjectUploads, type UploadedFile } from '../../platform/storage/uploads.ts';
@@ -501,7 +501,7 @@ export async function reload(deps: ServiceDeps, id: number): Promise<Project> {
 // ---------------------------------------------------------------------------------------------
 // Edit
 
-export async function updateProject(deps: ServiceDeps, ctx: ProjectContext, input: ProjectAttributes, actor: Actor): Promise<Project> {
+export async function updateProject(deps: ServiceDeps, ctx: ProjectContext, input: ProjectAttributes, actorId: number | null = null): Promise<Project> {
   const p = ctx.project;
   const errors: Record<string, string[]> = {};
   const add = (k: string, m: string) => (errors[k] ??= []).push(m);
@@ -553,9 +553,11 @@ export async function updateProject(deps: ServiceDeps, ctx: ProjectContext, inpu
   await withAvatar(deps.config.dataDir, 'project', input.avatar, (applyAvatar) => deps.db.transaction().execute(async (trx) => {
     if (set.path !== undefined) await moveRoute(trx, p, fullPath, now);
     await trx.updateTable('projects').set(set).where('id', '=', p.id).execute();
-    if (set.path !== undefined && actor.user) await emitEvent(deps, trx, { type: 'project', action: 'rename', projectId: p.id, actorId: actor.user.id, oldPathWithNamespace: p.full_path });
     if (topics) await setTopics(trx, p.id, topics, now);
     await applyAvatar(trx, p.id);
+    if (set.path !== undefined && fullPath !== p.full_path && actorId !== null) {
+      await emitEvent(deps, trx, { type: 'project', action: 'rename', projectId: p.id, actorId, oldPathWithNamespace: p.full_path });
+    }
   }));
   if (set.default_branch !== undefined) {
     await setHead(projectRepositoryPath(deps, p), String(set.default_branch));

@@ -11,7 +11,8 @@ import { NotFoundError, ParamError, RuleError } from '../../platform/errors.ts';
 import {
   cachedBranchRules, canPushBranch, developersCan, loadBranchRules, matching, type BranchRule, type Caller,
 } from './protection.ts';
-import { afterRefsChanged, assertRefLength, defaultBranchOf } from './repository.common.ts';
+import { afterRefsChanged, assertRefLength, defaultBranchOf, emitRefEvents } from './repository.common.ts';
+import { SHA1_ZERO } from '../../platform/git/refs.ts';
 import { commitFiles } from './repository.service.ts';
 import type { UserRow } from '../../http/auth.ts';
 
@@ -147,6 +148,7 @@ export async function createBranch(deps: ServiceDeps, project: ProjectRow, repo:
     throw e;
   }
   await afterRefsChanged(deps, project, repo, [`refs/heads/${name}`]);
+  await emitRefEvents(deps, project, null, caller.userId, [{ ref: `refs/heads/${name}`, before: SHA1_ZERO, after: sha }]);
   const created = (await repo.branches()).byName.get(name);
   if (!created) throw new RuleError('bad_request', `Failed to create branch '${name}'`);
   return created;
@@ -168,6 +170,7 @@ export async function deleteBranch(deps: ServiceDeps, project: ProjectRow, repo:
     throw e;
   }
   await afterRefsChanged(deps, project, repo, [`refs/heads/${entry.name}`]);
+  await emitRefEvents(deps, project, null, caller.userId, [{ ref: `refs/heads/${entry.name}`, before: entry.commit.id, after: SHA1_ZERO }]);
 }
 
 /**

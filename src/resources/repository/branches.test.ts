@@ -223,7 +223,8 @@ describe('DELETE /projects/:id/repository/merged_branches', () => {
     assert.equal(guestless.status, 403);
     const r = await call(t.app, 'DELETE', `/projects/${q.id}/repository/merged_branches`, { token: u.owner.token });
     assert.deepEqual([r.status, r.body], [202, { message: '202 Accepted' }]);
-    const queued = await t.app.db.selectFrom('jobs').select(['kind', 'args', 'state']).execute();
+    // (The domain events of the branches made above are jobs too: only the deletion's job is looked at here.)
+    const queued = await t.app.db.selectFrom('jobs').select(['kind', 'args', 'state']).where('kind', 'not like', 'events.%').execute();
     assert.deepEqual(queued, [{ kind: 'delete_merged_branches', args: JSON.stringify({ project_id: q.id }), state: 'queued' }]);
     await t.app.jobs.drain();
     assert.equal((await t.app.db.selectFrom('jobs').select('state').executeTakeFirstOrThrow()).state, 'succeeded');

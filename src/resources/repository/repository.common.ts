@@ -5,7 +5,8 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Config } from '../../config/index.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { Repository, invalidateRefCache } from '../../platform/git/repository.ts';
-import { MAX_REF_LENGTH } from '../../platform/git/refs.ts';
+import { MAX_REF_LENGTH, SHA1_ZERO } from '../../platform/git/refs.ts';
+import { emitEvent } from '../../platform/events.ts';
 import { NotFoundError, RuleError } from '../../platform/errors.ts';
 import type { ProjectContext } from '../../http/access.ts';
 import type { Actor } from '../../http/auth.ts';
@@ -91,4 +92,34 @@ export function setFileHeaders(reply: FastifyReply, file: Record<string, unknown
     const text = value === null || value === undefined ? '' : String(value);
     reply.header(name, Buffer.from(text, 'utf8').toString('latin1').replace(/[\x00-\x08\x0a-\x1f\x7f]/g, '_'));
   }
+}
+
+/** One ref a push or an API call moved: full name, and the old and new ids (40 zeros for none). */
+export interface RefUpdate {
+  ref: string;
+  before: string;
+  after: string;
+}
+
+/**
+ * The domain events of moved refs, one per branch ('push') or tag ('tag_push'), in one transaction. For a push,
+ * only the updates that really happened count: receive-pack may have declined some commands, so each ref's value
+ * now must be the one the command asked for.
+ */
+export async function emitRefEvents(deps: ServiceDeps, project: Pick<ProjectRow, 'id'>, repo: Repository | null, actorId: number | null, updates: RefUpdate[]): Promise<void> {
+  if (actorId === null) return;
+  const wanted = updates.filter((u) => u.ref.startsWith('refs/heads/') || u.ref.startsWith('refs/tags/'));
+  let done = wanted;
+  if (repo && wanted.length) {
+    // One git call for every ref named: what each holds now.
+    const { stdout } = await repo.git(['for-each-ref', '--format=%(objectname) %(refname)', '--', ...new Set(wanted.map((u) => u.ref))]);
+    const now = new Map(stdout.toString('utf8').split('\n').filter(Boolean).map((l) => [l.slice(41), l.slice(0, 40)]));
+    done = wanted.filter((u) => (now.get(u.ref) ?? SHA1_ZERO) === u.after);
+  }
+  if (!done.length) return;
+  await deps.db.transaction().execute(async (trx) => {
+    for (const u of done) {
+      await emitEvent(deps, trx, { type: u.ref.startsWith('refs/tags/') ? 'tag_push' : 'push', projectId: project.id, actorId, ref: u.ref, before: u.before, after: u.after });
+    }
+  });
 }

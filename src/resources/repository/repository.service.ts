@@ -12,7 +12,8 @@ import {
 import { serialised, type CommitAction } from '../../platform/git/commit-writer.ts';
 import { isValidBranchName, isValidTagName } from '../../platform/git/refs.ts';
 import { canCreateTag, canPushBranch, loadBranchRules, loadTagRules, matching, type Caller } from './protection.ts';
-import { afterRefsChanged, assertRefLength, defaultBranchOf } from './repository.common.ts';
+import { afterRefsChanged, assertRefLength, defaultBranchOf, emitRefEvents } from './repository.common.ts';
+import { SHA1_ZERO } from '../../platform/git/refs.ts';
 
 export const READ_ONLY_TEXT = 'The repository is temporarily read-only. Please try again later.';
 
@@ -56,10 +57,10 @@ export async function commitFiles(deps: ServiceDeps, project: ProjectRow, repo: 
   const date = new Date(deps.clock.now());
   const author = { name: req.author_name ?? user.name, email: req.author_email ?? user.email, date };
   const committer = { name: user.name, email: user.email, date };
-  return serialised(repo.path, () => commitLoop(deps, project, repo, req, author, committer));
+  return serialised(repo.path, () => commitLoop(deps, project, repo, req, author, committer, user.id));
 }
 
-async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: Repository, req: CommitRequest, author: Identity, committer: Identity): Promise<string> {
+async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: Repository, req: CommitRequest, author: Identity, committer: Identity, userId: number): Promise<string> {
   for (let attempt = 0; ; attempt++) {
     const snap = await repo.branches();
     const current = snap.byName.get(req.branch)?.commit.id ?? null;
@@ -82,6 +83,7 @@ async function commitLoop(deps: ServiceDeps, project: ProjectRow, repo: Reposito
         message: req.commit_message, author, committer, actions: req.actions,
       });
       await afterRefsChanged(deps, project, repo, [`refs/heads/${req.branch}`]);
+      await emitRefEvents(deps, project, null, userId, [{ ref: `refs/heads/${req.branch}`, before: current ?? SHA1_ZERO, after: sha }]);
       return sha;
     } catch (e) {
       if (e instanceof StaleFileError) throw new RuleError('bad_request', 'You are attempting to update a file that has changed since you started editing it.');
@@ -164,6 +166,7 @@ export async function createTag(deps: ServiceDeps, project: ProjectRow, repo: Re
   await afterRefsChanged(deps, project, repo, [`refs/tags/${name}`]);
   const created = (await repo.tags()).byName.get(name);
   if (!created) throw new RuleError('bad_request', `Target ${ref} is invalid`);
+  await emitRefEvents(deps, project, null, caller.userId, [{ ref: `refs/tags/${name}`, before: SHA1_ZERO, after: created.target }]);
   return created;
 }
 
@@ -183,4 +186,5 @@ export async function deleteTag(deps: ServiceDeps, project: ProjectRow, repo: Re
     throw e;
   }
   await afterRefsChanged(deps, project, repo, [`refs/tags/${name}`]);
+  await emitRefEvents(deps, project, null, caller.userId, [{ ref: `refs/tags/${name}`, before: tag.target, after: SHA1_ZERO }]);
 }

@@ -6,6 +6,7 @@ import type { ProjectRow } from '../../platform/membership.ts';
 import { NotFoundError, ParamError, RuleError } from '../../platform/errors.ts';
 import { Repository, type CommitAction } from '../../platform/git/index.ts';
 import type { UploadedFile } from '../../platform/storage/uploads.ts';
+import { emitEvent } from '../../platform/events.ts';
 import { wikiRepositoryPath } from '../projects/repository.ts';
 
 // A project's wiki is its own bare repository beside the project's (`<hash>.wiki.git` on the project's shard),
@@ -134,7 +135,8 @@ export async function createPage(deps: ServiceDeps, actor: Actor, project: Proje
   if (current && (await findPage(repo, current, slug))) {
     throw new RuleError('bad_request', 'Duplicate page: A page with that title already exists');
   }
-  await commit(deps, project, actor, [{ action: 'create', file_path: `${slug}.${EXTENSION[format]}`, content }], `Create ${title}`);
+  const repo2 = await commit(deps, project, actor, [{ action: 'create', file_path: `${slug}.${EXTENSION[format]}`, content }], `Create ${title}`);
+  await wikiEvent(deps, actor, project, repo2, 'create', slug, title);
   return getPage(deps, project, slug);
 }
 
@@ -154,13 +156,24 @@ export async function updatePage(deps: ServiceDeps, actor: Actor, project: Proje
   const action: CommitAction = path === page.path
     ? { action: 'update', file_path: path, content: content ?? page.content! }
     : { action: 'move', file_path: path, previous_path: page.path, ...(content !== undefined ? { content } : {}) };
-  await commit(deps, project, actor, [action], `Update ${input.title?.trim() ?? page.title}`);
+  const repo = await commit(deps, project, actor, [action], `Update ${input.title?.trim() ?? page.title}`);
+  await wikiEvent(deps, actor, project, repo, 'update', newSlug, input.title?.trim() ?? page.title);
   return getPage(deps, project, newSlug);
 }
 
 export async function deletePage(deps: ServiceDeps, actor: Actor, project: ProjectRow, slug: string): Promise<void> {
   const page = await getPage(deps, project, slug);
-  await commit(deps, project, actor, [{ action: 'delete', file_path: page.path }], `Delete ${page.title}`);
+  const repo = await commit(deps, project, actor, [{ action: 'delete', file_path: page.path }], `Delete ${page.title}`);
+  await wikiEvent(deps, actor, project, repo, 'delete', page.slug, page.title);
+}
+
+/** The domain event of a wiki change, once its commit is on the wiki's branch. */
+async function wikiEvent(deps: ServiceDeps, actor: Actor, project: ProjectRow, repo: Repository, action: 'create' | 'update' | 'delete', slug: string, title: string): Promise<void> {
+  if (!actor.user) return;
+  const sha = (await repo.resolveCommit(`refs/heads/${WIKI_BRANCH}`)) ?? undefined;
+  await deps.db.transaction().execute(async (trx) => {
+    await emitEvent(deps, trx, { type: 'wiki_page', action, projectId: project.id, slug, title, actorId: actor.user!.id, sha });
+  });
 }
 
 /** Stores an attachment in the wiki repository under `uploads/<random>/<name>` and says where. */

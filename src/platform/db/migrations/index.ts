@@ -24,6 +24,7 @@ import * as m0022 from './0022_application_settings.ts';
 import * as m0023 from './0023_multi_machine.ts';
 import * as m0024 from './0024_suggestions.ts';
 import * as m0025 from './0025_search.ts';
+import * as m0026 from './0026_webhooks.ts';
 import * as m0027 from './0027_notification_mail.ts';
 import * as m0028 from './0028_spam.ts';
 import * as m0029 from './0029_snippet_moves_group_wikis.ts';
@@ -59,6 +60,7 @@ export const migrations: VersionedMigration[] = [
   { name: '0023_multi_machine', up: m0023.up },
   { name: '0024_suggestions', up: m0024.up },
   { name: '0025_search', up: m0025.up },
+  { name: '0026_webhooks', up: m0026.up },
   { name: '0027_notification_mail', up: m0027.up },
   { name: '0028_spam', up: m0028.up },
   { name: '0029_snippet_moves_group_wikis', up: m0029.up },
