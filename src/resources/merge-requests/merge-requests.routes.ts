@@ -22,7 +22,7 @@ import {
 import { issueEntity, labelEventEntity, milestoneEventEntity, stateEventEntity, timeStatsEntity } from '../issues/issues.presenter.ts';
 import { Issue, ResourceLabelEvent, ResourceMilestoneEvent, ResourceStateEvent, TimeStats } from '../issues/issues.schemas.ts';
 import { parseDuration } from '../issues/durations.ts';
-import { special, type IssueListContext } from '../issues/issues.finder.ts';
+import { special, type ListContext } from '../noteables/noteables.finder.ts';
 import {
   approvalsOf, approve, closingIssues, levelIn, createMergeRequest, deleteMergeRequest, findMergeRequest, loadMergeRequestPresentation,
   mergeRequestDenialFor, mergeRequestsOfIssueQuery, MERGE_REQUEST, participants, repoFor, setSubscription, unapprove, updateMergeRequest,
@@ -167,7 +167,7 @@ function filterOf(input: any, defaultScope: MergeRequestFilter['scope']): MergeR
 }
 
 /** A list: MergeRequestBasic, or MergeRequestSimple with `view=simple`; read again within the window from the cache. */
-async function listMergeRequests(req: ApiRequest<any>, reply: FastifyReply, ctx: IssueListContext, filter: MergeRequestFilter, from: { projectId?: number; groupId?: number }) {
+async function listMergeRequests(req: ApiRequest<any>, reply: FastifyReply, ctx: ListContext, filter: MergeRequestFilter, from: { projectId?: number; groupId?: number }) {
   return cachedAnswer(req, reply, 'merge-request-lists', async () => {
     const rows = (await paginateQuery(req, reply, (await mergeRequestsListQuery(req.server, req.actor, ctx, filter)) as any)) as MergeRequestRow[];
     const pres = await loadMergeRequestPresentation(req.server, req.actor, rows, { from, withLabelsDetails: !!req.input.with_labels_details });
