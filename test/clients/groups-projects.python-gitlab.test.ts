@@ -1,63 +1,38 @@
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { promisify } from 'node:util';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, type TestApp } from '../support/app.ts';
 import { makeUser } from '../support/fixtures.ts';
+import { pythonGitlab, pythonServer, pythonSkip } from '../support/python-gitlab.ts';
 
 // python-gitlab (3.12) driving groups, projects and users as its own functional tests do: multipart bodies with
 // booleans, avatars, group projects and shares, group deletion, the project's groups, users and uploads.
-const run = promisify(execFile);
-const python = ['/usr/bin/python3', 'python3'].find((p) => (p.startsWith('/') ? existsSync(p) : true)
-  && spawnSync(p, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0);
-const skip = python ? false : 'python-gitlab is not installed';
 
-const PRELUDE = `
-import json, os, io, base64, gitlab
-gl = gitlab.Gitlab(os.environ["GL_URL"], private_token=os.environ["GL_TOKEN"])
-png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
-out = {}
-`;
+// A 1x1 PNG the avatar scripts upload.
+const PNG = `png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")\n`;
 
-let t: TestApp;
-let url = '';
+const server = pythonServer();
 let token = '';
 before(async () => {
-  if (!python) return;
-  t = await buildTestApp();
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  token = (await makeUser(t.app, { username: 'gpadmin', admin: true })).token;
+  if (pythonSkip) return;
+  await server.ready();
+  token = (await makeUser(server.t.app, { username: 'gpadmin', admin: true })).token;
 });
-after(async () => { if (t) await t.close(); });
 
-async function py(script: string, env: Record<string, string> = {}): Promise<any> {
-  try {
-    const { stdout } = await run(python!, ['-c', PRELUDE + script + '\nprint(json.dumps(out))'], {
-      env: { ...process.env, GL_URL: url, GL_TOKEN: token, ...env }, timeout: 60_000,
-    });
-    return JSON.parse(stdout.trim().split('\n').pop()!);
-  } catch (e: any) {
-    throw new Error(`python-gitlab failed: ${e.stderr ?? e.message}`);
-  }
-}
+const py = (script: string, env: Record<string, string> = {}) => pythonGitlab(server.url, token, PNG + script, { env });
 
-test('python-gitlab: booleans of a multipart body (sent as 1/0) are read as booleans', { skip }, async () => {
+test('python-gitlab: booleans of a multipart body (sent as 1/0) are read as booleans', { skip: pythonSkip }, async () => {
   const out = await py(`
 u = gl.users.create({"email": "mp@example.com", "username": "mpuser", "name": "Mp", "password": "s3cret-password",
-                     "private_profile": True, "can_create_group": False, "avatar": io.BytesIO(png)})
+                     "private_profile": True, "can_create_group": False, "avatar": BytesIO(png)})
 out["user"] = [u.private_profile, u.can_create_group]
 `);
   assert.deepEqual(out, { user: [true, false] });
 });
 
-test('python-gitlab: project, group and user avatars are stored and served back', { skip }, async () => {
+test('python-gitlab: project, group and user avatars are stored and served back', { skip: pythonSkip }, async () => {
   const out = await py(`
-p = gl.projects.create({"name": "pic-project", "initialize_with_readme": True, "avatar": io.BytesIO(png)})
+p = gl.projects.create({"name": "pic-project", "initialize_with_readme": True, "avatar": BytesIO(png)})
 out["project"] = [p.default_branch, p.avatar_url.split("/uploads/")[1]]
-g = gl.groups.create({"name": "pic-group", "path": "pic-group", "avatar": io.BytesIO(png)})
+g = gl.groups.create({"name": "pic-group", "path": "pic-group", "avatar": BytesIO(png)})
 out["group"] = g.avatar_url.split("/uploads/")[1] if g.avatar_url else None
 local = lambda u: os.environ["GL_URL"] + "/uploads/" + u.split("/uploads/", 1)[1]
 r = gl.session.get(local(p.avatar_url), headers={"PRIVATE-TOKEN": os.environ["GL_TOKEN"]})
@@ -69,7 +44,7 @@ out["empty_file"] = gl.projects.get(p.id).avatar_url == out_url if (out_url := p
 # A blank form field removes it.
 gl.http_put("/projects/%d" % p.id, post_data={"avatar": ""})
 out["removed"] = gl.projects.get(p.id).avatar_url
-u = gl.users.create({"email": "picu@example.com", "username": "picu", "name": "Pic", "password": "s3cret-password", "avatar": io.BytesIO(png)})
+u = gl.users.create({"email": "picu@example.com", "username": "picu", "name": "Pic", "password": "s3cret-password", "avatar": BytesIO(png)})
 out["user"] = u.avatar_url.split("/uploads/")[1]
 out["anon"] = gitlab.Gitlab(os.environ["GL_URL"]).session.get(local(u.avatar_url)).status_code
 `);
@@ -83,7 +58,7 @@ out["anon"] = gitlab.Gitlab(os.environ["GL_URL"]).session.get(local(u.avatar_url
   assert.equal(out.anon, 200);
 });
 
-test('python-gitlab: group projects with include_subgroups, with_shared and filters', { skip }, async () => {
+test('python-gitlab: group projects with include_subgroups, with_shared and filters', { skip: pythonSkip }, async () => {
   const out = await py(`
 g = gl.groups.create({"name": "gp-top", "path": "gp-top"})
 s = gl.groups.create({"name": "gp-sub", "path": "gp-sub", "parent_id": g.id})
@@ -99,7 +74,7 @@ out["archived"] = [p.path for p in g.projects.list(archived=True)]
   assert.deepEqual(out, { plain: ['elsewhere', 'top-one'], subgroups: ['sub-one', 'top-one'], search: ['top-one'], archived: [] });
 });
 
-test('python-gitlab: group share and unshare, group custom attributes', { skip }, async () => {
+test('python-gitlab: group share and unshare, group custom attributes', { skip: pythonSkip }, async () => {
   const out = await py(`
 g = gl.groups.create({"name": "share-me", "path": "share-me"})
 team = gl.groups.create({"name": "team", "path": "team"})
@@ -116,7 +91,7 @@ out["after"] = len(g.customattributes.list())
   assert.deepEqual(out, { shared: [[true, 30]], unshared: [], attrs: [['color', 'blue']], after: 0 });
 });
 
-test('python-gitlab: default branch protection of new projects, and of groups', { skip }, async () => {
+test('python-gitlab: default branch protection of new projects, and of groups', { skip: pythonSkip }, async () => {
   const out = await py(`
 p = gl.projects.create({"name": "guarded", "initialize_with_readme": True})
 out["personal"] = [[b.name, b.push_access_levels[0]["access_level"], b.merge_access_levels[0]["access_level"]] for b in p.protectedbranches.list()]
@@ -131,7 +106,7 @@ out["group_level_after"] = gl.groups.get(g.id).default_branch_protection
   assert.deepEqual(out, { personal: [['main', 40, 40]], group_level: 0, in_open_group: [], group_level_after: 2 });
 });
 
-test('python-gitlab: deleting a group that holds projects', { skip }, async () => {
+test('python-gitlab: deleting a group that holds projects', { skip: pythonSkip }, async () => {
   const out = await py(`
 g = gl.groups.create({"name": "to-delete", "path": "to-delete"})
 s = gl.groups.create({"name": "to-delete-sub", "path": "to-delete-sub", "parent_id": g.id})
@@ -147,7 +122,7 @@ out["groups"] = [x.path for x in gl.groups.list(search="to-delete")]
   assert.deepEqual(out, { project: 404, groups: [] });
 });
 
-test("python-gitlab: a project's groups and users, starred projects, languages, namespace exists, topics, uploads", { skip }, async () => {
+test("python-gitlab: a project's groups and users, starred projects, languages, namespace exists, topics, uploads", { skip: pythonSkip }, async () => {
   const out = await py(`
 g = gl.groups.create({"name": "pg-parent", "path": "pg-parent"})
 p = gl.projects.create({"name": "extras", "namespace_id": g.id, "initialize_with_readme": True})

@@ -1,63 +1,31 @@
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { promisify } from 'node:util';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, type TestApp } from '../support/app.ts';
 import { commitFiles, makeMergeRequest, makeProject, makeUser } from '../support/fixtures.ts';
 import { repoFor } from '../../src/resources/repository/repository.common.ts';
+import { pythonGitlab, pythonServer, pythonSkip } from '../support/python-gitlab.ts';
 
 // python-gitlab (3.12) merging and rebasing merge requests as its users call them: mr.rebase(), mr.merge() with its
 // parameters, and the errors it raises for a conflict and a stale sha.
-const run = promisify(execFile);
-const python = ['/usr/bin/python3', 'python3'].find((p) => (p.startsWith('/') ? existsSync(p) : true)
-  && spawnSync(p, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0);
-const skip = python ? false : 'python-gitlab is not installed';
 
-const PRELUDE = `
-import json, os, gitlab
-gl = gitlab.Gitlab(os.environ["GL_URL"], private_token=os.environ["GL_TOKEN"])
-out = {}
-def attempt(fn):
-    try:
-        return fn()
-    except gitlab.GitlabError as e:
-        return [e.response_code, e.error_message]
-`;
-
-let t: TestApp;
-let url = '';
+const server = pythonServer();
 let token = '';
 before(async () => {
-  if (!python) return;
-  t = await buildTestApp();
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  token = (await makeUser(t.app, { username: 'mergeadmin', admin: true })).token;
+  if (pythonSkip) return;
+  await server.ready();
+  token = (await makeUser(server.t.app, { username: 'mergeadmin', admin: true })).token;
 });
-after(async () => { if (t) await t.close(); });
 
-async function py(script: string): Promise<any> {
-  try {
-    const { stdout } = await run(python!, ['-c', PRELUDE + script + '\nprint(json.dumps(out))'], {
-      env: { ...process.env, GL_URL: url, GL_TOKEN: token }, timeout: 120_000,
-    });
-    return JSON.parse(stdout.trim().split('\n').pop()!);
-  } catch (e: any) {
-    throw new Error(`python-gitlab failed: ${e.stderr ?? e.message}`);
-  }
-}
+const py = (script: string) => pythonGitlab(server.url, token, script);
 
-test('python-gitlab: mr.rebase(), mr.merge() with squash and branch removal, a conflict and a stale sha', { skip }, async () => {
-  const project = await makeProject(t.app, { visibility: 0, repository: true });
-  const base = await commitFiles(t.app, project, 'main', { 'README.md': 'hello\n' });
-  const head = await commitFiles(t.app, project, 'topic', { 'topic.txt': 'topic\n' }, { from: 'main' });
-  await commitFiles(t.app, project, 'clash', { 'README.md': 'clash\n' }, { from: 'main' });
-  const mr = await makeMergeRequest(t.app, token, project, { source_branch: 'topic', target_branch: 'main', title: 'Topic' });
-  const bad = await makeMergeRequest(t.app, token, project, { source_branch: 'clash', target_branch: 'main', title: 'Clash' });
-  const moved = await commitFiles(t.app, project, 'main', { 'README.md': 'hello, world\n' });
-  t.app.caches.voidAll();
+test('python-gitlab: mr.rebase(), mr.merge() with squash and branch removal, a conflict and a stale sha', { skip: pythonSkip }, async () => {
+  const project = await makeProject(server.t.app, { visibility: 0, repository: true });
+  const base = await commitFiles(server.t.app, project, 'main', { 'README.md': 'hello\n' });
+  const head = await commitFiles(server.t.app, project, 'topic', { 'topic.txt': 'topic\n' }, { from: 'main' });
+  await commitFiles(server.t.app, project, 'clash', { 'README.md': 'clash\n' }, { from: 'main' });
+  const mr = await makeMergeRequest(server.t.app, token, project, { source_branch: 'topic', target_branch: 'main', title: 'Topic' });
+  const bad = await makeMergeRequest(server.t.app, token, project, { source_branch: 'clash', target_branch: 'main', title: 'Clash' });
+  const moved = await commitFiles(server.t.app, project, 'main', { 'README.md': 'hello, world\n' });
+  server.t.app.caches.voidAll();
   const first = await py(`
 p = gl.projects.get(${project.id})
 mr = p.mergerequests.get(${mr.iid}, include_rebase_in_progress=True)
@@ -75,10 +43,10 @@ out["stale"] = attempt(lambda: mr.merge(sha="${base}"))
     conflict: [422, 'Branch cannot be merged'],
     stale: [409, `SHA does not match HEAD of source branch: ${head}`],
   });
-  await t.app.jobs.drain();
-  const rebased = await repoFor(t.app.config, project).resolveCommit('refs/heads/topic');
+  await server.t.app.jobs.drain();
+  const rebased = await repoFor(server.t.app.config, project).resolveCommit('refs/heads/topic');
   assert.notEqual(rebased, head);
-  t.app.caches.voidAll();
+  server.t.app.caches.voidAll();
   const second = await py(`
 p = gl.projects.get(${project.id})
 mr = p.mergerequests.get(${mr.iid})
@@ -94,7 +62,7 @@ out["branches"] = sorted(b.name for b in p.branches.list())
     again: [405, '405 Method Not Allowed'],
     branches: ['clash', 'main'],
   });
-  const repo = repoFor(t.app.config, project);
+  const repo = repoFor(server.t.app.config, project);
   const main = (await repo.resolveCommit('refs/heads/main'))!;
   const parents = (await repo.git(['rev-list', '--parents', '-n', '1', main])).stdout.toString().trim().split(' ');
   assert.equal(parents[1], moved);

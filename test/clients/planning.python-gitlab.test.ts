@@ -1,54 +1,22 @@
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { promisify } from 'node:util';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, type TestApp } from '../support/app.ts';
 import { makeUser } from '../support/fixtures.ts';
+import { pythonGitlab, pythonServer, pythonSkip } from '../support/python-gitlab.ts';
 
 // python-gitlab (3.12) driving labels, milestones and iterations as its users call them. The server's clock
 // stands at 2026-06-01.
-const run = promisify(execFile);
-const python = ['/usr/bin/python3', 'python3'].find((p) => (p.startsWith('/') ? existsSync(p) : true)
-  && spawnSync(p, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0);
-const skip = python ? false : 'python-gitlab is not installed';
 
-const PRELUDE = `
-import json, os, gitlab
-gl = gitlab.Gitlab(os.environ["GL_URL"], private_token=os.environ["GL_TOKEN"])
-out = {}
-def attempt(fn):
-    try:
-        return fn()
-    except gitlab.GitlabError as e:
-        return [e.response_code, e.error_message]
-`;
-
-let t: TestApp;
-let url = '';
+const server = pythonServer();
 let token = '';
 before(async () => {
-  if (!python) return;
-  t = await buildTestApp();
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  token = (await makeUser(t.app, { username: 'planadmin', admin: true })).token;
+  if (pythonSkip) return;
+  await server.ready();
+  token = (await makeUser(server.t.app, { username: 'planadmin', admin: true })).token;
 });
-after(async () => { if (t) await t.close(); });
 
-async function py(script: string): Promise<any> {
-  try {
-    const { stdout } = await run(python!, ['-c', PRELUDE + script + '\nprint(json.dumps(out))'], {
-      env: { ...process.env, GL_URL: url, GL_TOKEN: token }, timeout: 60_000,
-    });
-    return JSON.parse(stdout.trim().split('\n').pop()!);
-  } catch (e: any) {
-    throw new Error(`python-gitlab failed: ${e.stderr ?? e.message}`);
-  }
-}
+const py = (script: string) => pythonGitlab(server.url, token, script);
 
-test('python-gitlab: project.labels and group.labels', { skip }, async () => {
+test('python-gitlab: project.labels and group.labels', { skip: pythonSkip }, async () => {
   const out = await py(`
 g = gl.groups.create({"name": "Plan", "path": "plan"})
 p = gl.projects.create({"name": "planned", "namespace_id": g.id})
@@ -93,7 +61,7 @@ out["promoted"] = [[x.name, x.color] for x in g.labels.list()]
   });
 });
 
-test('python-gitlab: project.milestones and group.milestones', { skip }, async () => {
+test('python-gitlab: project.milestones and group.milestones', { skip: pythonSkip }, async () => {
   const out = await py(`
 g = gl.groups.create({"name": "Miles", "path": "miles"})
 p = gl.projects.create({"name": "stones", "namespace_id": g.id})
@@ -127,7 +95,7 @@ out["left"] = [x.title for x in p.milestones.list()]
   });
 });
 
-test('python-gitlab: group.iterations over a cadence made through the extension routes', { skip }, async () => {
+test('python-gitlab: group.iterations over a cadence made through the extension routes', { skip: pythonSkip }, async () => {
   const out = await py(`
 g = gl.groups.create({"name": "Iter", "path": "iter"})
 c = gl.http_post("/groups/%d/iteration_cadences" % g.id, post_data={"title": "Weekly", "start_date": "2026-06-01", "duration_in_weeks": 1, "iterations_in_advance": 2})

@@ -1119,6 +1119,26 @@ export class Repository {
     return { behind: left, ahead: right };
   }
 
+  /**
+   * `divergence` and the merge base in one walk (`rev-list --left-right --boundary a...b`): the base is `a` when `b`
+   * contains it, `b` when `a` contains it, else the one boundary commit of the walk (null: no common history).
+   * `base` is undefined when the walk alone cannot tell (several boundary commits): ask `mergeBase` then.
+   */
+  async divergenceAndBase(a: string, b: string): Promise<{ behind: number; ahead: number; base: string | null | undefined }> {
+    if (!isFullSha(a) || !isFullSha(b)) throw new InvalidInputError('commit sha');
+    const { stdout } = await this.git(['rev-list', '--left-right', '--boundary', `${a}...${b}`, '--'], { maxBuffer: 64 * 1024 * 1024 });
+    let behind = 0;
+    let ahead = 0;
+    const boundary: string[] = [];
+    for (const line of stdout.toString().split('\n')) {
+      if (line.startsWith('<')) behind++;
+      else if (line.startsWith('>')) ahead++;
+      else if (line.startsWith('-')) boundary.push(line.slice(1).trim());
+    }
+    const base = behind === 0 ? a : ahead === 0 ? b : boundary.length <= 1 ? boundary[0] ?? null : undefined;
+    return { behind, ahead, base };
+  }
+
   /** Commits reachable from `head` but not from `base`, oldest first, first-parent order kept, merges left out. */
   async commitsBetween(base: string, head: string, limit = 10_000): Promise<string[]> {
     if (!isFullSha(base) || !isFullSha(head)) throw new InvalidInputError('commit sha');

@@ -9,7 +9,8 @@ import { milestone } from '../milestones/milestones.presenter.ts';
 import { iteration as iterationOf } from '../iterations/iterations.presenter.ts';
 import { dayOf } from '../../platform/clock.ts';
 import { formatDuration } from './durations.ts';
-import type { IssuePresentation, IssueRow, TimeStats } from './issues.service.ts';
+import type { IssuePresentation, IssueRow } from './issues.service.ts';
+import type { TimeStats } from '../noteables/noteables.service.ts';
 
 // Issue entities in the reference's field order: IssueBasic (with the EE fields weight, blocking_issues_count,
 // iteration), then Issue (_links, references, subscribed, ...). Embedded milestones, iterations and labels are

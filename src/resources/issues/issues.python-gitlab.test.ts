@@ -1,38 +1,15 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, type TestApp } from '../../../test/support/app.ts';
 import { addMember, makeProject, quickUser, Role } from '../../../test/support/fixtures.ts';
+import { pythonGitlab, pythonServer, pythonSkip } from '../../../test/support/python-gitlab.ts';
 
 // python-gitlab, the real client, driving project issues: create, list, get, update, close, subscribe, time tracking,
 // award emoji and delete.
 
-let t: TestApp;
-let base: string;
-before(async () => {
-  t = await buildTestApp();
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-});
-after(async () => { await t.close(); });
-
-function runPython(script: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile('/usr/bin/python3', ['-'], { env: { ...process.env, ...env }, timeout: 90_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as any).code ?? 1) : 0, stdout, stderr });
-    });
-    child.stdin!.end(script);
-  });
-}
+const server = pythonServer();
 
 const SCRIPT = String.raw`
-import json, os
-import gitlab
-
-gl = gitlab.Gitlab(os.environ['BASE'], private_token=os.environ['TOKEN'])
 project = gl.projects.get(int(os.environ['PROJECT']))
-out = {}
 issue = project.issues.create({'title': 'From python', 'description': 'body', 'labels': ['bug', 'ui']})
 out['created'] = {'iid': issue.iid, 'labels': issue.labels, 'state': issue.state}
 project.issues.create({'title': 'Second'})
@@ -71,16 +48,13 @@ try:
     out['after_delete'] = 'still there'
 except gitlab.exceptions.GitlabGetError as e:
     out['after_delete'] = e.response_code
-print(json.dumps(out))
 `;
 
-test('python-gitlab drives project issues', async () => {
-  const owner = await quickUser(t.app);
-  const project = await makeProject(t.app, { visibility: 0 });
-  await addMember(t.app, { type: 'Project', id: project.id }, owner.user.id, Role.owner);
-  const r = await runPython(SCRIPT, { BASE: base, TOKEN: owner.token, PROJECT: String(project.id) });
-  assert.equal(r.code, 0, r.stderr);
-  const out = JSON.parse(r.stdout);
+test('python-gitlab drives project issues', { skip: pythonSkip }, async () => {
+  const owner = await quickUser(server.t.app);
+  const project = await makeProject(server.t.app, { visibility: 0 });
+  await addMember(server.t.app, { type: 'Project', id: project.id }, owner.user.id, Role.owner);
+  const out = await pythonGitlab(server.url, owner.token, SCRIPT, { env: { PROJECT: String(project.id) } });
   assert.deepEqual(out.created, { iid: 1, labels: ['bug', 'ui'], state: 'opened' });
   assert.deepEqual(out.listed, ['Second', 'From python']);
   assert.deepEqual(out.filtered, ['From python']);

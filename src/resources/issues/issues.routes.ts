@@ -11,17 +11,15 @@ import { userBasic } from '../users/users.presenter.ts';
 import { UserBasic } from '../users/users.schemas.ts';
 import { usersByIds } from '../users/users.service.ts';
 import {
-  addSpentTime, createIssue, deleteIssue, issueById, eventsQuery, findEvent, findIssue, ISSUE, ISSUE_TYPES, loadEventContext, loadIssuePresentation,
-  moveIssue, participants, setSubscription, setTimeEstimate, timeStats, updateIssue,
-  type EventTable, type IssueInput, type IssueRow, type IssueScope,
+  createIssue, deleteIssue, issueById, findIssue, ISSUE, ISSUE_TYPES, loadIssuePresentation,
+  moveIssue, participants, setSubscription, updateIssue,
+  type IssueInput, type IssueRow, type IssueScope,
 } from './issues.service.ts';
+import { resourceEventRoutes, timeTrackingRoutes, type NoteableRoutesKind } from '../noteables/noteables.routes.ts';
 import { issuesListQuery, special, type IssueFilter, type IssueListContext } from './issues.finder.ts';
 import { awardRoutes } from '../award-emoji/award-emoji.routes.ts';
-import {
-  issueEntity, labelEventEntity, milestoneEventEntity, stateEventEntity, timeStatsEntity,
-} from './issues.presenter.ts';
-import { Issue, ResourceLabelEvent, ResourceMilestoneEvent, ResourceStateEvent, TimeStats } from './issues.schemas.ts';
-import { parseDuration } from './durations.ts';
+import { issueEntity } from './issues.presenter.ts';
+import { Issue } from './issues.schemas.ts';
 import { noteRoutes, type NoteableKind } from '../notes/notes.routes.ts';
 import { cachedAnswer } from '../../http/answer-cache.ts';
 
@@ -175,29 +173,10 @@ const UPDATABLE = ['assignee_id', 'assignee_ids', 'confidential', 'created_at', 
 const issuePath = '/projects/:id/issues/:issue_iid';
 const IssueKey = { id: IdOrPath(), issue_iid: Int() };
 
-const eventRoutes = (kind: 'label' | 'state' | 'milestone', table: EventTable, schema: typeof ResourceLabelEvent | typeof ResourceStateEvent | typeof ResourceMilestoneEvent): RouteDef<any>[] => {
-  const present = (rows: any[], ctx: Awaited<ReturnType<typeof loadEventContext>>) =>
-    rows.map((r) => (kind === 'label' ? labelEventEntity(r, ctx) : kind === 'state' ? stateEventEntity(r, ctx) : milestoneEventEntity(r, ctx)));
-  return [
-    {
-      method: 'GET', url: `${issuePath}/resource_${kind}_events`, summary: `The ${kind} events of an issue`, tags, access: 'public',
-      project: { ability: 'read_issue' }, response: Type.Array(schema), input: Input({ ...IssueKey, ...PaginationParams }),
-      handler: async (req, reply) => {
-        const issue = await findIssue(req.server, scopeOf(req), req.input.issue_iid);
-        const rows = await paginateQuery(req, reply, eventsQuery(req.server.db, table, issue.id) as any) as any[];
-        return present(rows, await loadEventContext(req.server, rows));
-      },
-    },
-    {
-      method: 'GET', url: `${issuePath}/resource_${kind}_events/:event_id`, summary: `One ${kind} event of an issue`, tags, access: 'public',
-      project: { ability: 'read_issue' }, response: schema, input: Input({ ...IssueKey, event_id: Int() }),
-      handler: async (req) => {
-        const issue = await findIssue(req.server, scopeOf(req), req.input.issue_iid);
-        const row = await findEvent(req.server.db, table, issue.id, req.input.event_id);
-        return present([row], await loadEventContext(req.server, [row]))[0];
-      },
-    },
-  ];
+/** Issues for the routes they share with merge requests (time tracking, resource events). */
+const issueTimeAndEvents: NoteableRoutesKind = {
+  base: issuePath, params: IssueKey, what: 'an issue', read: 'read_issue', admin: 'admin_issue', tags,
+  find: async (req) => ({ ...(await findIssue(req.server, scopeOf(req), req.input.issue_iid)), type: ISSUE }),
 };
 
 /** Issues as noteables: their notes and discussions routes (notes/notes.routes.ts), hidden exactly as the issue is. */
@@ -306,52 +285,10 @@ export const issueRoutes: RouteDef<any>[] = [
     },
   },
   // Time tracking
-  {
-    method: 'GET', url: `${issuePath}/time_stats`, summary: "An issue's time estimate and time spent", tags, access: 'public', project: { ability: 'read_issue' },
-    response: TimeStats, input: Input(IssueKey),
-    handler: async (req) => timeStatsEntity(await timeStats(req.server.db, await findIssue(req.server, scopeOf(req), req.input.issue_iid))),
-  },
-  {
-    method: 'POST', url: `${issuePath}/time_estimate`, summary: "Set an issue's time estimate (a human duration such as 3h30m)", tags,
-    access: 'authenticated', project: { ability: 'admin_issue' }, response: TimeStats, input: Input({ ...IssueKey, duration: Str() }),
-    handler: async (req, reply) => {
-      const issue = await findIssue(req.server, scopeOf(req), req.input.issue_iid);
-      await setTimeEstimate(req.server, issue, parseDuration(req.input.duration));
-      return reply.code(200).send(timeStatsEntity(await timeStats(req.server.db, issue)));
-    },
-  },
-  {
-    method: 'POST', url: `${issuePath}/reset_time_estimate`, summary: "Reset an issue's time estimate", tags,
-    access: 'authenticated', project: { ability: 'admin_issue' }, response: TimeStats, input: Input(IssueKey),
-    handler: async (req, reply) => {
-      const issue = await findIssue(req.server, scopeOf(req), req.input.issue_iid);
-      await setTimeEstimate(req.server, issue, 0);
-      return reply.code(200).send(timeStatsEntity(await timeStats(req.server.db, issue)));
-    },
-  },
-  {
-    method: 'POST', url: `${issuePath}/add_spent_time`, summary: 'Log time spent on an issue (negative subtracts)', tags,
-    access: 'authenticated', project: { ability: 'admin_issue' }, response: TimeStats, input: Input({ ...IssueKey, duration: Str(), summary: Opt(Str()) }),
-    handler: async (req) => {
-      const issue = await findIssue(req.server, scopeOf(req), req.input.issue_iid);
-      await addSpentTime(req.server, scopeOf(req), issue, parseDuration(req.input.duration), req.input.summary ?? null);
-      return timeStatsEntity(await timeStats(req.server.db, issue));
-    },
-  },
-  {
-    method: 'POST', url: `${issuePath}/reset_spent_time`, summary: 'Reset the time spent on an issue', tags,
-    access: 'authenticated', project: { ability: 'admin_issue' }, response: TimeStats, input: Input(IssueKey),
-    handler: async (req, reply) => {
-      const issue = await findIssue(req.server, scopeOf(req), req.input.issue_iid);
-      await addSpentTime(req.server, scopeOf(req), issue, 'reset', null);
-      return reply.code(200).send(timeStatsEntity(await timeStats(req.server.db, issue)));
-    },
-  },
+  ...timeTrackingRoutes(issueTimeAndEvents),
   ...awardRoutes({
     base: issuePath, params: IssueKey, what: 'an issue', ability: 'read_issue', tags,
     find: async (req) => ({ type: ISSUE, id: (await findIssue(req.server, scopeOf(req), req.input.issue_iid)).id }),
   }),
-  ...eventRoutes('label', 'resource_label_events', ResourceLabelEvent),
-  ...eventRoutes('state', 'resource_state_events', ResourceStateEvent),
-  ...eventRoutes('milestone', 'resource_milestone_events', ResourceMilestoneEvent),
+  ...resourceEventRoutes(issueTimeAndEvents),
 ];

@@ -9,9 +9,10 @@ import { canProject, issueDenial, type IssueAbility } from '../../platform/acces
 import { serverActor, type Actor } from '../../platform/access/actor.ts';
 import { checkSpam } from '../../platform/spam/spam-check.ts';
 import { ForbiddenError, NotFoundError, RecordNotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
+import { availableLabelsByTitle, labelsOfTargets, projectAncestorGroupIds, type LabelRow } from '../labels/labels.lookup.ts';
 import {
-  availableLabelsByTitle, DEFAULT_LABEL_COLOR, labelsOfTargets, projectAncestorGroupIds, type LabelRow,
-} from '../labels/labels.lookup.ts';
+  changeLabels, deleteDependents, textErrors, votesOf, existingUserIds, milestoneAvailable, setNoteableSubscription, timeSpentOf, writeMilestoneEvent, writeStateEvent,
+} from '../noteables/noteables.service.ts';
 import { usersByIds, type User } from '../users/users.service.ts';
 import { attributeChanges, emitEvent, listChange, type Changes } from '../../platform/events.ts';
 import type { EventContext } from './issues.presenter.ts';
@@ -24,8 +25,7 @@ import { copyNotes, userNotesCounts } from '../notes/notes.service.ts';
 
 export type IssueRow = Selectable<IssuesTable>;
 export const ISSUE = 'Issue';
-export const TITLE_MAX = 255;
-export const DESCRIPTION_MAX = 1_048_576;
+export { TITLE_MAX, DESCRIPTION_MAX } from '../noteables/noteables.service.ts';
 
 /** The project an issue request runs in and the caller's effective level there (administrators count as Owner). */
 export interface IssueScope {
@@ -112,15 +112,7 @@ export interface IssueChange {
 export const ISSUE_TYPES = ['issue', 'incident', 'test_case', 'task'] as const;
 
 function validate(input: IssueInput, creating: boolean): void {
-  const errors: Record<string, string[]> = {};
-  if (input.title !== undefined || creating) {
-    const title = input.title ?? '';
-    if (!title.trim()) (errors.title ??= []).push("can't be blank");
-    if (title.length > TITLE_MAX) (errors.title ??= []).push(`is too long (maximum is ${TITLE_MAX} characters)`);
-  }
-  if (input.description && input.description.length > DESCRIPTION_MAX) {
-    (errors.description ??= []).push(`is too long (maximum is ${DESCRIPTION_MAX} characters)`);
-  }
+  const errors = textErrors(input, creating);
   if (input.weight !== undefined && input.weight !== null && (input.weight < 0 || !fitsIntColumn(input.weight))) {
     (errors.weight ??= []).push('must be greater than or equal to 0');
   }
@@ -135,99 +127,24 @@ function metadataAllowed(scope: IssueScope): boolean {
 const may = (scope: IssueScope, ability: 'set_issue_iid' | 'set_issue_created_at' | 'set_issue_updated_at') =>
   canProject(scope.actor, ability, scope.project, scope.level);
 
-export const splitTitles = (list: string[] | undefined) => [...new Set((list ?? []).map((s) => s.trim()).filter((s) => s && s.length <= TITLE_MAX))];
-
-/** Label ids for titles; unknown titles become project labels with the default color when `create` is set. */
-export async function labelIdsFor(trx: Db, scope: IssueScope, groupIds: number[], titles: string[], create: boolean, now: number): Promise<number[]> {
-  if (titles.length === 0) return [];
-  const found = await availableLabelsByTitle(trx, scope.project.id, groupIds, titles);
-  const missing = titles.filter((t) => !found.has(t));
-  if (create && missing.length) {
-    await trx.insertInto('labels')
-      .values(missing.map((title) => ({ title, color: DEFAULT_LABEL_COLOR, description: null, project_id: scope.project.id, group_id: null, created_at: now, updated_at: now })))
-      .onConflict((oc) => oc.columns(['project_id', 'title']).doNothing()).execute();
-    const made = await availableLabelsByTitle(trx, scope.project.id, groupIds, missing);
-    for (const [t, l] of made) found.set(t, l);
-  }
-  return titles.map((t) => found.get(t)?.id).filter((id): id is number => id !== undefined);
-}
-
-export async function milestoneAvailable(trx: Db, projectId: number, groupIds: number[], id: number): Promise<boolean> {
-  if (!fitsIntColumn(id)) return false;
-  const row = await trx.selectFrom('milestones').select('id').where('id', '=', id)
-    .where((eb) => eb.or([eb('project_id', '=', projectId), ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : [])])).executeTakeFirst();
-  return !!row;
-}
-
 async function iterationAvailable(trx: Db, groupIds: number[], id: number): Promise<boolean> {
   if (!fitsIntColumn(id) || groupIds.length === 0) return false;
   return !!(await trx.selectFrom('iterations').select('id').where('id', '=', id).where('group_id', 'in', groupIds).executeTakeFirst());
 }
 
-export async function existingUserIds(trx: Db, ids: number[]): Promise<number[]> {
-  const wanted = [...new Set(ids.filter((id) => id > 0 && fitsIntColumn(id)))];
-  if (wanted.length === 0) return [];
-  const rows = await trx.selectFrom('users').select('id').where('id', 'in', wanted).execute();
-  const known = new Set(rows.map((r) => r.id));
-  return wanted.filter((id) => known.has(id));
-}
-
-/** The labels and assignees a change leads to, read (and unknown labels made) before anything of the issue is written. */
-interface ChangePlan {
-  labels: { current: number[]; next: Set<number> } | null;
-  assignees: { current: number[]; next: number[] } | null;
-}
-
-/**
- * The reads of a change, done first so that the rows the change writes (the project's iid counter, the issue's
- * row) stay locked only for the writes. `before` is null for a new issue.
- */
-async function planChange(trx: Db, scope: IssueScope, before: IssueRow | null, input: IssueInput, groupIds: number[], now: number): Promise<ChangePlan> {
-  const plan: ChangePlan = { labels: null, assignees: null };
-  const meta = metadataAllowed(scope);
-  // Labels: `labels` replaces, then `add_labels` and `remove_labels` apply.
-  if (meta && (input.labels !== undefined || input.add_labels !== undefined || input.remove_labels !== undefined)) {
-    const current = before ? (await trx.selectFrom('label_links').select('label_id').where('target_type', '=', ISSUE).where('target_id', '=', before.id).execute()).map((r) => r.label_id) : [];
-    const next = new Set(input.labels !== undefined ? await labelIdsFor(trx, scope, groupIds, splitTitles(input.labels), true, now) : current);
-    for (const id of await labelIdsFor(trx, scope, groupIds, splitTitles(input.add_labels), true, now)) next.add(id);
-    for (const id of await labelIdsFor(trx, scope, groupIds, splitTitles(input.remove_labels), false, now)) next.delete(id);
-    plan.labels = { current, next };
-  }
-  if (meta && input.assignee_ids !== undefined) {
-    const current = before ? (await assigneeIdsOf(trx, [before.id])).get(before.id)! : [];
-    plan.assignees = { current, next: await existingUserIds(trx, input.assignee_ids) };
-  }
-  return plan;
-}
-
 /**
  * Writes a new or changed issue's labels, assignees and events inside `trx`, then runs the change hooks. `before`
- * is null for a new issue; `plan` is the change's reads when they were done before the issue was written.
+ * is null for a new issue.
  */
-async function applyChange(deps: ServiceDeps, trx: Db, scope: IssueScope, before: IssueRow | null, after: IssueRow, input: IssueInput, groupIds: number[], now: number, plan?: ChangePlan): Promise<IssueChange> {
+async function applyChange(deps: ServiceDeps, trx: Db, scope: IssueScope, before: IssueRow | null, after: IssueRow, input: IssueInput, groupIds: number[], now: number): Promise<IssueChange> {
   const uid = scope.actor.user?.id ?? null;
   const change: IssueChange = { issue: after, before, actor: scope.actor, addedLabelIds: [], removedLabelIds: [], addedAssigneeIds: [], removedAssigneeIds: [], at: now };
-  const { labels, assignees } = plan ?? await planChange(trx, scope, before, input, groupIds, now);
-  if (labels) {
-    const { current, next } = labels;
-    change.addedLabelIds = [...next].filter((id) => !current.includes(id));
-    change.removedLabelIds = current.filter((id) => !next.has(id));
-    if (change.removedLabelIds.length) {
-      await trx.deleteFrom('label_links').where('target_type', '=', ISSUE).where('target_id', '=', after.id).where('label_id', 'in', change.removedLabelIds).execute();
-    }
-    if (change.addedLabelIds.length) {
-      await trx.insertInto('label_links').values(change.addedLabelIds.map((label_id) => ({ label_id, target_type: ISSUE, target_id: after.id, created_at: now }))).execute();
-    }
-    const events = [
-      ...change.addedLabelIds.map((label_id) => ({ label_id, action: 'add' })),
-      ...change.removedLabelIds.map((label_id) => ({ label_id, action: 'remove' })),
-    ];
-    if (events.length) {
-      await trx.insertInto('resource_label_events').values(events.map((e) => ({ ...e, target_type: ISSUE, target_id: after.id, user_id: uid, created_at: now }))).execute();
-    }
-  }
-  if (assignees) {
-    const { current, next } = assignees;
+  const meta = metadataAllowed(scope);
+  // Labels: `labels` replaces, then `add_labels` and `remove_labels` apply.
+  if (meta) Object.assign(change, await changeLabels(trx, scope, { type: ISSUE, id: after.id }, input, !!before, groupIds, uid, now));
+  if (meta && input.assignee_ids !== undefined) {
+    const current = before ? (await assigneeIdsOf(trx, [after.id])).get(after.id)! : [];
+    const next = await existingUserIds(trx, input.assignee_ids);
     change.addedAssigneeIds = next.filter((id) => !current.includes(id));
     change.removedAssigneeIds = current.filter((id) => !next.includes(id));
     if (change.removedAssigneeIds.length) {
@@ -237,17 +154,8 @@ async function applyChange(deps: ServiceDeps, trx: Db, scope: IssueScope, before
       await trx.insertInto('issue_assignees').values(change.addedAssigneeIds.map((user_id) => ({ issue_id: after.id, user_id }))).execute();
     }
   }
-  if (before && before.state !== after.state) {
-    await trx.insertInto('resource_state_events')
-      .values({ target_type: ISSUE, target_id: after.id, user_id: uid, state: after.state === 'closed' ? 'closed' : 'reopened', created_at: now }).execute();
-  }
-  if ((before?.milestone_id ?? null) !== after.milestone_id) {
-    const removed = after.milestone_id === null;
-    await trx.insertInto('resource_milestone_events').values({
-      target_type: ISSUE, target_id: after.id, user_id: uid, milestone_id: removed ? before!.milestone_id : after.milestone_id,
-      action: removed ? 'remove' : 'add', state: after.state, created_at: now,
-    }).execute();
-  }
+  await writeStateEvent(trx, { type: ISSUE, id: after.id }, uid, before, after, now);
+  await writeMilestoneEvent(trx, { type: ISSUE, id: after.id }, uid, before, after, now);
   // The system notes of the change commit or roll back with it.
   await writeIssueSystemNotes(trx, change);
   return change;
@@ -289,9 +197,7 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
   if (given !== undefined && (given < 1 || !fitsIntColumn(given))) throw new ValidationError({ iid: ['must be greater than 0'] });
   await checkSpam(deps, scope.actor, { kind: 'Issue', project: scope.project, level: scope.level, before: null, change: input });
   return deps.db.transaction().execute(async (trx) => {
-    // Reads first: the project's iid counter stays locked (PostgreSQL) from nextIid to the commit.
     const set = await columnsFrom(trx, scope, input, groupIds, null, now);
-    const plan = await planChange(trx, scope, null, input, groupIds, now);
     let iid: number;
     if (given !== undefined) {
       const taken = await trx.selectFrom('issues').select('id').where('project_id', '=', scope.project.id).where('iid', '=', given).executeTakeFirst();
@@ -304,7 +210,7 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
       project_id: scope.project.id, iid, title: input.title!.trim(), description: input.description ?? null, author_id: scope.actor.user?.id ?? null,
       ...set, created_at: createdAt, updated_at: createdAt,
     } as any).returningAll().executeTakeFirstOrThrow();
-    const change = await applyChange(deps, trx, scope, null, issue, input, groupIds, now, plan);
+    const change = await applyChange(deps, trx, scope, null, issue, input, groupIds, now);
     if (within) await within(trx, issue);
     if (scope.actor.user) await emitEvent(deps, trx, { type: 'issue', action: 'open', projectId: issue.project_id, issueId: issue.id, actorId: scope.actor.user.id, changes: await issueChanges(trx, change) });
     return issue;
@@ -318,14 +224,13 @@ export async function updateIssue(deps: ServiceDeps, scope: IssueScope, issue: I
   await checkSpam(deps, scope.actor, { kind: 'Issue', project: scope.project, level: scope.level, before: issue, change: input });
   return deps.db.transaction().execute(async (trx) => {
     const set = await columnsFrom(trx, scope, input, groupIds, issue, now);
-    const plan = await planChange(trx, scope, issue, input, groupIds, now);
     if (set.title !== undefined && set.title !== issue.title || set.description !== undefined && set.description !== issue.description) {
       Object.assign(set, { last_edited_at: now, last_edited_by_id: scope.actor.user?.id ?? null });
     }
     if (input.created_at !== undefined && may(scope, 'set_issue_created_at')) set.created_at = input.created_at;
     set.updated_at = may(scope, 'set_issue_updated_at') && input.updated_at !== undefined ? input.updated_at : now;
     const after = await trx.updateTable('issues').set(set).where('id', '=', issue.id).returningAll().executeTakeFirstOrThrow();
-    const change = await applyChange(deps, trx, scope, issue, after, input, groupIds, now, plan);
+    const change = await applyChange(deps, trx, scope, issue, after, input, groupIds, now);
     const action = issue.state !== after.state ? (after.state === 'closed' ? 'close' : 'reopen') : 'update';
     if (scope.actor.user) await emitEvent(deps, trx, { type: 'issue', action, projectId: issue.project_id, issueId: issue.id, actorId: scope.actor.user.id, changes: await issueChanges(trx, change) });
     return after;
@@ -371,22 +276,9 @@ export async function moveOpenIssuesToIteration(deps: ServiceDeps, issueIds: num
 /** Removes an issue and everything hung on it by (type, id) rather than by a foreign key. */
 export async function deleteIssue(deps: ServiceDeps, issue: IssueRow): Promise<void> {
   await deps.db.transaction().execute(async (trx) => {
-    await deleteDependents(trx, issue.id);
+    await deleteDependents(trx, { type: ISSUE, id: issue.id });
     await trx.deleteFrom('issues').where('id', '=', issue.id).execute();
   });
-}
-
-async function deleteDependents(trx: Db, issueId: number): Promise<void> {
-  const noteIds = trx.selectFrom('notes').select('id').where('noteable_type', '=', ISSUE).where('noteable_id', '=', issueId);
-  await trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Note').where('awardable_id', 'in', noteIds).execute();
-  await trx.deleteFrom('notes').where('noteable_type', '=', ISSUE).where('noteable_id', '=', issueId).execute();
-  await trx.deleteFrom('award_emoji').where('awardable_type', '=', ISSUE).where('awardable_id', '=', issueId).execute();
-  await trx.deleteFrom('label_links').where('target_type', '=', ISSUE).where('target_id', '=', issueId).execute();
-  await trx.deleteFrom('subscriptions').where('subscribable_type', '=', ISSUE).where('subscribable_id', '=', issueId).execute();
-  await trx.deleteFrom('timelogs').where('target_type', '=', ISSUE).where('target_id', '=', issueId).execute();
-  for (const table of ['resource_label_events', 'resource_state_events', 'resource_milestone_events'] as const) {
-    await trx.deleteFrom(table).where('target_type', '=', ISSUE).where('target_id', '=', issueId).execute();
-  }
 }
 
 /**
@@ -469,18 +361,7 @@ export async function isSubscribed(db: Db, userId: number | null, issue: IssueRo
 
 /** Subscribes or unsubscribes the user; false when they already were (the route answers 304). */
 export async function setSubscription(deps: ServiceDeps, userId: number, issue: IssueRow, subscribed: boolean): Promise<boolean> {
-  return deps.db.transaction().execute(async (trx) => {
-    if ((await isSubscribed(trx, userId, issue)) === subscribed) return false;
-    const now = deps.clock.now();
-    const updated = await trx.updateTable('subscriptions').set({ subscribed: subscribed ? 1 : 0, updated_at: now })
-      .where('subscribable_type', '=', ISSUE).where('subscribable_id', '=', issue.id).where('user_id', '=', userId).executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) {
-      await trx.insertInto('subscriptions').values({
-        user_id: userId, subscribable_type: ISSUE, subscribable_id: issue.id, project_id: issue.project_id, subscribed: subscribed ? 1 : 0, created_at: now, updated_at: now,
-      }).execute();
-    }
-    return true;
-  });
+  return setNoteableSubscription(deps, userId, { type: ISSUE, id: issue.id, projectId: issue.project_id }, subscribed, (trx) => isSubscribed(trx, userId, issue));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -508,81 +389,6 @@ export async function participants(deps: ServiceDeps, issue: IssueRow, project: 
     const actor: Actor = { user: u, admin: !!u.admin, token: null, via: 'none', sudo: false };
     return !issueDenial(actor, 'read_issue', project, levelOf.get(u.id) ?? 0, { ...issue, assigneeIds });
   });
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Time tracking
-
-export interface TimeStats {
-  time_estimate: number;
-  total_time_spent: number;
-}
-
-/** The time logged on each target (issues by default, merge requests with `type` 'MergeRequest'). */
-export async function timeSpentOf(db: Db, issueIds: number[], type: string = ISSUE): Promise<Map<number, number>> {
-  const out = new Map<number, number>(issueIds.map((id) => [id, 0]));
-  if (issueIds.length === 0) return out;
-  const rows = await db.selectFrom('timelogs').select(['target_id', (eb) => eb.fn.sum<number>('time_spent').as('spent')])
-    .where('target_type', '=', type).where('target_id', 'in', issueIds).groupBy('target_id').execute();
-  for (const r of rows) out.set(r.target_id, Number(r.spent));
-  return out;
-}
-
-/**
- * What time tracking reads and writes of a target: an issue (the default) or a merge request, by its row's table.
- * `project_id` is the project the time logs belong to.
- */
-export interface TimeTarget { id: number; project_id: number; type?: 'Issue' | 'MergeRequest' }
-const TIME_TABLES = { Issue: 'issues', MergeRequest: 'merge_requests' } as const;
-
-export async function timeStats(db: Db, target: TimeTarget): Promise<TimeStats> {
-  const type = target.type ?? ISSUE;
-  const row = await db.selectFrom(TIME_TABLES[type]).select('time_estimate').where('id', '=', target.id).executeTakeFirstOrThrow();
-  return { time_estimate: row.time_estimate, total_time_spent: (await timeSpentOf(db, [target.id], type)).get(target.id)! };
-}
-
-const MAX_SECONDS = 2_147_483_647;
-
-export async function setTimeEstimate(deps: ServiceDeps, target: TimeTarget, seconds: number | null): Promise<void> {
-  if (seconds === null || seconds < 0 || seconds > MAX_SECONDS) {
-    throw new ValidationError({ time_estimate: ['must have a valid format and be greater than or equal to zero.'] });
-  }
-  await deps.db.updateTable(TIME_TABLES[target.type ?? ISSUE]).set({ time_estimate: seconds, updated_at: deps.clock.now() }).where('id', '=', target.id).execute();
-}
-
-/** Logs time (negative subtracts); `reset` logs minus the total so far. The total never goes below zero. */
-export async function addSpentTime(deps: ServiceDeps, scope: { actor: Actor }, target: TimeTarget, seconds: number | 'reset' | null, summary: string | null): Promise<void> {
-  if (seconds === null || (seconds !== 'reset' && Math.abs(seconds) > MAX_SECONDS)) throw new ValidationError({ time_spent: ['is invalid'] });
-  const type = target.type ?? ISSUE;
-  await deps.db.transaction().execute(async (trx) => {
-    const total = (await timeSpentOf(trx, [target.id], type)).get(target.id)!;
-    const spent = seconds === 'reset' ? -total : seconds;
-    if (spent === 0) return;
-    if (total + spent < 0) throw new ValidationError({ base: ['Time to subtract exceeds the total time spent'] });
-    const now = deps.clock.now();
-    await trx.insertInto('timelogs').values({
-      target_type: type, target_id: target.id, project_id: target.project_id, user_id: scope.actor.user?.id ?? null, time_spent: spent,
-      spent_at: now, summary: summary ?? null, created_at: now,
-    }).execute();
-    await trx.updateTable(TIME_TABLES[type]).set({ updated_at: now }).where('id', '=', target.id).execute();
-  });
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Resource events
-
-export type EventTable = 'resource_label_events' | 'resource_state_events' | 'resource_milestone_events';
-
-/** The events of an issue (or, with `type`, of a merge request), oldest first. */
-export function eventsQuery(db: Db, table: EventTable, issueId: number, type: string = ISSUE) {
-  return db.selectFrom(table).selectAll().where('target_type', '=', type).where('target_id', '=', issueId).orderBy('id');
-}
-
-export async function findEvent(db: Db, table: EventTable, issueId: number, id: number, type: string = ISSUE) {
-  if (!fitsIntColumn(id)) throw new RecordNotFoundError();
-  const row = await db.selectFrom(table).selectAll().where('target_type', '=', type).where('target_id', '=', issueId).where('id', '=', id).executeTakeFirst();
-  if (!row) throw new RecordNotFoundError();
-  return row as any;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -633,9 +439,7 @@ export async function loadIssuePresentation(
     iterationIds.length ? db.selectFrom('iterations').selectAll().where('id', 'in', iterationIds).execute() : [],
     db.selectFrom('projects').select(['id', 'path', 'full_path', 'namespace_id']).where('id', 'in', projectIds).execute(),
     userNotesCounts(db, ISSUE, ids),
-    db.selectFrom('award_emoji').select(['awardable_id', 'name', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('awardable_type', '=', ISSUE).where('awardable_id', 'in', ids).where('name', 'in', ['thumbsup', 'thumbsdown'])
-      .groupBy(['awardable_id', 'name']).execute(),
+    votesOf(db, ISSUE, ids),
     timeSpentOf(db, ids),
     mergeRequestCounts(db, ids),
   ]);
@@ -647,11 +451,7 @@ export async function loadIssuePresentation(
   for (const i of iterations) pres.iterations.set(i.id, i);
   for (const p of projects) pres.projects.set(p.id, p);
   pres.notes = notes;
-  for (const v of votes) {
-    const e = pres.votes.get(v.awardable_id) ?? { up: 0, down: 0 };
-    if (v.name === 'thumbsup') e.up = Number(v.n); else e.down = Number(v.n);
-    pres.votes.set(v.awardable_id, e);
-  }
+  pres.votes = votes;
   const groupIds = [...new Set([...milestones.map((m) => m.group_id), ...iterations.map((i) => i.group_id)].filter((x): x is number => x !== null))];
   const userIds = new Set<number>();
   for (const r of rows) {

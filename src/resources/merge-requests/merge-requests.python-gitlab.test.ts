@@ -1,39 +1,16 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, type TestApp } from '../../../test/support/app.ts';
 import { addMember, commitFiles, makeIssue, makeProject, quickUser, Role } from '../../../test/support/fixtures.ts';
+import { pythonGitlab, pythonServer, pythonSkip } from '../../../test/support/python-gitlab.ts';
 
 // python-gitlab, the real client, driving merge requests: create, list, get, save, notes, approve and unapprove,
 // commits, participants, closes_issues, subscribe, time tracking and delete.
 
-let t: TestApp;
-let base: string;
-before(async () => {
-  t = await buildTestApp();
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-});
-after(async () => { await t.close(); });
-
-function runPython(script: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile('/usr/bin/python3', ['-'], { env: { ...process.env, ...env }, timeout: 120_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as any).code ?? 1) : 0, stdout, stderr });
-    });
-    child.stdin!.end(script);
-  });
-}
+const server = pythonServer();
 
 const SCRIPT = String.raw`
-import json, os
-import gitlab
-
-gl = gitlab.Gitlab(os.environ['BASE'], private_token=os.environ['TOKEN'])
-reviewer = gitlab.Gitlab(os.environ['BASE'], private_token=os.environ['REVIEWER'])
+reviewer = gitlab.Gitlab(os.environ['GL_URL'], private_token=os.environ['REVIEWER'])
 project = gl.projects.get(int(os.environ['PROJECT']))
-out = {}
 mr = project.mergerequests.create({'source_branch': 'feature', 'target_branch': 'main', 'title': 'Draft: From python',
                                    'description': 'Closes #' + os.environ['ISSUE'], 'labels': ['bug']})
 out['created'] = {'iid': mr.iid, 'draft': mr.draft, 'labels': mr.labels, 'sha': mr.sha, 'diff_refs': mr.diff_refs}
@@ -71,21 +48,18 @@ try:
     out['after_delete'] = 'still there'
 except gitlab.exceptions.GitlabGetError as e:
     out['after_delete'] = e.response_code
-print(json.dumps(out))
 `;
 
-test('python-gitlab drives project merge requests', async () => {
-  const owner = await quickUser(t.app);
-  const reviewer = await quickUser(t.app);
-  const project = await makeProject(t.app, { visibility: 0, repository: true });
-  await addMember(t.app, { type: 'Project', id: project.id }, owner.user.id, Role.owner);
-  await addMember(t.app, { type: 'Project', id: project.id }, reviewer.user.id, Role.developer);
-  const base_ = await commitFiles(t.app, project, 'main', { 'README.md': 'hi\n' });
-  const head = await commitFiles(t.app, project, 'feature', { 'f.txt': 'f\n' }, { from: 'main', message: 'Add f' });
-  const issue = await makeIssue(t.app, project, { title: 'To close' });
-  const r = await runPython(SCRIPT, { BASE: base, TOKEN: owner.token, REVIEWER: reviewer.token, PROJECT: String(project.id), ISSUE: String(issue.iid) });
-  assert.equal(r.code, 0, r.stderr);
-  const out = JSON.parse(r.stdout);
+test('python-gitlab drives project merge requests', { skip: pythonSkip }, async () => {
+  const owner = await quickUser(server.t.app);
+  const reviewer = await quickUser(server.t.app);
+  const project = await makeProject(server.t.app, { visibility: 0, repository: true });
+  await addMember(server.t.app, { type: 'Project', id: project.id }, owner.user.id, Role.owner);
+  await addMember(server.t.app, { type: 'Project', id: project.id }, reviewer.user.id, Role.developer);
+  const base_ = await commitFiles(server.t.app, project, 'main', { 'README.md': 'hi\n' });
+  const head = await commitFiles(server.t.app, project, 'feature', { 'f.txt': 'f\n' }, { from: 'main', message: 'Add f' });
+  const issue = await makeIssue(server.t.app, project, { title: 'To close' });
+  const out = await pythonGitlab(server.url, owner.token, SCRIPT, { env: { REVIEWER: reviewer.token, PROJECT: String(project.id), ISSUE: String(issue.iid) } });
   assert.deepEqual(out.created, { iid: 1, draft: true, labels: ['bug'], sha: head, diff_refs: { base_sha: base_, head_sha: head, start_sha: base_ } });
   assert.deepEqual(out.listed, ['Draft: From python']);
   assert.deepEqual(out.wip, [1]);

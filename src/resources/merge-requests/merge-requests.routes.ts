@@ -16,13 +16,11 @@ import { presentCommit } from '../repository/repository.presenter.ts';
 import { Commit } from '../repository/repository.schemas.ts';
 import { noteRoutes, type NoteableKind } from '../notes/notes.routes.ts';
 import { awardRoutes } from '../award-emoji/award-emoji.routes.ts';
-import {
-  addSpentTime, eventsQuery, findEvent, findIssue, issueDenialFor, loadEventContext, loadIssuePresentation, setTimeEstimate, timeStats, type EventTable,
-} from '../issues/issues.service.ts';
-import { issueEntity, labelEventEntity, milestoneEventEntity, stateEventEntity, timeStatsEntity } from '../issues/issues.presenter.ts';
-import { Issue, ResourceLabelEvent, ResourceMilestoneEvent, ResourceStateEvent, TimeStats } from '../issues/issues.schemas.ts';
-import { parseDuration } from '../issues/durations.ts';
-import { special, type IssueListContext } from '../issues/issues.finder.ts';
+import { findIssue, issueDenialFor, loadIssuePresentation } from '../issues/issues.service.ts';
+import { resourceEventRoutes, timeTrackingRoutes, type NoteableRoutesKind } from '../noteables/noteables.routes.ts';
+import { issueEntity } from '../issues/issues.presenter.ts';
+import { Issue } from '../issues/issues.schemas.ts';
+import { special, type ListContext } from '../noteables/noteables.finder.ts';
 import {
   approvalsOf, approve, closingIssues, levelIn, createMergeRequest, deleteMergeRequest, findMergeRequest, loadMergeRequestPresentation,
   mergeRequestDenialFor, mergeRequestsOfIssueQuery, MERGE_REQUEST, participants, repoFor, setSubscription, unapprove, updateMergeRequest,
@@ -167,7 +165,7 @@ function filterOf(input: any, defaultScope: MergeRequestFilter['scope']): MergeR
 }
 
 /** A list: MergeRequestBasic, or MergeRequestSimple with `view=simple`; read again within the window from the cache. */
-async function listMergeRequests(req: ApiRequest<any>, reply: FastifyReply, ctx: IssueListContext, filter: MergeRequestFilter, from: { projectId?: number; groupId?: number }) {
+async function listMergeRequests(req: ApiRequest<any>, reply: FastifyReply, ctx: ListContext, filter: MergeRequestFilter, from: { projectId?: number; groupId?: number }) {
   return cachedAnswer(req, reply, 'merge-request-lists', async () => {
     const rows = (await paginateQuery(req, reply, (await mergeRequestsListQuery(req.server, req.actor, ctx, filter)) as any)) as MergeRequestRow[];
     const pres = await loadMergeRequestPresentation(req.server, req.actor, rows, { from, withLabelsDetails: !!req.input.with_labels_details });
@@ -185,32 +183,14 @@ const MergeRequestKeyOnly = { id: IdOrPath(), merge_request_iid: Int() };
 const find = (req: ApiRequest<any>, ability: Parameters<typeof findMergeRequest>[3] = 'read_merge_request') =>
   findMergeRequest(req.server, scopeOf(req), req.input.merge_request_iid, ability);
 
-const eventRoutes = (kind: 'label' | 'state' | 'milestone', table: EventTable, schema: typeof ResourceLabelEvent | typeof ResourceStateEvent | typeof ResourceMilestoneEvent): RouteDef<any>[] => {
-  const present = (rows: any[], ctx: Awaited<ReturnType<typeof loadEventContext>>) =>
-    rows.map((r) => (kind === 'label' ? labelEventEntity(r, ctx) : kind === 'state' ? stateEventEntity(r, ctx) : milestoneEventEntity(r, ctx)));
-  return [
-    {
-      method: 'GET', url: `${mergeRequestPath}/resource_${kind}_events`, summary: `The ${kind} events of a merge request`, tags, access: 'public',
-      project: { ability: 'read_merge_request' }, response: Type.Array(schema), input: Input({ ...MergeRequestKeyOnly, ...PaginationParams }),
-      handler: async (req, reply) => {
-        const mr = await find(req);
-        const rows = await paginateQuery(req, reply, eventsQuery(req.server.db, table, mr.id, MERGE_REQUEST) as any) as any[];
-        return present(rows, await loadEventContext(req.server, rows));
-      },
-    },
-    {
-      method: 'GET', url: `${mergeRequestPath}/resource_${kind}_events/:event_id`, summary: `One ${kind} event of a merge request`, tags, access: 'public',
-      project: { ability: 'read_merge_request' }, response: schema, input: Input({ ...MergeRequestKeyOnly, event_id: Int() }),
-      handler: async (req) => {
-        const mr = await find(req);
-        const row = await findEvent(req.server.db, table, mr.id, req.input.event_id, MERGE_REQUEST);
-        return present([row], await loadEventContext(req.server, [row]))[0];
-      },
-    },
-  ];
+/** Merge requests for the routes they share with issues (time tracking, resource events). */
+const mergeRequestTimeAndEvents: NoteableRoutesKind = {
+  base: mergeRequestPath, params: MergeRequestKeyOnly, what: 'a merge request', read: 'read_merge_request', admin: 'admin_merge_request', tags,
+  find: async (req) => {
+    const mr = await find(req);
+    return { id: mr.id, project_id: mr.target_project_id, type: 'MergeRequest' };
+  },
 };
-
-const timeTarget = (mr: MergeRequestRow) => ({ id: mr.id, project_id: mr.target_project_id, type: 'MergeRequest' as const });
 
 async function presentApprovals(req: ApiRequest<any>, mr: MergeRequestRow) {
   const fresh = (await findMergeRequest(req.server, scopeOf(req), mr.iid)) ?? mr;
@@ -366,54 +346,12 @@ export const mergeRequestRoutes: RouteDef<any>[] = [
     },
   },
   // Time tracking
-  {
-    method: 'GET', url: `${mergeRequestPath}/time_stats`, summary: "A merge request's time estimate and time spent", tags, access: 'public',
-    project: { ability: 'read_merge_request' }, response: TimeStats, input: Input(MergeRequestKeyOnly),
-    handler: async (req) => timeStatsEntity(await timeStats(req.server.db, timeTarget(await find(req)))),
-  },
-  {
-    method: 'POST', url: `${mergeRequestPath}/time_estimate`, summary: "Set a merge request's time estimate (a human duration such as 3h30m)", tags,
-    access: 'authenticated', project: { ability: 'admin_merge_request' }, response: TimeStats, input: Input({ ...MergeRequestKeyOnly, duration: Str() }),
-    handler: async (req, reply) => {
-      const mr = await find(req);
-      await setTimeEstimate(req.server, timeTarget(mr), parseDuration(req.input.duration));
-      return reply.code(200).send(timeStatsEntity(await timeStats(req.server.db, timeTarget(mr))));
-    },
-  },
-  {
-    method: 'POST', url: `${mergeRequestPath}/reset_time_estimate`, summary: "Reset a merge request's time estimate", tags,
-    access: 'authenticated', project: { ability: 'admin_merge_request' }, response: TimeStats, input: Input(MergeRequestKeyOnly),
-    handler: async (req, reply) => {
-      const mr = await find(req);
-      await setTimeEstimate(req.server, timeTarget(mr), 0);
-      return reply.code(200).send(timeStatsEntity(await timeStats(req.server.db, timeTarget(mr))));
-    },
-  },
-  {
-    method: 'POST', url: `${mergeRequestPath}/add_spent_time`, summary: 'Log time spent on a merge request (negative subtracts)', tags,
-    access: 'authenticated', project: { ability: 'admin_merge_request' }, response: TimeStats, input: Input({ ...MergeRequestKeyOnly, duration: Str(), summary: Opt(Str()) }),
-    handler: async (req) => {
-      const mr = await find(req);
-      await addSpentTime(req.server, scopeOf(req), timeTarget(mr), parseDuration(req.input.duration), req.input.summary ?? null);
-      return timeStatsEntity(await timeStats(req.server.db, timeTarget(mr)));
-    },
-  },
-  {
-    method: 'POST', url: `${mergeRequestPath}/reset_spent_time`, summary: 'Reset the time spent on a merge request', tags,
-    access: 'authenticated', project: { ability: 'admin_merge_request' }, response: TimeStats, input: Input(MergeRequestKeyOnly),
-    handler: async (req, reply) => {
-      const mr = await find(req);
-      await addSpentTime(req.server, scopeOf(req), timeTarget(mr), 'reset', null);
-      return reply.code(200).send(timeStatsEntity(await timeStats(req.server.db, timeTarget(mr))));
-    },
-  },
+  ...timeTrackingRoutes(mergeRequestTimeAndEvents),
   ...awardRoutes({
     base: mergeRequestPath, params: MergeRequestKeyOnly, what: 'a merge request', ability: 'read_merge_request', tags,
     find: async (req) => ({ type: MERGE_REQUEST, id: (await find(req)).id }),
   }),
-  ...eventRoutes('label', 'resource_label_events', ResourceLabelEvent),
-  ...eventRoutes('state', 'resource_state_events', ResourceStateEvent),
-  ...eventRoutes('milestone', 'resource_milestone_events', ResourceMilestoneEvent),
+  ...resourceEventRoutes(mergeRequestTimeAndEvents),
   // The merge requests an issue is linked to (issues/:issue_iid/...), held to the issue's rules and each merge request's.
   ...([['related_merge_requests', false, 'Merge requests that mention or close an issue'], ['closed_by', true, 'Merge requests that close an issue when merged']] as const)
     .map(([segment, closesOnly, summary]): RouteDef<any> => ({

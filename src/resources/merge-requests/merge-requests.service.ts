@@ -13,7 +13,9 @@ import type { Repository } from '../../platform/git/repository.ts';
 import { liveProjectById } from '../../platform/project-rows.ts';
 import { checkSpam } from '../../platform/spam/spam-check.ts';
 import { labelsOfTargets, projectAncestorGroupIds, type LabelRow } from '../labels/labels.lookup.ts';
-import { existingUserIds, labelIdsFor, milestoneAvailable, splitTitles, timeSpentOf } from '../issues/issues.service.ts';
+import {
+  changeLabels, deleteDependents, textErrors, votesOf, existingUserIds, milestoneAvailable, setNoteableSubscription, timeSpentOf, writeMilestoneEvent, writeStateEvent,
+} from '../noteables/noteables.service.ts';
 import { usersByIds, type User } from '../users/users.service.ts';
 import { userNotesCounts, writeSystemNote } from '../notes/notes.service.ts';
 import { mergeRequestNoteable, writeMergeRequestSystemNotes } from '../notes/system-notes.ts';
@@ -26,8 +28,7 @@ import { mergeabilityFields, type MergeabilityFields } from './mergeability.ts';
 
 export type MergeRequestRow = Selectable<MergeRequestsTable>;
 export const MERGE_REQUEST = 'MergeRequest';
-export const TITLE_MAX = 255;
-export const DESCRIPTION_MAX = 1_048_576;
+export { TITLE_MAX, DESCRIPTION_MAX } from '../noteables/noteables.service.ts';
 
 /** The project a merge request request runs in (the target project) and the caller's effective level there. */
 export interface MergeRequestScope {
@@ -95,15 +96,7 @@ export interface MergeRequestInput {
 }
 
 function validateText(input: MergeRequestInput, creating: boolean): void {
-  const errors: Record<string, string[]> = {};
-  if (input.title !== undefined || creating) {
-    const title = input.title ?? '';
-    if (!title.trim()) (errors.title ??= []).push("can't be blank");
-    if (title.length > TITLE_MAX) (errors.title ??= []).push(`is too long (maximum is ${TITLE_MAX} characters)`);
-  }
-  if (input.description && input.description.length > DESCRIPTION_MAX) {
-    (errors.description ??= []).push(`is too long (maximum is ${DESCRIPTION_MAX} characters)`);
-  }
+  const errors = textErrors(input, creating);
   if (Object.keys(errors).length) throw new ValidationError(errors);
 }
 
@@ -191,18 +184,9 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
     const after = await trx.updateTable('merge_requests').set({ latest_diff_id: diff }).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
     await linkClosingIssues(trx, after, now);
     if (meta) {
-      const labelIds = await labelIdsFor(trx, target, groupIds, splitTitles(input.labels), true, now);
-      if (labelIds.length) {
-        await trx.insertInto('label_links').values(labelIds.map((label_id) => ({ label_id, target_type: MERGE_REQUEST, target_id: row.id, created_at: now }))).execute();
-        await trx.insertInto('resource_label_events').values(labelIds.map((label_id) => ({
-          label_id, action: 'add', target_type: MERGE_REQUEST, target_id: row.id, user_id: source.actor.user?.id ?? null, created_at: now,
-        }))).execute();
-      }
-      if (milestoneId !== null) {
-        await trx.insertInto('resource_milestone_events').values({
-          target_type: MERGE_REQUEST, target_id: row.id, user_id: source.actor.user?.id ?? null, milestone_id: milestoneId, action: 'add', state: 'opened', created_at: now,
-        }).execute();
-      }
+      const uid = source.actor.user?.id ?? null;
+      await changeLabels(trx, target, { type: MERGE_REQUEST, id: row.id }, { labels: input.labels }, false, groupIds, uid, now);
+      await writeMilestoneEvent(trx, { type: MERGE_REQUEST, id: row.id }, uid, null, after, now);
       for (const [table, ids] of [['merge_request_assignees', input.assignee_ids], ['merge_request_reviewers', input.reviewer_ids]] as const) {
         const users = await existingUserIds(trx, ids ?? []);
         if (users.length) await trx.insertInto(table).values(users.map((user_id) => ({ merge_request_id: row.id, user_id, created_at: now }))).execute();
@@ -308,9 +292,7 @@ export async function loadMergeRequestPresentation(
     milestoneIds.length ? db.selectFrom('milestones').selectAll().where('id', 'in', milestoneIds).execute() : [],
     db.selectFrom('projects').select(['id', 'path', 'full_path', 'namespace_id']).where('id', 'in', projectIds).execute(),
     userNotesCounts(db, MERGE_REQUEST, ids),
-    db.selectFrom('award_emoji').select(['awardable_id', 'name', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('awardable_type', '=', MERGE_REQUEST).where('awardable_id', 'in', ids).where('name', 'in', ['thumbsup', 'thumbsdown'])
-      .groupBy(['awardable_id', 'name']).execute(),
+    votesOf(db, MERGE_REQUEST, ids),
     timeSpentOf(db, ids, MERGE_REQUEST),
     mergeabilityFields(deps, rows),
     diffIds.length ? db.selectFrom('merge_request_diffs').select(['id', 'base_commit_sha', 'head_commit_sha', 'start_commit_sha', 'real_size']).where('id', 'in', diffIds).execute() : [],
@@ -319,11 +301,7 @@ export async function loadMergeRequestPresentation(
   for (const m of milestones) pres.milestones.set(m.id, m);
   for (const p of projects) pres.projects.set(p.id, p);
   for (const d of diffs) pres.diffs.set(d.id, d);
-  for (const v of votes) {
-    const e = pres.votes.get(v.awardable_id) ?? { up: 0, down: 0 };
-    if (v.name === 'thumbsup') e.up = Number(v.n); else e.down = Number(v.n);
-    pres.votes.set(v.awardable_id, e);
-  }
+  pres.votes = votes;
   const groupIds = [...new Set(milestones.map((m) => m.group_id).filter((x): x is number => x !== null))];
   const userIds = new Set<number>();
   for (const r of rows) {
@@ -451,24 +429,7 @@ export async function updateMergeRequest(deps: ServiceDeps, scope: MergeRequestS
       mr: after, before: mr, actor: scope.actor, addedLabelIds: [], removedLabelIds: [], addedAssigneeIds: [], removedAssigneeIds: [],
       addedReviewerIds: [], removedReviewerIds: [], at: now,
     };
-    if (meta && (input.labels !== undefined || input.add_labels !== undefined || input.remove_labels !== undefined)) {
-      const current = (await trx.selectFrom('label_links').select('label_id').where('target_type', '=', MERGE_REQUEST).where('target_id', '=', mr.id).execute()).map((r) => r.label_id);
-      const next = new Set(input.labels !== undefined ? await labelIdsFor(trx, scope, groupIds, splitTitles(input.labels), true, now) : current);
-      for (const id of await labelIdsFor(trx, scope, groupIds, splitTitles(input.add_labels), true, now)) next.add(id);
-      for (const id of await labelIdsFor(trx, scope, groupIds, splitTitles(input.remove_labels), false, now)) next.delete(id);
-      change.addedLabelIds = [...next].filter((id) => !current.includes(id));
-      change.removedLabelIds = current.filter((id) => !next.has(id));
-      if (change.removedLabelIds.length) {
-        await trx.deleteFrom('label_links').where('target_type', '=', MERGE_REQUEST).where('target_id', '=', mr.id).where('label_id', 'in', change.removedLabelIds).execute();
-      }
-      if (change.addedLabelIds.length) {
-        await trx.insertInto('label_links').values(change.addedLabelIds.map((label_id) => ({ label_id, target_type: MERGE_REQUEST, target_id: mr.id, created_at: now }))).execute();
-      }
-      const events = [...change.addedLabelIds.map((label_id) => ({ label_id, action: 'add' })), ...change.removedLabelIds.map((label_id) => ({ label_id, action: 'remove' }))];
-      if (events.length) {
-        await trx.insertInto('resource_label_events').values(events.map((e) => ({ ...e, target_type: MERGE_REQUEST, target_id: mr.id, user_id: uid, created_at: now }))).execute();
-      }
-    }
+    if (meta) Object.assign(change, await changeLabels(trx, scope, { type: MERGE_REQUEST, id: mr.id }, input, true, groupIds, uid, now));
     if (meta && input.assignee_ids !== undefined) {
       const r = await replaceUsers(trx, 'merge_request_assignees', mr.id, input.assignee_ids, now);
       change.addedAssigneeIds = r.added;
@@ -479,17 +440,8 @@ export async function updateMergeRequest(deps: ServiceDeps, scope: MergeRequestS
       change.addedReviewerIds = r.added;
       change.removedReviewerIds = r.removed;
     }
-    if (mr.state !== after.state) {
-      await trx.insertInto('resource_state_events')
-        .values({ target_type: MERGE_REQUEST, target_id: mr.id, user_id: uid, state: after.state === 'closed' ? 'closed' : 'reopened', created_at: now }).execute();
-    }
-    if (mr.milestone_id !== after.milestone_id) {
-      const removed = after.milestone_id === null;
-      await trx.insertInto('resource_milestone_events').values({
-        target_type: MERGE_REQUEST, target_id: mr.id, user_id: uid, milestone_id: removed ? mr.milestone_id : after.milestone_id,
-        action: removed ? 'remove' : 'add', state: after.state, created_at: now,
-      }).execute();
-    }
+    await writeStateEvent(trx, { type: MERGE_REQUEST, id: mr.id }, uid, mr, after, now);
+    await writeMilestoneEvent(trx, { type: MERGE_REQUEST, id: mr.id }, uid, mr, after, now);
     if (input.description !== undefined) await linkClosingIssues(trx, after, now);
     await writeMergeRequestSystemNotes(trx, change);
     const action = mr.state !== after.state ? (after.state === 'closed' ? 'close' : 'reopen') : 'update';
@@ -522,16 +474,7 @@ export async function mergeRequestChanges(trx: Db, c: MergeRequestChange): Promi
 /** Removes a merge request, everything hung on it by (type, id), and its head ref. */
 export async function deleteMergeRequest(deps: ServiceDeps, project: ProjectRow, mr: MergeRequestRow): Promise<void> {
   await deps.db.transaction().execute(async (trx) => {
-    const noteIds = trx.selectFrom('notes').select('id').where('noteable_type', '=', MERGE_REQUEST).where('noteable_id', '=', mr.id);
-    await trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Note').where('awardable_id', 'in', noteIds).execute();
-    await trx.deleteFrom('notes').where('noteable_type', '=', MERGE_REQUEST).where('noteable_id', '=', mr.id).execute();
-    await trx.deleteFrom('award_emoji').where('awardable_type', '=', MERGE_REQUEST).where('awardable_id', '=', mr.id).execute();
-    await trx.deleteFrom('label_links').where('target_type', '=', MERGE_REQUEST).where('target_id', '=', mr.id).execute();
-    await trx.deleteFrom('subscriptions').where('subscribable_type', '=', MERGE_REQUEST).where('subscribable_id', '=', mr.id).execute();
-    await trx.deleteFrom('timelogs').where('target_type', '=', MERGE_REQUEST).where('target_id', '=', mr.id).execute();
-    for (const table of ['resource_label_events', 'resource_state_events', 'resource_milestone_events'] as const) {
-      await trx.deleteFrom(table).where('target_type', '=', MERGE_REQUEST).where('target_id', '=', mr.id).execute();
-    }
+    await deleteDependents(trx, { type: MERGE_REQUEST, id: mr.id });
     await trx.deleteFrom('merge_requests').where('id', '=', mr.id).execute();
   });
   // The head ref goes after the row: a crash in between leaves a ref the next merge request with that iid never gets.
@@ -542,18 +485,7 @@ export async function deleteMergeRequest(deps: ServiceDeps, project: ProjectRow,
 
 /** Subscribes or unsubscribes the user; false when they already were (the route answers 304). */
 export async function setSubscription(deps: ServiceDeps, userId: number, mr: MergeRequestRow, subscribed: boolean): Promise<boolean> {
-  return deps.db.transaction().execute(async (trx) => {
-    if ((await isSubscribed(trx, userId, mr)) === subscribed) return false;
-    const now = deps.clock.now();
-    const updated = await trx.updateTable('subscriptions').set({ subscribed: subscribed ? 1 : 0, updated_at: now })
-      .where('subscribable_type', '=', MERGE_REQUEST).where('subscribable_id', '=', mr.id).where('user_id', '=', userId).executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) {
-      await trx.insertInto('subscriptions').values({
-        user_id: userId, subscribable_type: MERGE_REQUEST, subscribable_id: mr.id, project_id: mr.target_project_id, subscribed: subscribed ? 1 : 0, created_at: now, updated_at: now,
-      }).execute();
-    }
-    return true;
-  });
+  return setNoteableSubscription(deps, userId, { type: MERGE_REQUEST, id: mr.id, projectId: mr.target_project_id }, subscribed, (trx) => isSubscribed(trx, userId, mr));
 }
 
 /** The author, whoever commented, the assignees and the reviewers, each once, keeping only those who may read it. */

@@ -48,19 +48,20 @@ export async function checkPair(deps: ServiceDeps, projectId: number, repo: Repo
   const key = `${projectId}:${targetSha}:${sourceSha}`;
   const hit = pairs.get(key);
   if (hit) return hit;
-  const [row, div] = await Promise.all([
-    deps.db.selectFrom('merge_request_mergeability').selectAll().where('project_id', '=', projectId)
-      .where('target_sha', '=', targetSha).where('source_sha', '=', sourceSha).executeTakeFirst(),
-    repo.divergence(targetSha, sourceSha),
-  ]);
+  const row = await deps.db.selectFrom('merge_request_mergeability').selectAll().where('project_id', '=', projectId)
+    .where('target_sha', '=', targetSha).where('source_sha', '=', sourceSha).executeTakeFirst();
   let check: PairCheck;
   if (row) {
+    const div = await repo.divergence(targetSha, sourceSha);
     check = {
       targetSha, sourceSha, mergeBase: row.merge_base_sha, hasConflicts: !!row.has_conflicts, tree: row.tree_sha ?? '',
       conflicts: row.conflict_paths ? (JSON.parse(row.conflict_paths) as string[]) : [], ...div,
     };
   } else {
-    const [merged, base] = await Promise.all([repo.mergeTree(targetSha, sourceSha), repo.mergeBase(targetSha, sourceSha)]);
+    // Two git processes: the merge itself, and one walk for the divergence counts and the merge base.
+    const [merged, walk] = await Promise.all([repo.mergeTree(targetSha, sourceSha), repo.divergenceAndBase(targetSha, sourceSha)]);
+    const base = walk.base !== undefined ? walk.base : await repo.mergeBase(targetSha, sourceSha);
+    const div = { behind: walk.behind, ahead: walk.ahead };
     check = { targetSha, sourceSha, mergeBase: base, hasConflicts: !merged.clean, tree: merged.tree, conflicts: merged.conflicts, ...div };
     await deps.db.insertInto('merge_request_mergeability').values({
       project_id: projectId, target_sha: targetSha, source_sha: sourceSha, merge_base_sha: base, has_conflicts: merged.clean ? 0 : 1,

@@ -1,59 +1,34 @@
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, type TestApp } from '../../../test/support/app.ts';
 import { makeUser } from '../../../test/support/fixtures.ts';
+import { python, pythonGitlab, pythonServer, pythonSkip } from '../../../test/support/python-gitlab.ts';
 
 // python-gitlab 3.12 and its `gitlab` command line on the repository area, in the steps of its own functional tests
 // (tests/functional/api/test_repository.py, tests/functional/cli/test_cli_repository.py).
-const run = promisify(execFile);
-const python = ['/usr/bin/python3', 'python3'].find((p) => (p.startsWith('/') ? existsSync(p) : true)
-  && spawnSync(p, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0);
-const skip = python ? false : 'python-gitlab is not installed';
 
-const PRELUDE = `
-import base64, json, os, tarfile, zipfile, gitlab
-from io import BytesIO
-gl = gitlab.Gitlab(os.environ["GL_URL"], private_token=os.environ["GL_TOKEN"])
-out = {}
-`;
-
-let t: TestApp;
-let url = '';
+const server = pythonServer();
 let token = '';
 before(async () => {
-  if (!python) return;
-  t = await buildTestApp();
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  token = (await makeUser(t.app, { username: 'pyrepo', admin: true })).token;
+  if (pythonSkip) return;
+  await server.ready();
+  token = (await makeUser(server.t.app, { username: 'pyrepo', admin: true })).token;
 });
-after(async () => { if (t) await t.close(); });
 
-async function py(script: string): Promise<any> {
-  try {
-    const { stdout } = await run(python!, ['-c', PRELUDE + script + '\nprint(json.dumps(out))'], {
-      env: { ...process.env, GL_URL: url, GL_TOKEN: token }, timeout: 120_000,
-    });
-    return JSON.parse(stdout.trim().split('\n').pop()!);
-  } catch (e: any) {
-    throw new Error(`python-gitlab failed: ${e.stderr ?? e.message}`);
-  }
-}
+const py = (script: string) => pythonGitlab(server.url, token, script);
+const run = promisify(execFile);
 
 async function cli(args: Array<string | number>): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(python!, ['-m', 'gitlab', '--server-url', url, '--private-token', token, ...args.map(String)], { timeout: 60_000 });
+    const { stdout, stderr } = await run(python!, ['-m', 'gitlab', '--server-url', server.url, '--private-token', token, ...args.map(String)], { timeout: 60_000 });
     return { code: 0, stdout, stderr };
   } catch (e: any) {
     return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
 }
 
-test('python-gitlab: a branch in an empty repository, files, headers, blame, raw, tree, blobs', { skip }, async () => {
+test('python-gitlab: a branch in an empty repository, files, headers, blame, raw, tree, blobs', { skip: pythonSkip }, async () => {
   const out = await py(`
 p = gl.projects.create({"name": "py-empty"})
 b = p.branches.create({"branch": "feature", "ref": "main"})
@@ -92,7 +67,7 @@ out["blob_json"] = base64.b64decode(project.repository_blob(tree[0]["id"])["cont
   });
 });
 
-test('python-gitlab: archives in every format, commits, diff, refs, signature, cherry-pick, revert, merge base, contributors', { skip }, async () => {
+test('python-gitlab: archives in every format, commits, diff, refs, signature, cherry-pick, revert, merge base, contributors', { skip: pythonSkip }, async () => {
   const out = await py(`
 project = gl.projects.get("pyrepo/py-repo")
 archive = project.repository_archive()
@@ -162,7 +137,7 @@ out["contributors"] = [[c["name"], c["commits"]] for c in project.repository_con
   });
 });
 
-test('the gitlab command line: file create, branch create, revert, signature', { skip }, async () => {
+test('the gitlab command line: file create, branch create, revert, signature', { skip: pythonSkip }, async () => {
   const project = await py(`out["id"] = gl.projects.create({"name": "py-cli"}).id`);
   const id = project.id;
   let r = await cli(['project-branch', 'create', '--project-id', id, '--branch', 'topic', '--ref', 'main']);
