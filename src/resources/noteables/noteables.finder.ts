@@ -170,7 +170,7 @@ export function noteableFinder(n: NoteableTable) {
             .where('namespaces.traversal', '>=', t).where('namespaces.traversal', '<', `${t.slice(0, -1)}0`));
         }
         if (f.non_archived !== false) q = q.where('projects.archived', '=', 0);
-      }
+      } else if (f.non_archived) q = q.where('projects.archived', '=', 0);
     }
     q = q.where((eb: any) => own.readable(eb, a, now) ?? sql<SqlBool>`1 = 1`);
     if (f.state && f.state !== 'all') q = q.where(col('state'), '=', f.state);
