@@ -132,7 +132,7 @@ export async function prepareWork(repoPath: string, prefix: string, count: numbe
 /** Deletes the branches left by earlier runs' creation and merge rows (those named `<prefix>...`). */
 export async function dropWork(repoPath: string, prefix: string): Promise<number> {
   const repo = new Repository(repoPath);
-  const refs = (await repo.git(['for-each-ref', '--format=%(refname)', `refs/heads/${prefix}`])).stdout.toString().split('\n').filter(Boolean);
+  const refs = (await repo.git(['for-each-ref', '--format=%(refname)', `refs/heads/${prefix}*`])).stdout.toString().split('\n').filter(Boolean);
   if (refs.length) await repo.git(['update-ref', '--stdin'], { input: refs.map((r) => `delete ${r}\n`).join('') });
   repo.invalidate();
   return refs.length;
