@@ -5,7 +5,8 @@
 //   npm run bench -- --set search --data-dir D --workers 2
 //
 // It adds: a rare word ("zephyr") to 0.1 % of the issue titles (the substring indexes follow through their
-// triggers), merge requests over the issue projects, a repository the size of a real one in the largest project
+// triggers), merge requests over the issue projects (a tenth in the largest one; the rows bench/run.ts --set
+// merge-requests lists), a repository the size of a real one in the largest project
 // (generated with git fast-import: files of text lines, then single-file commits; some lines hold the word
 // "quasar"), and a user `sparse` who is a member of 1 % of the issue projects, which are made private, so that
 // user sees 1 % of the instance. Writes <data dir>/bench-search.json for `bench/run.ts --set search`.
