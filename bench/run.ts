@@ -2,6 +2,7 @@
 //
 //   npm run bench -- --data-dir /work/bench-data/sqlite [--duration 10] [--connections 32]
 //   DATABASE_URL=postgres://... npm run bench -- --data-dir /work/bench-data/pg
+//   npm run bench -- --set planning|search|merge-requests|... --data-dir D --workers 2 [--scratch: print, write no results]
 //
 // By default the server runs as one process pinned to CPU 0 and the load generator on CPU 1 (when the machine
 // has two cores or more): the cost of a request on one core. With `--workers n` the server runs n worker
