@@ -148,12 +148,12 @@ async function runFixedRate(o: { url?: string; paths: string[]; auth?: boolean; 
 async function run(name: string, o: { url?: string; paths: string[]; auth?: boolean; rate?: number; post?: string }): Promise<Row> {
   if (o.rate) {
     const row = { name, ...(await runFixedRate({ ...o, rate: o.rate })) };
-    console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}`);
+    console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}${row.errors ? `  errors ${row.errors}` : ''}`);
     return row;
   }
   if (loadgen === 'wrk') {
     const row = { name, ...runWrk(o.url ?? `http://127.0.0.1:${port}`, o) };
-    console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}`);
+    console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}${row.errors ? `  errors ${row.errors}` : ''}`);
     return row;
   }
   let i = 0;
@@ -168,7 +168,7 @@ async function run(name: string, o: { url?: string; paths: string[]; auth?: bool
     requests: [{ method: o.post ? 'POST' : 'GET', body: o.post, setupRequest: (req: any) => ({ ...req, path: o.paths[i++ % o.paths.length] }) }],
   } as any);
   const row: Row = { name, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors, rate: o.rate };
-  console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}`);
+  console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}${row.errors ? `  errors ${row.errors}` : ''}`);
   return row;
 }
 
