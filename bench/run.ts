@@ -2,6 +2,7 @@
 //
 //   npm run bench -- --data-dir /work/bench-data/sqlite [--duration 10] [--connections 32]
 //   DATABASE_URL=postgres://... npm run bench -- --data-dir /work/bench-data/pg
+//   npm run bench -- --set planning|search|merge-requests|... --data-dir D --workers 2 [--scratch: print, write no results]
 //
 // By default the server runs as one process pinned to CPU 0 and the load generator on CPU 1 (when the machine
 // has two cores or more): the cost of a request on one core. With `--workers n` the server runs n worker
@@ -19,6 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { startup, storageMove, twoServers, type Table } from './extra.ts';
+import { dropWork, prepareWork, readFacts, type MergeRequestFacts } from './merge-requests.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -33,6 +35,8 @@ const { values: args } = parseArgs({
     set: { type: 'string', default: 'projects' },
     runs: { type: 'string', default: '5' },
     'size-mb': { type: 'string', default: '100' },
+    work: { type: 'string', default: '3000' },
+    scratch: { type: 'boolean', default: false },
   },
 });
 const workers = Number(args.workers);
@@ -144,12 +148,12 @@ async function runFixedRate(o: { url?: string; paths: string[]; auth?: boolean; 
 async function run(name: string, o: { url?: string; paths: string[]; auth?: boolean; rate?: number; post?: string }): Promise<Row> {
   if (o.rate) {
     const row = { name, ...(await runFixedRate({ ...o, rate: o.rate })) };
-    console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}`);
+    console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}${row.errors ? `  errors ${row.errors}` : ''}`);
     return row;
   }
   if (loadgen === 'wrk') {
     const row = { name, ...runWrk(o.url ?? `http://127.0.0.1:${port}`, o) };
-    console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}`);
+    console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}${row.errors ? `  errors ${row.errors}` : ''}`);
     return row;
   }
   let i = 0;
@@ -164,7 +168,7 @@ async function run(name: string, o: { url?: string; paths: string[]; auth?: bool
     requests: [{ method: o.post ? 'POST' : 'GET', body: o.post, setupRequest: (req: any) => ({ ...req, path: o.paths[i++ % o.paths.length] }) }],
   } as any);
   const row: Row = { name, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors, rate: o.rate };
-  console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}`);
+  console.log(`${name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.non2xx ? `  non-2xx ${row.non2xx}` : ''}${row.errors ? `  errors ${row.errors}` : ''}`);
   return row;
 }
 
@@ -209,7 +213,17 @@ async function main() {
   if (['startup', 'storage-move', 'two-servers'].includes(args.set!)) return extra(args.set!);
   if (pin) spawnSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' });
   const loadBefore = loadavg()[0];
+  // The merge request set's state-changing rows consume branches written before the server reads any ref.
+  const work = args.set === 'merge-requests' ? await mergeRequestWork() : null;
   const server = await startServer();
+  if (work) {
+    try {
+      await mergeRequestRows(work);
+    } finally {
+      server.kill('SIGTERM');
+    }
+    return;
+  }
   if (args.set === 'search') {
     try {
       await searchRows();
@@ -343,6 +357,166 @@ async function searchRows() {
   writeResults();
 }
 
+/** Branches for the creation and merge rows, written before the server starts (after dropping earlier runs' ones). */
+async function mergeRequestWork(): Promise<{ facts: MergeRequestFacts; branches: string[] }> {
+  const facts = readFacts(dataDir);
+  const dropped = await dropWork(facts.repoPath, 'bench-work-');
+  const t = Date.now();
+  const branches = await prepareWork(facts.repoPath, `bench-work-${Date.now().toString(36)}-`, Number(args.work));
+  console.log(`${branches.length} work branches written in ${Date.now() - t} ms (${dropped} left by earlier runs dropped)`);
+  return { facts, branches };
+}
+
+interface WorkItem { method: 'POST' | 'PUT'; path: string; body?: unknown }
+
+/**
+ * State-changing requests, each sent once, over `conns` keep-alive connections in a closed loop, until the work runs
+ * out or `duration` seconds pass. The rate counts successes only; the others are reported as non-2xx. `ok` receives
+ * each successful answer's body with its item's index.
+ */
+async function runWork(name: string, items: WorkItem[], conns: number, ok?: (body: any, i: number) => void): Promise<Row> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: conns });
+  const latencies: number[] = [];
+  let next = 0;
+  let successes = 0;
+  let non2xx = 0;
+  let errors = 0;
+  const start = performance.now();
+  const deadline = start + duration * 1000;
+  const send = (item: WorkItem) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const payload = item.body === undefined ? '' : JSON.stringify(item.body);
+    const req = http.request({
+      host: '127.0.0.1', port, path: item.path, method: item.method, agent,
+      headers: { 'private-token': token, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString() }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+  let firstFailure = '';
+  await Promise.all(Array.from({ length: conns }, async () => {
+    while (next < items.length && performance.now() < deadline) {
+      const i = next++;
+      const at = performance.now();
+      try {
+        const r = await send(items[i]);
+        latencies.push(performance.now() - at);
+        if (r.status >= 200 && r.status < 300) {
+          successes++;
+          ok?.(JSON.parse(r.body), i);
+        } else {
+          non2xx++;
+          firstFailure ||= `${r.status} ${r.body.slice(0, 200)}`;
+        }
+      } catch {
+        errors++;
+      }
+    }
+  }));
+  const elapsed = (performance.now() - start) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? NaN) * 10) / 10;
+  const row: Row = { name: `${name} (${successes.toLocaleString('en')} done)`, rps: Math.round((successes / elapsed) * 10) / 10, p50: at(0.5), p99: at(0.99), non2xx, errors };
+  console.log(`${row.name.padEnd(58)} ${String(row.rps).padStart(7)} /s     p50 ${row.p50} ms  p99 ${row.p99} ms${non2xx ? `  non-2xx ${non2xx} (first: ${firstFailure})` : ''}${next === items.length && elapsed < duration ? '  (work ran out before the duration)' : ''}`);
+  return row;
+}
+
+/**
+ * The merge request rows (data from bench/search.ts then bench/merge-requests.ts): the list of the largest project
+ * (a tenth of the merge requests), one merge request, the same over 20,000 different ones, a 20-file page of the
+ * 1,000-file diff, the mergeability of the 1,000-commit source when its pair was never checked, creation on prepared
+ * branches and merging what was created.
+ */
+async function mergeRequestRows({ facts, branches }: { facts: MergeRequestFacts; branches: string[] }) {
+  const api = '/api/v4';
+  const base = `http://127.0.0.1:${port}${api}`;
+  const headers = { 'private-token': token, 'content-type': 'application/json' };
+  const get = async (path: string) => (await fetch(`${base}${path}`, { headers })).json();
+  const only = args.only ? new Set(args.only.split(',')) : null;
+  const want = (k: string) => !only || only.has(k);
+  const loadBefore = loadavg()[0];
+  const p = facts.project;
+  // The seeded rows hold iids 1 .. filesIid - 1 (bench/merge-requests.ts created the 1,000-file one right after them).
+  const seeded = facts.filesIid - 1;
+  console.log(`${dialect} merge-requests: project ${p} has ${seeded.toLocaleString('en')} seeded merge requests; ${cores} cores; ${workers} worker(s); ${loadgen}`);
+  const sample = (await get(`/projects/${p}/merge_requests?per_page=100`)) as Array<{ iid: number }>;
+  const rows: Row[] = [];
+  if (want('ceiling')) rows.push(await run('ceiling: bare Fastify route, fixed JSON', { url: `http://127.0.0.1:${port + 1}`, paths: ['/'] }));
+  if (want('list')) rows.push(await run(`GET /projects/:id/merge_requests (20, ${seeded.toLocaleString('en')} merge requests)`, { paths: [`${api}/projects/${p}/merge_requests`], auth: true }));
+  if (want('one')) rows.push(await run('GET /projects/:id/merge_requests/:iid', { paths: sample.map((m) => `${api}/projects/${p}/merge_requests/${m.iid}`), auth: true }));
+  if (want('cold')) {
+    const spread = Array.from({ length: 20_000 }, (_, k) => `${api}/projects/${p}/merge_requests/${1 + ((k * 7919) % Math.max(1, seeded))}`);
+    rows.push(await run(`GET /projects/:id/merge_requests/:iid, ${Math.min(20_000, seeded).toLocaleString('en')} different merge requests (cold caches)`, { paths: spread, auth: true }));
+  }
+  if (want('diffs')) {
+    const pages = Math.ceil(facts.files / 20);
+    // The version's first read (its stored file list) before the row, timed apart.
+    const first = performance.now();
+    const r = await fetch(`${base}/projects/${p}/merge_requests/${facts.filesIid}/diffs?page=1&per_page=20`, { headers });
+    await r.arrayBuffer();
+    console.log(`first read of the ${facts.files}-file diff: ${r.status} in ${Math.round(performance.now() - first)} ms`);
+    rows.push(await run(`GET .../merge_requests/:iid/diffs?page=N&per_page=20 (${facts.files.toLocaleString('en')} files)`, {
+      paths: Array.from({ length: pages }, (_, k) => `${api}/projects/${p}/merge_requests/${facts.filesIid}/diffs?page=${k + 1}&per_page=20`), auth: true,
+    }));
+  }
+  if (want('mergeability')) {
+    // Each round moves the target branch by one commit through the API, so the (target, source) pair has never been
+    // checked: no memo or row holds it, and the read asks git (merge-tree and the divergence walk).
+    const rounds = 20;
+    const times: number[] = [];
+    let failures = 0;
+    const tag = Date.now().toString(36);
+    for (let i = 0; i < rounds; i++) {
+      const moved = await fetch(`${base}/projects/${p}/repository/commits`, {
+        method: 'POST', headers,
+        body: JSON.stringify({ branch: facts.longTarget, commit_message: `Target moves ${tag}-${i}`, actions: [{ action: 'create', file_path: `bench/target/${tag}-${i}.txt`, content: `${i}\n` }] }),
+      });
+      if (moved.status !== 201) throw new Error(`moving ${facts.longTarget}: ${moved.status} ${await moved.text()}`);
+      const at = performance.now();
+      const r = await fetch(`${base}/projects/${p}/merge_requests/${facts.longIid}?include_diverged_commits_count=true`, { headers });
+      const body = (await r.json()) as { detailed_merge_status: string; diverged_commits_count: number };
+      times.push(performance.now() - at);
+      if (r.status !== 200 || body.detailed_merge_status !== 'mergeable' || !(body.diverged_commits_count > 0)) failures++;
+    }
+    const sorted = [...times].sort((a, b) => a - b);
+    const q = (x: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * x))] * 10) / 10;
+    const row: Row = { name: `mergeability: GET .../merge_requests/:iid, source ${facts.ahead.toLocaleString('en')} commits ahead, pair never checked (${rounds} rounds, one at a time)`, rps: Math.round(1000 / (times.reduce((a, b) => a + b, 0) / rounds)), p50: q(0.5), p99: q(0.99), non2xx: failures, errors: 0 };
+    console.log(`${row.name.padEnd(58)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${failures ? `  not mergeable or failed ${failures}` : ''}`);
+    rows.push(row);
+  }
+  // Creation: each request names a branch of its own (written before the server started); merging: what was created.
+  const created: number[] = [];
+  if (want('create') || want('merge')) {
+    rows.push(await runWork('POST /projects/:id/merge_requests, each from its own new branch', branches.map((b) => ({
+      method: 'POST', path: `${api}/projects/${p}/merge_requests`, body: { source_branch: b, target_branch: 'main', title: `Work ${b}` },
+    })), connections, (body) => created.push(body.iid)));
+  }
+  if (want('merge')) {
+    // One at a time: merges into one branch are serialised by the compare-and-swap of its ref (a concurrent one that
+    // loses the race answers 409 and would be counted as a failure, not retried).
+    rows.push(await runWork('PUT .../merge_requests/:iid/merge, each a merge commit', created.map((iid) => ({
+      method: 'PUT', path: `${api}/projects/${p}/merge_requests/${iid}/merge`,
+    })), 1));
+  }
+  // What the creation row made and the merge row left open is deleted (the merged ones stay, as merged history).
+  const left = (await Promise.all(created.map(async (iid) => ({ iid, state: ((await get(`/projects/${p}/merge_requests/${iid}`)) as { state: string }).state }))))
+    .filter((m) => m.state === 'opened');
+  for (const m of left) await fetch(`${base}/projects/${p}/merge_requests/${m.iid}`, { method: 'DELETE', headers: { 'private-token': token } });
+  if (left.length) console.log(`${left.length} merge requests left open by the rows deleted`);
+  const out = {
+    set: 'merge-requests', dialect, date: new Date().toISOString(), cores, cpu: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30),
+    node: process.version, mergeRequests: seeded, files: facts.files, ahead: facts.ahead, duration, connections, pinned: pin, workers, loadgen, rows,
+    loadAverage: { before: Math.round(loadBefore * 10) / 10, after: Math.round(loadavg()[0] * 10) / 10 },
+  };
+  if (!only && !args.scratch) writeFileSync(join('bench', `results-merge-requests-${dialect}${workers > 1 ? `-w${workers}` : ''}.json`), `${JSON.stringify(out, null, 2)}\n`);
+  if (args.scratch) console.log(JSON.stringify(out.loadAverage));
+  else writeResults();
+}
+
 function writeResults() {
   const files = readdirSync('bench').filter((f) => /^results-.*\.json$/.test(f)).sort();
   const parts = ['# Benchmark results', '',
@@ -357,7 +531,11 @@ function writeResults() {
     'full page ≥ 600 req/s; p99 under 10 ms at a fixed 1,000 req/s.',
     'Planning targets (2 workers, 1,000,000 issues over 10,000 projects, 100,000 in one, 5,000,000 notes): a 20-issue page',
     '≥ 2,500 req/s, filtered by labels + state + search ≥ 800 req/s; one issue ≥ 8,000 req/s; `GET /issues` for a member of',
-    '300 projects ≥ 1,000 req/s; issue creation ≥ 500/s.', ''];
+    '300 projects ≥ 1,000 req/s; issue creation ≥ 500/s.',
+    'Merge request targets (2 workers, 1,000,000 merge requests over 10,000 projects): a 20-item page ≥ 2,500 req/s; one',
+    'merge request ≥ 6,000 req/s; a 20-file page of a 1,000-file diff ≥ 500 req/s; creation ≥ 100/s; merging (each a merge',
+    'commit) ≥ 20/s; the mergeability of a source 1,000 commits ahead, never checked before, under 50 ms. The creation and',
+    'merge rows count successes per second (each request does new work, prepared before the run).', ''];
   for (const f of files) {
     const r = JSON.parse(readFileSync(join('bench', f), 'utf8'));
     if (EXTRA_TITLES[r.set]) {
@@ -370,6 +548,7 @@ function writeResults() {
     }
     const setup = (r.workers ?? 1) > 1 ? `${r.workers} workers on ${r.cores} cores` : 'one core';
     const size = r.set === 'planning' ? `planning, ${r.issues.toLocaleString('en')} issues in the largest project`
+      : r.set === 'merge-requests' ? `merge requests, ${r.mergeRequests.toLocaleString('en')} in the largest project, diff of ${r.files.toLocaleString('en')} files, source ${r.ahead.toLocaleString('en')} commits ahead`
       : r.set === 'search' ? `search, ${r.projects.toLocaleString('en')} projects, repository of ${r.repository.files.toLocaleString('en')} files / ${r.repository.mb} MB / ${r.repository.commits.toLocaleString('en')} commits`
         : `${r.projects.toLocaleString('en')} projects`;
     parts.push(`## ${r.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'} — ${size} — ${setup}`, '',

@@ -5,7 +5,8 @@
 //   npm run bench -- --set search --data-dir D --workers 2
 //
 // It adds: a rare word ("zephyr") to 0.1 % of the issue titles (the substring indexes follow through their
-// triggers), merge requests over the issue projects, a repository the size of a real one in the largest project
+// triggers), merge requests over the issue projects (a tenth in the largest one; the rows bench/run.ts --set
+// merge-requests lists), a repository the size of a real one in the largest project
 // (generated with git fast-import: files of text lines, then single-file commits; some lines hold the word
 // "quasar"), and a user `sparse` who is a member of 1 % of the issue projects, which are made private, so that
 // user sees 1 % of the instance. Writes <data dir>/bench-search.json for `bench/run.ts --set search`.
@@ -119,18 +120,27 @@ async function main(): Promise<void> {
   // The rare word in 0.1 % of issue titles.
   if (!(await has(db.selectFrom('issues').select('id').where('title', 'like', '% zephyr')))) await db.updateTable('issues').set({ title: sql`title || ' zephyr'` }).where(sql`id % 1000`, '=', 7).execute();
   console.log(`issues: rare word added (${Math.round((Date.now() - t0) / 1000)} s)`);
-  // Merge requests over the issue projects (rows only: searching reads no git for them).
+  // Merge requests over the issue projects (rows only: searching and listing read no git for them), a tenth of them
+  // in the largest project as for issues: 60 % opened, 25 % merged, 15 % closed, authors spread over the users, an
+  // iid per target project (counter rows below), each from its own `feature-<iid>` branch into main.
+  const users = Number((await db.selectFrom('users').select(sql`max(id)`.as('m')).executeTakeFirst()).m);
   const iids = new Map<number, number>();
+  const mrProject = (k: number) => (k % 10 === 0 ? big : 1 + (k % Math.max(1, issueProjects)));
   if (!(await has(db.selectFrom('merge_requests').select('id')))) await stream('merge_requests', MRS, (k) => {
-    const pid = 1 + (k % Math.max(1, issueProjects));
+    const pid = mrProject(k);
     const iid = (iids.get(pid) ?? 0) + 1;
     iids.set(pid, iid);
     const created = now - 300 * 86_400_000 + k * 10;
+    const state = k % 20 < 12 ? 'opened' : k % 20 < 17 ? 'merged' : 'closed';
+    const done = created + 86_400_000;
     return {
       target_project_id: pid, iid, target_branch: 'main', source_project_id: pid, source_branch: `feature-${iid}`,
       title: `${WORDS[pick(WORDS.length)]}: ${WORDS[pick(WORDS.length)]} ${WORDS[pick(WORDS.length)]}${k % 1000 === 7 ? ' zephyr' : ''}`,
-      description: null, draft: 0, author_id: 2, milestone_id: null, sha: null, squash: 0, force_remove_source_branch: null, allow_collaboration: 0,
-      created_at: created, updated_at: created,
+      description: null, state, draft: 0, author_id: 2 + ((k * 7919) % Math.max(1, users - 1)), milestone_id: null, sha: null, squash: 0,
+      force_remove_source_branch: null, allow_collaboration: 0, merge_status: state === 'merged' ? 'can_be_merged' : 'unchecked',
+      merged_by_id: state === 'merged' ? 2 : null, merged_at: state === 'merged' ? done : null,
+      closed_by_id: state === 'closed' ? 2 : null, closed_at: state === 'closed' ? done : null,
+      created_at: created, updated_at: state === 'opened' ? created : done,
     };
   }, 500);
   if (iids.size) await db.insertInto('internal_ids').values([...iids].map(([owner_id, last_value]) => ({ usage: 'merge_requests', owner_id, last_value })))
