@@ -118,6 +118,13 @@ describe('issues: create, read, update, delete', () => {
     assert.deepEqual(r.body.labels, ['group-label', 'new-label']);
     assert.equal(await count('labels'), labelsBefore + 1);
     const created = await t.app.db.selectFrom('labels').selectAll().where('title', '=', 'new-label').executeTakeFirstOrThrow();
+    // The open event carries the new issue's label and assignee ids (what it was created with).
+    const labelIds = (await t.app.db.selectFrom('labels').select('id').where('title', 'in', ['group-label', 'new-label']).orderBy('id').execute()).map((l) => l.id);
+    const job = await t.app.db.selectFrom('jobs').select('args').where('kind', 'like', 'events.%').orderBy('id', 'desc').executeTakeFirstOrThrow();
+    const event = JSON.parse(job.args);
+    assert.equal(event.issueId, r.body.id);
+    assert.deepEqual(event.changes.label_ids, { previous: [], current: labelIds });
+    assert.deepEqual(event.changes.assignee_ids, { previous: [], current: [roles.developer.user.id] });
     assert.equal(created.project_id, project.id);
     assert.equal(created.color, '#6699cc');
     assert.equal(r.body.milestone.id, milestone.id);
