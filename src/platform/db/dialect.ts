@@ -98,12 +98,38 @@ export async function createTextIndex(db: Kysely<any>, dialect: DialectName, ind
  * `term` occurs, case-insensitively, in one of `index.columns` of the row of `index.table` (columns of the
  * table's index of `createTextIndex`, all or some). SQLite asks the trigram index for the rows holding the term (terms of three characters
  * or more; a shorter one has no trigram and is matched with LIKE); PostgreSQL's planner uses the trigram indexes.
+ * `perRow`: each row the rest of the query reaches is read and matched with LIKE instead (see `indexedTermIsCommon`),
+ * as a correlated condition, which SQLite checks after the query's other correlated conditions (label links, ...).
  */
-export function indexedContains(db: Kysely<any>, index: TextIndex, term: string): RawBuilder<SqlBool> {
+export function indexedContains(db: Kysely<any>, index: TextIndex, term: string, opts: { perRow?: boolean } = {}): RawBuilder<SqlBool> {
   const { table, columns } = index;
-  const like = () => sql<SqlBool>`(${sql.join(columns.map((c) => containsText(`${table}.${c}`, term)), sql` or `)})`;
-  if (dialectOf(db) !== 'sqlite' || [...term].length < 3) return like();
+  const like = (t: string) => sql<SqlBool>`(${sql.join(columns.map((c) => containsText(`${t}.${c}`, term)), sql` or `)})`;
+  if (dialectOf(db) !== 'sqlite' || [...term].length < 3) return like(table);
+  if (opts.perRow && perRowMatchesIndex(term)) {
+    const row = sql.raw(`${table}_text`);
+    return sql<SqlBool>`exists (select 1 from ${sql.table(table)} as ${row} where ${sql.ref(`${table}_text.id`)} = ${sql.ref(`${table}.id`)} and ${like(`${table}_text`)})`;
+  }
   const fts = sql.raw(`${table}_search`);
-  const match = `{${columns.join(' ')}} : "${term.replace(/"/g, '""')}"`;
-  return sql<SqlBool>`${sql.ref(`${table}.id`)} in (select rowid from ${fts} where ${fts} match ${match})`;
+  return sql<SqlBool>`${sql.ref(`${table}.id`)} in (select rowid from ${fts} where ${fts} match ${ftsPhrase(index, term)})`;
+}
+
+const ftsPhrase = ({ columns }: TextIndex, term: string) => `{${columns.join(' ')}} : "${term.replace(/"/g, '""')}"`;
+
+/**
+ * LIKE on lower-cased text and the trigram index agree on what holds a term when the term is printable ASCII
+ * (both fold ASCII letters only then); other terms always go through the index.
+ */
+const perRowMatchesIndex = (term: string) => /^[\x20-\x7e]+$/.test(term);
+
+/**
+ * Whether the SQLite trigram index holds more than `limit` rows with `term` (reading at most `limit + 1` of them).
+ * Taking a common term's rows from the index costs more than matching the rows of a query bounded otherwise (one
+ * project's issues): such a query asks `indexedContains(..., { perRow: true })`. Always false on PostgreSQL, whose
+ * planner weighs the trigram indexes itself, and for terms the index does not serve.
+ */
+export async function indexedTermIsCommon(db: Kysely<any>, index: TextIndex, term: string, limit: number): Promise<boolean> {
+  if (dialectOf(db) !== 'sqlite' || [...term].length < 3 || !perRowMatchesIndex(term)) return false;
+  const fts = sql.raw(`${index.table}_search`);
+  const { rows } = await sql<{ n: number }>`select count(*) as n from (select rowid from ${fts} where ${fts} match ${ftsPhrase(index, term)} limit ${limit + 1})`.execute(db);
+  return Number(rows[0]?.n ?? 0) > limit;
 }

@@ -245,12 +245,16 @@ const ISSUE_CHANGE_KEYS = [
 /** An issue change as the hook payloads carry it (`changes`); labels and assignees as their ids before and after. */
 export async function issueChanges(trx: Db, c: IssueChange): Promise<Changes> {
   const out = attributeChanges(c.before, c.issue, ISSUE_CHANGE_KEYS);
+  // A new issue has exactly the labels and assignees the change added: nothing to read back.
+  const created = c.before === null;
   if (c.addedLabelIds.length || c.removedLabelIds.length) {
-    const now = (await trx.selectFrom('label_links').select('label_id').where('target_type', '=', ISSUE).where('target_id', '=', c.issue.id).execute()).map((r) => r.label_id);
+    const now = created ? c.addedLabelIds
+      : (await trx.selectFrom('label_links').select('label_id').where('target_type', '=', ISSUE).where('target_id', '=', c.issue.id).execute()).map((r) => r.label_id);
     out.label_ids = listChange(now, c.addedLabelIds, c.removedLabelIds);
   }
   if (c.addedAssigneeIds.length || c.removedAssigneeIds.length) {
-    out.assignee_ids = listChange((await assigneeIdsOf(trx, [c.issue.id])).get(c.issue.id) ?? [], c.addedAssigneeIds, c.removedAssigneeIds);
+    const now = created ? c.addedAssigneeIds : (await assigneeIdsOf(trx, [c.issue.id])).get(c.issue.id) ?? [];
+    out.assignee_ids = listChange(now, c.addedAssigneeIds, c.removedAssigneeIds);
   }
   return out;
 }

@@ -5,6 +5,7 @@ import { addMember, castRoles, makeGroup, makeProject, quickUser, Role, type Rol
 import { makeIssue, makeIteration, makeLabel, makeMilestone } from '../../../test/support/fixtures.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { parseDuration, formatDuration } from './durations.ts';
+import { dialectOf, indexedTermIsCommon } from '../../platform/db/dialect.ts';
 
 let t: TestApp;
 before(async () => { t = await buildTestApp(); });
@@ -117,6 +118,13 @@ describe('issues: create, read, update, delete', () => {
     assert.deepEqual(r.body.labels, ['group-label', 'new-label']);
     assert.equal(await count('labels'), labelsBefore + 1);
     const created = await t.app.db.selectFrom('labels').selectAll().where('title', '=', 'new-label').executeTakeFirstOrThrow();
+    // The open event carries the new issue's label and assignee ids (what it was created with).
+    const labelIds = (await t.app.db.selectFrom('labels').select('id').where('title', 'in', ['group-label', 'new-label']).orderBy('id').execute()).map((l) => l.id);
+    const job = await t.app.db.selectFrom('jobs').select('args').where('kind', 'like', 'events.%').orderBy('id', 'desc').executeTakeFirstOrThrow();
+    const event = JSON.parse(job.args);
+    assert.equal(event.issueId, r.body.id);
+    assert.deepEqual(event.changes.label_ids, { previous: [], current: labelIds });
+    assert.deepEqual(event.changes.assignee_ids, { previous: [], current: [roles.developer.user.id] });
     assert.equal(created.project_id, project.id);
     assert.equal(created.color, '#6699cc');
     assert.equal(r.body.milestone.id, milestone.id);
@@ -548,6 +556,55 @@ describe('issues: list filters', () => {
     const r = await call(t.app, 'GET', `/projects/${p.id}/issues`, { token: owner.token, query: { assignee_id: 'x' } });
     assert.equal(r.status, 400);
     assert.deepEqual(r.body, { error: 'assignee_id is invalid' });
+  });
+});
+
+describe('issues: a search word the index holds for many rows, in one project', () => {
+  // Over 5,000 indexed rows hold "overheat": in one project the word is matched on the project's rows (SQLite),
+  // and the answer is the one the index gives.
+  let p: ProjectRow;
+  let roles: RoleCast;
+  before(async () => {
+    const filler = await makeProject(t.app, { visibility: 20 });
+    const now = t.app.clock.now();
+    for (let from = 0; from < 5_100; from += 300) {
+      await t.app.db.insertInto('issues').values(Array.from({ length: 300 }, (_, k) => ({
+        project_id: filler.id, iid: from + k + 1, title: `overheat ${from + k}`, description: null, author_id: null, confidential: 0, state: 'opened',
+        created_at: now, updated_at: now,
+      }))).execute();
+    }
+    p = await makeProject(t.app, { visibility: 20 });
+    roles = await castRoles(t.app, p);
+    const hot = await makeLabel(t.app, { projectId: p.id, title: 'hot' });
+    const at = (k: number) => t.app.db.updateTable('issues').set({ created_at: now + k * 1000 }).where('project_id', '=', p.id).where('iid', '=', k).execute();
+    await makeIssue(t.app, p, { title: 'OVERHEAT upper case', labels: [hot.id] });
+    await makeIssue(t.app, p, { title: 'in the description', description: 'it Overheats', labels: [hot.id] });
+    await makeIssue(t.app, p, { title: 'closed overheat', state: 'closed', labels: [hot.id] });
+    await makeIssue(t.app, p, { title: 'overheat without the label' });
+    await makeIssue(t.app, p, { title: 'secret overheat', confidential: true, labels: [hot.id] });
+    await makeIssue(t.app, p, { title: 'over heat, apart', labels: [hot.id] });
+    for (let k = 1; k <= 6; k++) await at(k);
+  });
+  const titles = async (query: Record<string, string>, token: string) => {
+    const r = await call(t.app, 'GET', `/projects/${p.id}/issues`, { token, query });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return { titles: r.body.map((i: any) => i.title), total: r.headers['x-total'] };
+  };
+  test('the word is common in the index (the per-row match is the one taken on SQLite)', async () => {
+    const index = { table: 'issues', columns: ['title', 'description'] };
+    assert.equal(await indexedTermIsCommon(t.app.db, index, 'overheat', 5_000), dialectOf(t.app.db) === 'sqlite');
+    assert.equal(await indexedTermIsCommon(t.app.db, index, 'upper case', 5_000), false);
+  });
+  test('labels + state + search: title and description, any case; confidential only to those who may see it', async () => {
+    assert.deepEqual(await titles({ labels: 'hot', state: 'opened', search: 'overheat' }, roles.maintainer.token),
+      { titles: ['secret overheat', 'in the description', 'OVERHEAT upper case'], total: '3' });
+    assert.deepEqual(await titles({ labels: 'hot', state: 'opened', search: 'overheat' }, roles.guest.token),
+      { titles: ['in the description', 'OVERHEAT upper case'], total: '2' });
+    assert.deepEqual(await titles({ search: 'OverHeat', in: 'title' }, roles.developer.token),
+      { titles: ['secret overheat', 'overheat without the label', 'closed overheat', 'OVERHEAT upper case'], total: '4' });
+    assert.deepEqual(await titles({ search: 'overheat upper', state: 'opened' }, roles.developer.token), { titles: ['OVERHEAT upper case'], total: '1' });
+    assert.deepEqual(await titles({ search: '"overheat upper"' }, roles.developer.token), { titles: ['OVERHEAT upper case'], total: '1' });
+    assert.deepEqual(await titles({ search: 'heat, apart' }, roles.developer.token), { titles: ['over heat, apart'], total: '1' });
   });
 });
 

@@ -1,6 +1,6 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
-import { containsText, fitsIntColumn, indexedContains } from '../../platform/db/dialect.ts';
+import { containsText, fitsIntColumn, indexedContains, indexedTermIsCommon } from '../../platform/db/dialect.ts';
 import { userAuthorization, type NamespaceRow, type Authorization } from '../../platform/membership.ts';
 import type { Actor } from '../../platform/access/actor.ts';
 import { searchWords } from '../feature-flag-user-lists/feature-flag-user-lists.service.ts';
@@ -11,6 +11,8 @@ import { searchWords } from '../feature-flag-user-lists/feature-flag-user-lists.
 // its finder adds the filters only it has (issues: due date, iteration, weight; merge requests: reviewers, branches).
 
 const DAY = 86_400_000;
+/** Rows of the search index above which a word is matched on a project's rows rather than taken from the index. */
+const COMMON_TERM_ROWS = 5_000;
 
 /** A filter value that names one thing or one of the special words (None, Any, ...); lower-cased words compare. */
 export type Special<T> = T | 'none' | 'any';
@@ -185,7 +187,12 @@ export function noteableFinder(n: NoteableTable) {
     if (f.search) {
       const index = { table: n.table, columns: f.in?.length ? f.in : ['title', 'description'] };
       // Each word ("quoted phrases" whole, at most 10) must occur in one of the searched columns (the search index).
-      for (const word of searchWords(f.search).slice(0, 10)) q = q.where(indexedContains(deps.db, index, word));
+      // In one project, a word the index holds for many rows is matched on the project's rows instead: taking all
+      // its rows from the index costs more than reading the project's, which the other filters narrow first.
+      for (const word of searchWords(f.search).slice(0, 10)) {
+        const perRow = ctx.kind === 'project' && await indexedTermIsCommon(deps.db, index, word, COMMON_TERM_ROWS);
+        q = q.where(indexedContains(deps.db, index, word, { perRow }));
+      }
     }
     const all = (eb: any, g: any, negated: boolean) => [...conditions(eb, g, actor, now, negated), ...(own.conditions?.(eb, g, now, negated) ?? [])];
     q = q.where((eb: any) => {
