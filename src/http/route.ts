@@ -6,8 +6,8 @@ import { isMultipart, readMultipart } from './multipart.ts';
 import { requireAdmin, requireUser, type Actor } from './auth.ts';
 import { sendRendered, tooManyRequests } from './errors.ts';
 import { hasCredential } from './rate-limit.ts';
-import { InvalidTokenError, UnauthorizedError } from '../platform/errors.ts';
-import type { GroupAbility, ProjectAbility } from '../platform/access/policy.ts';
+import { ForbiddenError, InvalidTokenError, UnauthorizedError } from '../platform/errors.ts';
+import { instanceDenial, type GroupAbility, type InstanceAbility, type ProjectAbility } from '../platform/access/policy.ts';
 import { defineObjectMemo } from '../platform/read-cache.ts';
 import { findGroup, findProject, type GroupContext, type ProjectContext } from './access.ts';
 import type { SpamParams } from '../platform/spam/spam-check.ts';
@@ -29,6 +29,8 @@ export interface RouteDef<I extends TObject = TObject> {
   project?: { param?: string; ability: ProjectAbility };
   /** Likewise for a group, given as `req.group`. */
   group?: { param?: string; ability: GroupAbility };
+  /** An ability over the installation (no project or group) the signed-in caller needs; 403 without it. */
+  instance?: { ability: InstanceAbility };
   /** Token scopes accepted besides `api` (and `read_api` on GET). */
   scopes?: string[];
   input?: I;
@@ -148,6 +150,10 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
         req.server.auth.checkScopes(actor, accepted);
         if (def.access === 'authenticated') requireUser(actor);
         if (def.access === 'admin') requireAdmin(actor);
+        if (def.instance) {
+          requireUser(actor);
+          if (instanceDenial(actor, def.instance.ability)) throw new ForbiddenError();
+        }
         // Path parameters win over body fields of the same name, so they are no multipart field.
         req.input = validate(params, multipart ? new Set(Object.keys(req.body as object).filter((k) => !pathParams.includes(k))) : undefined);
         if (def.project) req.project = await findProject(req.server, actor, req.input[def.project.param ?? 'id'], def.project.ability, { once: req.method !== 'GET' && req.method !== 'HEAD' });
