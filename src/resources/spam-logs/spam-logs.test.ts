@@ -114,15 +114,15 @@ describe('reading', () => {
     });
     assert.deepEqual(Object.keys(r.body[0]), ['id', 'user', 'source_ip', 'user_agent', 'via_api', 'noteable_type', 'title', 'description', 'recaptcha_verified', 'submitted_as_ham', 'created_at', 'updated_at']);
     assert.deepEqual([r.body[0].source_ip, r.body[0].user_agent, r.body[0].submitted_as_ham], [null, null, true]);
-    const filtered = async (query: Record<string, unknown>) =>
+    const filtered = async (query: Record<string, string>) =>
       (await call(t.app, 'GET', '/admin/spam_logs', { token: admin.token, query })).body.map((x: any) => x.id);
-    assert.deepEqual(await filtered({ recaptcha_verified: true }), [b.id]);
-    assert.deepEqual(await filtered({ recaptcha_verified: false }), [c.id, a.id]);
-    assert.deepEqual(await filtered({ submitted_as_ham: true }), [c.id]);
-    assert.deepEqual(await filtered({ user_id: spammer.user.id }), [c.id, a.id]);
-    assert.deepEqual(await filtered({ user_id: 2147483647 }), []);
+    assert.deepEqual(await filtered({ recaptcha_verified: 'true' }), [b.id]);
+    assert.deepEqual(await filtered({ recaptcha_verified: 'false' }), [c.id, a.id]);
+    assert.deepEqual(await filtered({ submitted_as_ham: 'true' }), [c.id]);
+    assert.deepEqual(await filtered({ user_id: String(spammer.user.id) }), [c.id, a.id]);
+    assert.deepEqual(await filtered({ user_id: '2147483647' }), []);
     assert.deepEqual(await filtered({ noteable_type: 'Note' }), [b.id]);
-    const page = await call(t.app, 'GET', '/admin/spam_logs', { token: admin.token, query: { per_page: 2, page: 2 } });
+    const page = await call(t.app, 'GET', '/admin/spam_logs', { token: admin.token, query: { per_page: '2', page: '2' } });
     assert.deepEqual(page.body.map((x: any) => x.id), [a.id]);
     assert.deepEqual([page.headers['x-page'], page.headers['x-per-page'], page.headers['x-total-pages']], ['2', '2', '2']);
     const bad = await call(t.app, 'GET', '/admin/spam_logs', { token: admin.token, query: { noteable_type: 'Epic' } });
@@ -206,13 +206,13 @@ describe('removal', () => {
     const a = await makeSpamLog(t.app, { userId: victim.user.id });
     await makeSpamLog(t.app, { userId: victim.user.id });
     const kept = await makeSpamLog(t.app, { userId: bystander.user.id });
-    const r = await call(t.app, 'DELETE', `/admin/spam_logs/${a.id}`, { token: admin.token, query: { remove_user: true } });
+    const r = await call(t.app, 'DELETE', `/admin/spam_logs/${a.id}`, { token: admin.token, query: { remove_user: 'true' } });
     assert.deepEqual([r.status, r.text], [204, '']);
     assert.equal(await t.app.db.selectFrom('users').select('id').where('id', '=', victim.user.id).executeTakeFirst(), undefined);
     assert.deepEqual(await ids(), [kept.id]);
     assert.equal((await call(t.app, 'GET', '/user', { token: victim.token })).status, 401);
     const own = await makeSpamLog(t.app, { userId: admin.user.id });
-    const self = await call(t.app, 'DELETE', `/admin/spam_logs/${own.id}`, { token: admin.token, query: { remove_user: true } });
+    const self = await call(t.app, 'DELETE', `/admin/spam_logs/${own.id}`, { token: admin.token, query: { remove_user: 'true' } });
     assert.deepEqual([self.status, self.body], [403, { message: '403 Forbidden - You cannot delete your own account' }]);
     assert.deepEqual(await ids(), [kept.id, own.id]);
     const bad = await call(t.app, 'DELETE', `/admin/spam_logs/${kept.id}`, { token: admin.token, query: { remove_user: 'maybe' } });
