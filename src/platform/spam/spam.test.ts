@@ -77,6 +77,7 @@ describe('settings', () => {
       allow_possible_spam: false, akismet_api_key: null, akismet_enabled: false, akismet_url: 'https://rest.akismet.com',
       recaptcha_enabled: false, recaptcha_private_key: null, recaptcha_site_key: null, recaptcha_verify_url: 'https://www.google.com/recaptcha/api/siteverify',
       spam_check_blocked_words: [], spam_check_blocked_link_domains: [], spam_check_max_links: 0, spam_log_retention_days: 90,
+      search_rate_limit: 30, search_rate_limit_unauthenticated: 10, search_rate_limit_allowlist: [],
     });
     const bad: Array<[Record<string, unknown>, Record<string, string[]>]> = [
       [{ akismet_enabled: true }, { akismet_api_key: ["can't be blank"] }],
