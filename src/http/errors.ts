@@ -205,6 +205,14 @@ export function tooManyRequests(headers: Record<string, string>): RenderedError 
   return { status: 429, body: 'Retry later\n', headers, contentType: 'text/plain; charset=utf-8' };
 }
 
+/** A named endpoint limit reached (the reference's `check_rate_limit!`): its JSON body, with `Retry-After`. */
+export function endpointThrottled(headers: Record<string, string>): RenderedError {
+  return {
+    status: 429, body: { message: { error: 'This endpoint has been requested too many times. Try again later.' } },
+    headers: { 'retry-after': headers['retry-after'] },
+  };
+}
+
 export const serviceUnavailable: RenderedError = { status: 503, body: { message: '503 Service Unavailable' } };
 
 export const accepted: RenderedError = { status: 202, body: { message: '202 Accepted' } };

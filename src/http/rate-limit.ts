@@ -8,7 +8,8 @@ import type { RateCounter } from '../platform/rate-counters.ts';
  * PostgreSQL for the whole installation, in the process on SQLite):
  * `throttle_unauthenticated_api` counts requests without credentials per client address, before
  * routing; `throttle_authenticated_api` counts per user, once the credential has been resolved, so
- * that several tokens of one user share one limit. A limit of 0 is off.
+ * that several tokens of one user share one limit. A limit of 0 is off. Named endpoint limits (`hitNamed`, declared by
+ * a route's `rateLimit`) count the same way, per minute, under their own keys.
  */
 export interface RateLimiter {
   /** Counts a request that carries no credential; returns the 429 headers when it is over the limit. */
@@ -17,12 +18,18 @@ export interface RateLimiter {
   hitUser(userId: number): Promise<Record<string, string> | null>;
   /** Counts a request whose credential turned out to be worthless against its client address. */
   hitAddress(req: FastifyRequest): Promise<Record<string, string> | null>;
+  /**
+   * Counts a request against a named endpoint limit (the reference's application rate limiter, e.g.
+   * `search_rate_limit`): `limit` requests per minute and per `subject` (a user id, an address); 0 is off.
+   */
+  hitNamed(name: string, subject: string, limit: number): Promise<Record<string, string> | null>;
 }
 
-export function createRateLimiter(config: Config, clock: Clock, counter: RateCounter): RateLimiter {
-  const period = config.rateLimit.periodSeconds;
+/** The named endpoint limits count in one-minute windows, as the reference's `interval: 1.minute`. */
+const NAMED_PERIOD_S = 60;
 
-  async function count(key: string, limit: number, name: string): Promise<Record<string, string> | null> {
+export function createRateLimiter(config: Config, clock: Clock, counter: RateCounter): RateLimiter {
+  async function count(key: string, limit: number, name: string, period = config.rateLimit.periodSeconds): Promise<Record<string, string> | null> {
     if (!limit) return null;
     const nowS = Math.floor(clock.now() / 1000);
     const start = nowS - (nowS % period);
@@ -50,6 +57,9 @@ export function createRateLimiter(config: Config, clock: Clock, counter: RateCou
     },
     hitUser(userId) {
       return count(`a:${userId}`, config.rateLimit.authenticatedPerPeriod, 'throttle_authenticated_api');
+    },
+    hitNamed(name, subject, limit) {
+      return count(`n:${name}:${subject}`, limit, name, NAMED_PERIOD_S);
     },
   };
 }

@@ -4,10 +4,10 @@ import { Type } from '@sinclair/typebox';
 import { compileInput, fileLimitOf, fileParamsOf } from './params.ts';
 import { isMultipart, readMultipart } from './multipart.ts';
 import { requireAdmin, requireUser, type Actor } from './auth.ts';
-import { sendRendered, tooManyRequests } from './errors.ts';
+import { endpointThrottled, sendRendered, tooManyRequests } from './errors.ts';
 import { hasCredential } from './rate-limit.ts';
-import { InvalidTokenError, UnauthorizedError } from '../platform/errors.ts';
-import type { GroupAbility, ProjectAbility } from '../platform/access/policy.ts';
+import { ForbiddenError, InvalidTokenError, UnauthorizedError } from '../platform/errors.ts';
+import { instanceDenial, type GroupAbility, type InstanceAbility, type ProjectAbility } from '../platform/access/policy.ts';
 import { defineObjectMemo } from '../platform/read-cache.ts';
 import { findGroup, findProject, type GroupContext, type ProjectContext } from './access.ts';
 import type { SpamParams } from '../platform/spam/spam-check.ts';
@@ -29,6 +29,16 @@ export interface RouteDef<I extends TObject = TObject> {
   project?: { param?: string; ability: ProjectAbility };
   /** Likewise for a group, given as `req.group`. */
   group?: { param?: string; ability: GroupAbility };
+  /** An ability over the installation (no project or group) the signed-in caller needs; 403 without it. */
+  instance?: { ability: InstanceAbility };
+  /**
+   * A named per-minute limit of the endpoint (the reference's `check_rate_limit!` in a `before` block): which limit,
+   * whom it counts (a user, an address) and how many requests a minute it allows, or null when the caller is exempt.
+   * Counted once the caller is authenticated and allowed, before the parameters are validated; over it, 429.
+   */
+  rateLimit?: (req: FastifyRequest, actor: Actor) => Promise<{ name: string; subject: string; limit: number } | null>;
+  /** Parameter checks beyond the schema, run with it: before the route's project or group is looked up. */
+  checks?: (input: Static<I>) => void;
   /** Token scopes accepted besides `api` (and `read_api` on GET). */
   scopes?: string[];
   input?: I;
@@ -148,8 +158,18 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
         req.server.auth.checkScopes(actor, accepted);
         if (def.access === 'authenticated') requireUser(actor);
         if (def.access === 'admin') requireAdmin(actor);
+        if (def.instance) {
+          requireUser(actor);
+          if (instanceDenial(actor, def.instance.ability)) throw new ForbiddenError();
+        }
+        if (def.rateLimit) {
+          const named = await def.rateLimit(req, actor);
+          const over = named ? await limiter.hitNamed(named.name, named.subject, named.limit) : null;
+          if (over) return sendRendered(reply, endpointThrottled(over));
+        }
         // Path parameters win over body fields of the same name, so they are no multipart field.
         req.input = validate(params, multipart ? new Set(Object.keys(req.body as object).filter((k) => !pathParams.includes(k))) : undefined);
+        def.checks?.(req.input);
         if (def.project) req.project = await findProject(req.server, actor, req.input[def.project.param ?? 'id'], def.project.ability, { once: req.method !== 'GET' && req.method !== 'HEAD' });
         if (def.group) req.group = await findGroup(req.server.db, actor, req.input[def.group.param ?? 'id'], def.group.ability);
         if (def.status) reply.code(def.status);

@@ -54,6 +54,11 @@ export const APPLICATION_SETTINGS = {
     default: () => false,
     description: 'Allow requests to the local network from system hooks',
   }),
+  allow_possible_spam: setting({
+    type: Type.Boolean(),
+    default: () => false,
+    description: 'Let content a spam check flags through: it is only recorded in the spam log',
+  }),
   // Spam checks (platform/spam.ts). The reference's Akismet and reCAPTCHA settings, plus Bellows extensions: the
   // services' URLs and a built-in rule set.
   akismet_api_key: setting({
@@ -112,6 +117,26 @@ export const APPLICATION_SETTINGS = {
     type: Type.Integer({ minimum: 0, maximum: 10000 }),
     default: () => 0,
     description: 'Bellows extension: content with more links than this is flagged as spam (0: no limit)',
+  }),
+  search_rate_limit: setting({
+    type: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
+    default: () => 30,
+    description: 'Searches (GET /search, /groups/:id/search, /projects/:id/search) a signed-in user may make per minute (0: no limit)',
+  }),
+  search_rate_limit_unauthenticated: setting({
+    type: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
+    default: () => 10,
+    description: 'Searches per minute and address without signing in (the API answers 401 to those, so it limits nothing there)',
+  }),
+  search_rate_limit_allowlist: setting({
+    type: Type.Array(Type.String({ maxLength: 255 }), { maxItems: 1000 }),
+    default: () => [],
+    description: 'Usernames exempt from search_rate_limit (any case)',
+  }),
+  spam_log_retention_days: setting({
+    type: Type.Integer({ minimum: 0, maximum: 36500 }),
+    default: () => 90,
+    description: 'Bellows extension: spam log rows older than this many days are removed every day (0: kept forever)',
   }),
 } as const;
 

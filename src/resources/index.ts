@@ -4,6 +4,7 @@ import type { ServiceDeps } from '../platform/deps.ts';
 import { userRoutes } from './users/users.routes.ts';
 import { accessTokenRoutes } from './access-tokens/access-tokens.routes.ts';
 import { broadcastMessageRoutes } from './broadcast-messages/broadcast-messages.routes.ts';
+import { spamLogJobs, spamLogRoutes } from './spam-logs/spam-logs.routes.ts';
 import { featureRoutes } from './features/features.routes.ts';
 import { notificationSettingRoutes } from './notification-settings/notification-settings.routes.ts';
 import { deployKeyRoutes } from './deploy-keys/deploy-keys.routes.ts';
@@ -61,6 +62,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
     ...userProfileRoutes,
     ...accessTokenRoutes,
     ...broadcastMessageRoutes,
+    ...spamLogRoutes,
     ...featureRoutes,
     ...notificationSettingRoutes,
     ...deployKeyRoutes,
@@ -106,7 +108,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
 
 /** Every kind of background job the areas run (platform/jobs), defined once per application. */
 export function registerJobs(deps: ServiceDeps & { log?: { warn(obj: object, msg: string): void; info?(obj: object, msg: string): void } }): void {
-  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps), uploadJobs(deps), importJobs(deps), mergeJobs(deps), notificationJobs(deps), webhookJobs(deps)]) {
+  for (const jobs of [branchJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps), uploadJobs(deps), importJobs(deps), mergeJobs(deps), notificationJobs(deps), webhookJobs(deps), spamLogJobs(deps)]) {
     for (const [name, kind] of Object.entries(jobs)) deps.jobs.define(name, kind);
   }
 }

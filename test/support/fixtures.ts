@@ -337,6 +337,8 @@ export interface SpamStandIns {
   url: string;
   akismet: Array<Record<string, string>>;
   recaptcha: Array<Record<string, string>>;
+  /** The forms posted to Akismet's `submit-ham`. */
+  ham: Array<Record<string, string>>;
   /** 'ok' answers as the services do; 'error' answers 500; 'drop' closes the connection without an answer. */
   mode: 'ok' | 'error' | 'drop';
   close(): Promise<void>;
@@ -344,12 +346,12 @@ export interface SpamStandIns {
 
 /**
  * Loopback stand-ins for Akismet (`POST /1.1/comment-check`: "true" when the comment contains "akismet-spam",
- * "invalid" for the key "bad-key", else "false") and the reCAPTCHA verify endpoint (`POST /siteverify`: success for
+ * "invalid" for the key "bad-key", else "false"; `POST /1.1/submit-ham`: Akismet's thanks) and the reCAPTCHA verify endpoint (`POST /siteverify`: success for
  * the response "solved" with the secret "recaptcha-secret").
  */
 export async function startSpamStandIns(): Promise<SpamStandIns> {
   const { createServer } = await import('node:http');
-  const state = { akismet: [] as Array<Record<string, string>>, recaptcha: [] as Array<Record<string, string>>, mode: 'ok' as SpamStandIns['mode'] };
+  const state = { akismet: [] as Array<Record<string, string>>, recaptcha: [] as Array<Record<string, string>>, ham: [] as Array<Record<string, string>>, mode: 'ok' as SpamStandIns['mode'] };
   const server = createServer((req, res) => {
     let data = '';
     req.on('data', (c) => { data += c; });
@@ -361,6 +363,10 @@ export async function startSpamStandIns(): Promise<SpamStandIns> {
         state.akismet.push(form);
         const answer = form.api_key === 'bad-key' ? 'invalid' : (form.comment_content ?? '').includes('akismet-spam') ? 'true' : 'false';
         return void res.writeHead(200, { 'content-type': 'text/plain' }).end(answer);
+      }
+      if (req.method === 'POST' && req.url === '/1.1/submit-ham') {
+        state.ham.push(form);
+        return void res.writeHead(200, { 'content-type': 'text/plain' }).end(form.api_key === 'bad-key' ? 'invalid' : 'Thanks for making the web a better place.');
       }
       if (req.method === 'POST' && req.url === '/siteverify') {
         state.recaptcha.push(form);
@@ -376,4 +382,17 @@ export async function startSpamStandIns(): Promise<SpamStandIns> {
     url: `http://127.0.0.1:${port}`,
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   }) as SpamStandIns;
+}
+
+/** A spam log row as the spam check writes it (platform/spam/spam-check.ts). */
+export async function makeSpamLog(app: FastifyInstance, o: {
+  userId: number | null; noteableType?: string; title?: string | null; description?: string | null; sourceIp?: string | null; userAgent?: string | null;
+  recaptchaVerified?: boolean; submittedAsHam?: boolean; createdAt?: number;
+}) {
+  const at = o.createdAt ?? app.clock.now();
+  return app.db.insertInto('spam_logs').values({
+    user_id: o.userId, source_ip: o.sourceIp === undefined ? '192.0.2.7' : o.sourceIp, user_agent: o.userAgent === undefined ? 'spam-bot/1.0' : o.userAgent,
+    via_api: 1, noteable_type: o.noteableType ?? 'Issue', title: o.title === undefined ? 'casino' : o.title, description: o.description ?? null,
+    recaptcha_verified: o.recaptchaVerified ? 1 : 0, submitted_as_ham: o.submittedAsHam ? 1 : 0, created_at: at, updated_at: at,
+  }).returningAll().executeTakeFirstOrThrow();
 }

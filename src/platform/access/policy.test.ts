@@ -4,7 +4,7 @@ import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import { addMember, createProject, makeGroup, makeUser, type TestUser } from '../../../test/support/fixtures.ts';
 import { ed25519Key } from '../../../test/support/ssh-key-fixtures.ts';
 import {
-  deployKeyDenial, groupDenial, issueDenial, mergeRequestDenial, projectDenial, snippetDenial, type Denial, type GroupAbility, type IssueAbility,
+  deployKeyDenial, groupDenial, instanceDenial, issueDenial, mergeRequestDenial, projectDenial, snippetDenial, type Denial, type GroupAbility, type IssueAbility,
   type MergeRequestAbility, type PolicyIssue, type PolicyMergeRequest, type PolicyProject, type PolicySnippet, type ProjectAbility, type SnippetAbility,
 } from './policy.ts';
 import { anonymous, type Actor, type UserRow } from './actor.ts';
@@ -249,6 +249,14 @@ describe('group abilities', () => {
       assert.deepEqual(got, [...row].map((l) => LETTER[l]));
     });
   }
+});
+
+describe('installation abilities', () => {
+  // Membership of any project or group does not count: Owner here is an Owner somewhere.
+  test('admin_spam_log: administrators only (the route layer answers 401 to anonymous callers first)', () => {
+    const got = CALLERS.map((c) => instanceDenial(actorFor(c), 'admin_spam_log'));
+    assert.deepEqual(got, [...'FFFFFFFY'].map((l) => LETTER[l]));
+  });
 });
 
 describe('through the API', () => {

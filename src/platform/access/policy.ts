@@ -146,6 +146,21 @@ export function skipsSpamCheck(actor: Actor, p: PolicyProject | null, level: num
   return p ? canProject(actor, 'skip_spam_check', p, level) : false;
 }
 
+/**
+ * Abilities over the installation itself rather than one project or group, and who holds each. Routes declare them
+ * (`instance: { ability }`): a caller without the ability is refused with 403 (anonymous callers 401 before that).
+ */
+export const INSTANCE_ABILITIES = {
+  // The spam log: reading it, marking a row as not spam, removing a row or its author (the reference's admin pages).
+  admin_spam_log: (actor: Actor) => actor.admin,
+} as const;
+
+export type InstanceAbility = keyof typeof INSTANCE_ABILITIES;
+
+export function instanceDenial(actor: Actor, ability: InstanceAbility): Denial | null {
+  return INSTANCE_ABILITIES[ability](actor) ? null : 'forbidden';
+}
+
 /** A deploy key's link to a project (`deploy_keys_projects`), or null when the key is not enabled there. */
 export interface DeployKeyLink { can_push: number }
 

@@ -46,6 +46,18 @@ export async function akismetSaysSpam(baseUrl: string, apiKey: string, c: Akisme
   throw new SpamServiceError(`unexpected answer ${JSON.stringify(answer.slice(0, 80))}${headers.get('x-akismet-debug-help') ? `: ${headers.get('x-akismet-debug-help')}` : ''}`);
 }
 
+/**
+ * Tells Akismet a text it may have flagged is not spam (`submit-ham`, the reference's HamService). Akismet thanks
+ * for any submission; a key it refuses ("invalid") or a failing service is an error.
+ */
+export async function akismetSubmitHam(baseUrl: string, apiKey: string, c: AkismetComment): Promise<void> {
+  const { text } = await post(`${baseUrl.replace(/\/+$/, '')}/1.1/submit-ham`, {
+    api_key: apiKey, blog: c.blog, user_ip: c.userIp, user_agent: c.userAgent, referrer: c.referrer,
+    comment_type: 'comment', comment_author: c.author, comment_author_email: c.authorEmail, comment_content: c.content,
+  });
+  if (text.trim() === 'invalid') throw new SpamServiceError('the API key was refused');
+}
+
 /** Whether reCAPTCHA accepts a response token (v2 `siteverify`). */
 export async function recaptchaAccepts(verifyUrl: string, secret: string, response: string, remoteIp: string): Promise<boolean> {
   const { text } = await post(verifyUrl, { secret, response, remoteip: remoteIp });

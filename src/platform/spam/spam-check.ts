@@ -14,7 +14,7 @@ import { akismetSaysSpam, recaptchaAccepts } from './services.ts';
 // sources are the built-in rule set and Akismet; a source that fails or times out lets the content through and is
 // logged. Flagged content is recorded in `spam_logs` and refused (SpamError): issues and snippets, the reference's
 // records with CAPTCHA support, may be sent again with a solved reCAPTCHA and the spam log's id, which lets them
-// through once.
+// through once. With the setting `allow_possible_spam` flagged content is only logged and then written.
 
 /** What a request tells the check: its origin, the CAPTCHA retry headers, and where to log a failing source. */
 export interface SpamParams {
@@ -193,6 +193,11 @@ export async function checkSpam(deps: ServiceDeps, actor: Actor, subject: SpamSu
     noteable_type: subject.kind, title: texts.title?.slice(0, MAX_LOGGED) ?? null, description: texts.description?.slice(0, MAX_LOGGED) ?? null,
     created_at: now, updated_at: now,
   }).returning('id').executeTakeFirstOrThrow();
+  // `allow_possible_spam`: the verdict only leaves its log row; the content is written.
+  if (st.allow_possible_spam) {
+    p.log?.info({ spam_log_id: log.id, reason, user_id: user.id, target_type: subject.kind }, 'content recognized as spam, allowed by allow_possible_spam');
+    return;
+  }
   p.log?.info({ spam_log_id: log.id, reason, user_id: user.id, target_type: subject.kind }, 'content recognized as spam');
   throw new SpamError(ENTITY[subject.kind], captcha ? { spamLogId: log.id, siteKey: st.recaptcha_site_key! } : null);
 }

@@ -35,7 +35,7 @@ after(async () => {
 
 const RULES = { spam_check_blocked_words: ['casino', '/fr[e3]+\\s*money/'], spam_check_blocked_link_domains: ['spam.example'], spam_check_max_links: 3 };
 const OFF = {
-  akismet_enabled: false, recaptcha_enabled: false, spam_check_blocked_words: [], spam_check_blocked_link_domains: [], spam_check_max_links: 0,
+  allow_possible_spam: false, akismet_enabled: false, recaptcha_enabled: false, spam_check_blocked_words: [], spam_check_blocked_link_domains: [], spam_check_max_links: 0,
 };
 
 async function settings(body: Record<string, unknown>) {
@@ -74,9 +74,10 @@ describe('settings', () => {
     const get = await call(t.app, 'GET', '/application/settings', { token: admin.token });
     const { id: _id, default_branch_protection: _d, allow_local_requests_from_web_hooks_and_services: _a, allow_local_requests_from_system_hooks: _s, ...spam } = get.body;
     assert.deepEqual(spam, {
-      akismet_api_key: null, akismet_enabled: false, akismet_url: 'https://rest.akismet.com',
+      allow_possible_spam: false, akismet_api_key: null, akismet_enabled: false, akismet_url: 'https://rest.akismet.com',
       recaptcha_enabled: false, recaptcha_private_key: null, recaptcha_site_key: null, recaptcha_verify_url: 'https://www.google.com/recaptcha/api/siteverify',
-      spam_check_blocked_words: [], spam_check_blocked_link_domains: [], spam_check_max_links: 0,
+      spam_check_blocked_words: [], spam_check_blocked_link_domains: [], spam_check_max_links: 0, spam_log_retention_days: 90,
+      search_rate_limit: 30, search_rate_limit_unauthenticated: 10, search_rate_limit_allowlist: [],
     });
     const bad: Array<[Record<string, unknown>, Record<string, string[]>]> = [
       [{ akismet_enabled: true }, { akismet_api_key: ["can't be blank"] }],

@@ -22,6 +22,7 @@ const DEFAULTS = {
   default_branch_protection: 3,
   allow_local_requests_from_web_hooks_and_services: false,
   allow_local_requests_from_system_hooks: false,
+  allow_possible_spam: false,
   akismet_api_key: null,
   akismet_enabled: false,
   akismet_url: 'https://rest.akismet.com',
@@ -32,6 +33,10 @@ const DEFAULTS = {
   spam_check_blocked_words: [],
   spam_check_blocked_link_domains: [],
   spam_check_max_links: 0,
+  search_rate_limit: 30,
+  search_rate_limit_unauthenticated: 10,
+  search_rate_limit_allowlist: [],
+  spam_log_retention_days: 90,
 };
 const stored = async () => (await t.app.db.selectFrom('application_settings').select(['name', 'value']).orderBy('name').execute()).map((r) => [r.name, r.value]);
 
@@ -93,8 +98,8 @@ test('bad input: a v4 400 and nothing changed', async () => {
   await t.app.db.deleteFrom('application_settings').execute();
   const admin = roles.admin.token;
   const cases: Array<[Record<string, unknown>, unknown]> = [
-    [{}, { error: 'default_branch_protection, allow_local_requests_from_web_hooks_and_services, allow_local_requests_from_system_hooks, akismet_api_key, akismet_enabled, akismet_url, recaptcha_enabled, recaptcha_private_key, recaptcha_site_key, recaptcha_verify_url, spam_check_blocked_words, spam_check_blocked_link_domains, spam_check_max_links, allow_local_requests_from_hooks_and_services are missing, at least one parameter must be provided' }],
-    [{ unknown_setting: true }, { error: 'default_branch_protection, allow_local_requests_from_web_hooks_and_services, allow_local_requests_from_system_hooks, akismet_api_key, akismet_enabled, akismet_url, recaptcha_enabled, recaptcha_private_key, recaptcha_site_key, recaptcha_verify_url, spam_check_blocked_words, spam_check_blocked_link_domains, spam_check_max_links, allow_local_requests_from_hooks_and_services are missing, at least one parameter must be provided' }],
+    [{}, { error: 'default_branch_protection, allow_local_requests_from_web_hooks_and_services, allow_local_requests_from_system_hooks, allow_possible_spam, akismet_api_key, akismet_enabled, akismet_url, recaptcha_enabled, recaptcha_private_key, recaptcha_site_key, recaptcha_verify_url, spam_check_blocked_words, spam_check_blocked_link_domains, spam_check_max_links, search_rate_limit, search_rate_limit_unauthenticated, search_rate_limit_allowlist, spam_log_retention_days, allow_local_requests_from_hooks_and_services are missing, at least one parameter must be provided' }],
+    [{ unknown_setting: true }, { error: 'default_branch_protection, allow_local_requests_from_web_hooks_and_services, allow_local_requests_from_system_hooks, allow_possible_spam, akismet_api_key, akismet_enabled, akismet_url, recaptcha_enabled, recaptcha_private_key, recaptcha_site_key, recaptcha_verify_url, spam_check_blocked_words, spam_check_blocked_link_domains, spam_check_max_links, search_rate_limit, search_rate_limit_unauthenticated, search_rate_limit_allowlist, spam_log_retention_days, allow_local_requests_from_hooks_and_services are missing, at least one parameter must be provided' }],
     [{ default_branch_protection: 7 }, { error: 'default_branch_protection does not have a valid value' }],
     [{ allow_local_requests_from_system_hooks: 'maybe', default_branch_protection: 1 }, { error: 'allow_local_requests_from_system_hooks is invalid' }],
   ];

@@ -1,5 +1,7 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiRequest, RouteDef } from '../../http/route.ts';
+import type { Actor } from '../../platform/access/actor.ts';
+import { applicationSettings } from '../../platform/application-settings.ts';
 import { Bool, IdOrPath, Input, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { pageParams, paginateArray, paginateQuery, setOffsetHeaders } from '../../http/pagination.ts';
 import { canProject, type ProjectAbility } from '../../platform/access/policy.ts';
@@ -151,21 +153,40 @@ async function noteableIids(req: ApiRequest<any>, rows: Array<{ noteable_type: s
   return out;
 }
 
+/**
+ * The reference's `search_rate_limit`: per user (`current_user`: the impersonated user under sudo), whatever the level, scope or
+ * outcome, except the usernames of `search_rate_limit_allowlist`. Search needs a signed-in caller, so
+ * `search_rate_limit_unauthenticated` has nothing to count here.
+ */
+async function searchRateLimit(req: FastifyRequest, actor: Actor) {
+  const st = await applicationSettings(req.server);
+  const user = actor.user!;
+  const allow = st.search_rate_limit_allowlist;
+  if (allow.length && allow.some((u) => u.toLowerCase() === user.username.toLowerCase())) return null;
+  return { name: 'search_rate_limit', subject: String(user.id), limit: st.search_rate_limit };
+}
+
+const limits = (kind: SearchLevel['kind']) => ({
+  rateLimit: searchRateLimit,
+  // Parameter errors come before the group or project is looked up (Grape validates before the endpoint runs).
+  checks: (input: any) => void checkSearchParams(kind, input),
+});
+
 export const searchRoutes: RouteDef<any>[] = [
   {
-    method: 'GET', url: '/search', summary: 'Search the whole instance', tags, access: 'authenticated',
+    method: 'GET', url: '/search', summary: 'Search the whole instance', tags, access: 'authenticated', ...limits('global'),
     response: SearchResults,
     input: Input(params),
     handler: async (req, reply) => search(req, reply, { kind: 'global' }),
   },
   ...['/groups/:id/search', '/groups/:id/-/search'].map((url): RouteDef<any> => ({
-    method: 'GET', url, summary: 'Search a group and its subgroups', tags, access: 'authenticated', group: { ability: 'read_group' },
+    method: 'GET', url, summary: 'Search a group and its subgroups', tags, access: 'authenticated', group: { ability: 'read_group' }, ...limits('group'),
     response: SearchResults,
     input: Input({ id: IdOrPath(), ...params }),
     handler: async (req, reply) => search(req, reply, { kind: 'group', group: req.group.group }),
   })),
   ...['/projects/:id/search', '/projects/:id/-/search'].map((url): RouteDef<any> => ({
-    method: 'GET', url, summary: 'Search a project', tags, access: 'authenticated', project: { ability: 'read_project' },
+    method: 'GET', url, summary: 'Search a project', tags, access: 'authenticated', project: { ability: 'read_project' }, ...limits('project'),
     response: SearchResults,
     input: Input({ id: IdOrPath(), ...params, ref: Opt(Str({ description: 'branch or tag (blobs, commits, wiki blobs)' })) }),
     handler: async (req, reply) => search(req, reply, { kind: 'project', project: req.project.project, level: req.project.level }),
