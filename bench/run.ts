@@ -362,8 +362,8 @@ function writeResults() {
     const r = JSON.parse(readFileSync(join('bench', f), 'utf8'));
     if (EXTRA_TITLES[r.set]) {
       parts.push(`## ${r.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'} — ${EXTRA_TITLES[r.set]}`, '',
-        `${r.date} · ${r.cores} cores (${r.cpu}) · ${r.memoryGb} GB · Node ${r.node} · **machine shared by 8 people and loaded: ` +
-          `\`uptime\` ${r.uptime.before} before, ${r.uptime.after} after**`, '', r.about, '',
+        `${r.date} · ${r.cores} cores (${r.cpu}) · ${r.memoryGb} GB · Node ${r.node} · \`uptime\` ${r.uptime.before} before, ${r.uptime.after} after`,
+        '', r.about, '',
         `| ${r.columns.join(' | ')} |`, `|${r.columns.map((_: string, i: number) => (i === 0 ? '---' : '---:')).join('|')}|`,
         ...r.rows.map((row: string[]) => `| ${row.join(' | ')} |`), '');
       continue;
