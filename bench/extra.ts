@@ -136,6 +136,9 @@ export async function storageMove(o: { sizeMb: number }): Promise<Table> {
     { encoding: 'utf8' }).stdout.trim();
     git(['-c', 'receive.unpackLimit=1', 'push', '-q', path, 'main'], work);
     const size = Number(spawnSync('du', ['-sm', path], { encoding: 'utf8' }).stdout.split('\t')[0]);
+    // The connection kept from before the push may have been closed by the server meanwhile (a long push on a loaded
+    // machine): an idempotent request first, retried once, so that the timed POST goes out on a live connection.
+    await call('GET', '/version').catch(() => call('GET', '/version'));
     // cp -r first (it also reads the files into the page cache for the move), then the move.
     const t0 = performance.now();
     const cp = spawnSync('cp', ['-r', path, join(root, 'cp-copy')]);
