@@ -1,11 +1,14 @@
-// Whether dist/ (the compiled sources, scripts/build.mjs) matches src/: a digest of every source file's path, size
-// and modification time, written beside the build. Reading it takes a few milliseconds.
+// Whether dist/ (the bundled sources, scripts/build.mjs) matches src/: a digest of every source file's path, size
+// and modification time, and of the installed packages' lock file, written beside the build. Reading it takes a few
+// milliseconds.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
 export const STAMP_FILE = 'dist/.source-stamp';
+/** Two levels below the checkout, as src/<area>/ is: paths relative to a module (config/feature_flags) hold. */
+export const BUNDLE_DIR = 'dist/bundle/';
 
 export function sourceStamp(root) {
   const hash = createHash('sha256');
@@ -21,7 +24,13 @@ export function sourceStamp(root) {
   };
   const base = fileURLToPath(root);
   walk(join(base, 'src'));
-  for (const f of ['tsconfig.json', 'tsconfig.build.json']) hash.update(`${f}\0${statSync(join(base, f)).mtimeMs}\n`);
+  for (const f of ['tsconfig.json', 'package-lock.json', 'scripts/build.mjs']) {
+    try {
+      hash.update(`${f}\0${statSync(join(base, f)).mtimeMs}\n`);
+    } catch {
+      hash.update(`${f}\0-\n`);
+    }
+  }
   return hash.digest('hex');
 }
 

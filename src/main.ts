@@ -29,7 +29,20 @@ export async function serve(): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.logLevel });
   mkdirSync(config.dataDir, { recursive: true });
+  // Opened (an SQLite file made and turned to WAL) before any worker opens it.
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  // The workers start now: they load and build the application while this process migrates and makes root, and
+  // listen only once it has (see `release`).
+  const workers = config.workers === 1 ? null : startWorkers(config, log);
+  try {
+    await prepare(config, log, database, workers);
+  } catch (e) {
+    workers?.abort();
+    throw e;
+  }
+}
+
+async function prepare(config: Config, log: pino.Logger, database: ReturnType<typeof openDatabase>, workers: Workers | null): Promise<void> {
   const passwordFile = join(config.dataDir, 'initial_root_password');
   // Machines started together take turns here: the root account and its token are made once.
   const { machine, root } = await oneStartAtATime(database.db, async () => {
@@ -52,10 +65,10 @@ export async function serve(): Promise<void> {
   });
   const swept = await new Storage(config.storage).sweep(LEFTOVER_AGE_MS);
   if (swept.length) log.info({ removed: swept.length }, 'removed leftovers of stopped pushes and repository moves');
-  // Made here, before any worker starts, so that the workers all serve the same host keys.
+  // Made here, before any worker listens, so that the workers all serve the same host keys.
   if (config.sshEnabled) ensureHostKeys(config.dataDir);
   if (root.created) log.info({ passwordFile: root.generatedPassword ? passwordFile : undefined }, 'created the root administrator');
-  if (config.workers === 1) {
+  if (!workers) {
     await listen(config, database, null, machine).catch(async (e) => {
       await machine.leave();
       throw e;
@@ -67,7 +80,7 @@ export async function serve(): Promise<void> {
     await machine.leave();
     await database.close();
   };
-  await supervise(config, log, leave).catch(async (e) => {
+  await workers.release(leave).catch(async (e) => {
     await leave();
     throw e;
   });
@@ -107,6 +120,8 @@ async function listen(config: Config, database: ReturnType<typeof openDatabase>,
   // Loaded here, not at the top: a primary that only supervises workers never loads the application.
   const { buildApp } = await import('./app.ts');
   const app = await buildApp({ config, database, logger: appLogger(config) });
+  // A worker built its application while the primary prepared the database and the host keys: it waits for them.
+  if (worker) await mayListen();
   // Git over SSH from the same process; workers share its port as they share the HTTP one.
   const { createSshServer } = await import('./resources/git-ssh/ssh-server.ts');
   const ssh = config.sshEnabled ? createSshServer(app, { hostKeys: ensureHostKeys(config.dataDir), log: app.log }) : null;
@@ -131,13 +146,42 @@ async function listen(config: Config, database: ReturnType<typeof openDatabase>,
   };
 }
 
+/** Asks the primary whether the database is ready (migrated, root made) and waits for its yes. */
+function mayListen(): Promise<void> {
+  return new Promise((resolve) => {
+    const heard = (m: { bellows?: string }) => {
+      if (m?.bellows !== 'listen') return;
+      process.off('message', heard);
+      resolve();
+    };
+    process.on('message', heard);
+    process.send!({ bellows: 'may-listen' });
+  });
+}
+
+interface Workers {
+  /** The database is ready: the workers may listen; resolves once they all do. `leave` runs when the server stops. */
+  release(leave: () => Promise<void>): Promise<void>;
+  /** Preparing failed: the workers are killed. */
+  abort(): void;
+}
+
 /** The primary: starts the workers, replaces one that dies, and stops them all on SIGTERM/SIGINT. */
-async function supervise(config: Config, log: pino.Logger, leave: () => Promise<void>): Promise<void> {
+function startWorkers(config: Config, log: pino.Logger): Workers {
   relayCacheVoids();
   relayMetrics();
   let stopping = false;
+  let released = false;
+  let leave: () => Promise<void> = async () => {};
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // Workers that asked to listen before the database was ready; answered on release.
+  const asking = new Set<Worker>();
+  cluster.on('message', (worker, m: { bellows?: string }) => {
+    if (m?.bellows !== 'may-listen') return;
+    if (released) worker.send({ bellows: 'listen' });
+    else asking.add(worker);
+  });
   let started = false;
   const restarts: number[] = [];
   const start = (): Worker => cluster.fork();
@@ -155,18 +199,33 @@ async function supervise(config: Config, log: pino.Logger, leave: () => Promise<
     start();
   });
   const workers = Array.from({ length: config.workers }, start);
-  try {
-    await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
-      w.once('listening', () => resolve());
-      w.once('exit', (code) => reject(new Error(`a worker exited with ${code} while starting`)));
-    })));
-  } catch (e) {
-    if (stopping) return;
+  const listening = Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
+    w.once('listening', () => resolve());
+    w.once('exit', (code) => reject(new Error(`a worker exited with ${code} while starting`)));
+  })));
+  // Until released, a worker that fails is reported by release(); none is left unobserved.
+  listening.catch(() => {});
+  const abort = () => {
     for (const w of workers) if (!w.isDead()) w.process.kill('SIGKILL');
-    throw e;
-  }
-  started = true;
-  log.info({ workers: config.workers, port: config.port }, 'serving');
+  };
+  return {
+    abort,
+    async release(leaveWith) {
+      leave = leaveWith;
+      released = true;
+      for (const w of asking) if (!w.isDead()) w.send({ bellows: 'listen' });
+      asking.clear();
+      try {
+        await listening;
+      } catch (e) {
+        if (stopping) return;
+        abort();
+        throw e;
+      }
+      started = true;
+      log.info({ workers: config.workers, port: config.port }, 'serving');
+    },
+  };
 
   function stop(signal: NodeJS.Signals) {
     if (stopping) return;

@@ -43,10 +43,11 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
     mkdirSync(opts.dataDir, { recursive: true });
     const file = opts.sqliteFile ?? join(opts.dataDir, 'bellows.sqlite3');
     const handle = new SQLite(file);
+    // First, so that a process opening the file while another turns it to WAL waits instead of failing.
+    handle.pragma('busy_timeout = 5000');
     handle.pragma('journal_mode = WAL');
     handle.pragma('synchronous = NORMAL');
     handle.pragma('foreign_keys = ON');
-    handle.pragma('busy_timeout = 5000');
     // 64 MB of page cache per connection instead of 2 MB: the hot index and table pages stay in memory.
     handle.pragma('cache_size = -65536');
     db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(handle) }) });
@@ -65,6 +66,14 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
     db,
     dialect,
     async migrate() {
+      // The usual start has nothing to apply: one query answers that, instead of the migrator's table checks, lock
+      // and listing. A database not made yet (no table) or behind goes through the migrator.
+      const applied = await sql<{ name: string }>`select name from schema_migrations`.execute(db)
+        .then((r) => new Set(r.rows.map((x) => x.name)), () => null);
+      if (applied && migrations.every((m) => applied.has(m.name))) {
+        if (dialect === 'postgres') await installChangeNotifications(db);
+        return [];
+      }
       const migrator = new Migrator({ db, provider, migrationTableName: 'schema_migrations', migrationLockTableName: 'schema_migrations_lock' });
       const { error, results } = await migrator.migrateToLatest();
       if (error) throw error;

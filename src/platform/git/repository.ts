@@ -2,7 +2,7 @@
 // cache, invalidated on every ref change), history, trees, blobs and diffs. Writes never use a working tree: commits
 // are built with plumbing in a private index, and refs move only by compare-and-swap.
 import { existsSync } from 'node:fs';
-import { appendFile, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { appendFile, constants as fsConstants, copyFile, link, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -242,7 +242,7 @@ export class Repository {
   static async copyFrom(
     source: string,
     dest: string,
-    opts: { refs?: 'all' | 'branches-and-tags'; timeoutMs?: number } = {},
+    opts: { refs?: 'all' | 'branches-and-tags'; timeoutMs?: number; linkObjects?: boolean } = {},
   ): Promise<Repository> {
     const src = new Repository(source);
     if (!Repository.exists(src.path)) throw new RepositoryNotFoundError(src.path);
@@ -250,6 +250,10 @@ export class Repository {
     const specs =
       opts.refs === 'branches-and-tags' ? ['+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'] : ['+refs/*:refs/*'];
     try {
+      // The source's object files first (hard links on one filesystem, else copies): the fetch below then finds
+      // every object it wants already present, checks that the new refs' history is complete, and only writes the
+      // refs; whatever a concurrent repack took away before it was linked is sent through the pack protocol.
+      if (opts.linkObjects) await linkObjectFiles(join(src.path, 'objects'), join(repo.path, 'objects'));
       await repo.git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--end-of-options', src.path, ...specs], {
         timeoutMs: opts.timeoutMs ?? 30 * 60_000,
       });
@@ -1239,6 +1243,53 @@ export class Repository {
       for (let i = 0; i < 20; i++) sum[i] ^= h[i];
     }
     return sum.toString('hex');
+  }
+}
+
+/**
+ * Links (or, across filesystems, copies) a repository's immutable object files into another's object directory:
+ * loose objects and each pack's files, the `.pack` before its index so that an index never names a missing pack.
+ * Temporary files, locks, `info/` (alternates, commit-graph) and anything git may still be writing are left out;
+ * a file that disappears meanwhile (a repack) is skipped.
+ */
+async function linkObjectFiles(from: string, to: string): Promise<void> {
+  const place = async (a: string, b: string): Promise<boolean> => {
+    try {
+      await link(a, b);
+      return true;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return false;
+      if (code === 'EEXIST') return true;
+      if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK') throw e;
+    }
+    try {
+      await copyFile(a, b, fsConstants.COPYFILE_EXCL | fsConstants.COPYFILE_FICLONE);
+      return true;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return false;
+      if (code === 'EEXIST') return true;
+      throw e;
+    }
+  };
+  const list = (dir: string) => readdir(dir).catch((e: NodeJS.ErrnoException) => { if (e.code === 'ENOENT') return [] as string[]; throw e; });
+  for (const dir of await list(from)) {
+    if (!/^[0-9a-f]{2}$/.test(dir)) continue;
+    const names = (await list(join(from, dir))).filter((n) => /^[0-9a-f]{38}$|^[0-9a-f]{62}$/.test(n));
+    if (!names.length) continue;
+    await mkdir(join(to, dir), { recursive: true });
+    for (const n of names) await place(join(from, dir, n), join(to, dir, n));
+  }
+  const packDir = join(from, 'pack');
+  const files = await list(packDir);
+  await mkdir(join(to, 'pack'), { recursive: true });
+  for (const n of files) {
+    const m = /^(pack-[0-9a-f]+)\.pack$/.exec(n);
+    if (!m || !(await place(join(packDir, n), join(to, 'pack', n)))) continue;
+    for (const ext of ['.rev', '.bitmap', '.idx']) {
+      if (files.includes(m[1] + ext)) await place(join(packDir, m[1] + ext), join(to, 'pack', m[1] + ext));
+    }
   }
 }
 

@@ -73,6 +73,8 @@ const DEFAULT_LEASE_MS = 60_000;
 const MAX_BACKOFF_MS = 3_600_000;
 const KEEP_FINISHED_MS = 7 * 86_400_000;
 const MAX_ERROR_CHARS = 4000;
+/** How long after queueing a job here the runner keeps looking for it sooner than its poll. */
+const SOON_MS = 2_000;
 
 /** 2^attempts seconds, capped at an hour, with up to a fifth more at random so that retries do not arrive together. */
 export function backoffMs(attempts: number): number {
@@ -95,6 +97,8 @@ export class JobQueue {
   #started = false;
   #polling: Promise<void> | null = null;
   #lastPrune = 0;
+  /** After a job is queued here: until when the runner looks again soon when it finds nothing, and how soon. */
+  #soon: { until: number; delayMs: number } | null = null;
 
   constructor(o: RunnerOptions) {
     this.#db = o.db;
@@ -131,7 +135,12 @@ export class JobQueue {
       // PostgreSQL must prove the two the same when planning).
     }).onConflict((oc) => oc.column('unique_key').where(sql<boolean>`unique_key is not null and state in ('queued', 'running')`).doNothing())
       .returning('id').executeTakeFirst();
-    if (row && this.#started) this.#wake(20);
+    if (row && this.#started) {
+      // Queued inside a transaction still open, the job is not visible to a claim until its commit: the runner
+      // looks again a few times soon after (20, 40, 80 ... ms) rather than waiting for its next poll.
+      this.#soon = { until: performance.now() + SOON_MS, delayMs: 20 };
+      this.#wake(db.isTransaction ? 0 : 20);
+    }
     return row?.id ?? null;
   }
 
@@ -188,16 +197,26 @@ export class JobQueue {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      this.#polling = this.#poll().finally(() => {
+      this.#polling = this.#poll().then((claimed) => {
         this.#polling = null;
-        this.#wake(this.#pollMs);
+        // Nothing found just after a job was queued here: its transaction may not have committed yet.
+        const soon = this.#soon;
+        if (!claimed && soon && performance.now() < soon.until) {
+          soon.delayMs = Math.min(soon.delayMs * 2, this.#pollMs);
+          this.#wake(soon.delayMs / 2);
+        } else {
+          this.#soon = null;
+          this.#wake(this.#pollMs);
+        }
       });
     }, delayMs);
   }
 
-  async #poll(): Promise<void> {
+  /** Claims what is due (answers how many), and now and then removes old finished jobs. */
+  async #poll(): Promise<number> {
+    let claimed = 0;
     try {
-      await this.#claimAll();
+      claimed = await this.#claimAll();
       const now = this.#clock.now();
       if (now - this.#lastPrune > 600_000) {
         this.#lastPrune = now;
@@ -206,6 +225,7 @@ export class JobQueue {
     } catch (err) {
       this.#log?.error({ err }, 'job queue poll failed');
     }
+    return claimed;
   }
 
   /** Claims due jobs of every kind with free slots and starts them; answers how many. */

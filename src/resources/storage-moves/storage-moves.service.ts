@@ -184,14 +184,16 @@ async function replicate(deps: ServiceDeps, container: Container, move: MoveRow,
     const src = new Repository(source);
     if (source !== destination && src.exists()) {
       await waitForPushes(src, o, container);
-      // The copy goes through git's pack protocol into a staging directory on the destination shard, and takes its
-      // place with one rename once its checksum matches the source's. Git reads the source as a consistent set of
-      // refs and objects (a file copy could catch a repack or gc half-way) and checks every object it writes; the
-      // rename on the destination's filesystem means the project's path there holds a whole copy or none. A copy
-      // left in staging by a stop is removed by the start-up sweep, and one at the project's path by the next try.
+      // The copy is made in a staging directory on the destination shard, and takes its place with one rename once
+      // its checksum matches the source's. The source's object files are linked (copied across filesystems; they
+      // are never changed in place) and git then fetches the refs: it checks that everything the refs reach is
+      // present and sends through its pack protocol whatever is not (a repack or gc half-way), so the copy is a
+      // consistent set of refs and objects; the rename on the destination's filesystem means the project's path
+      // there holds a whole copy or none. A copy left in staging by a stop is removed by the start-up sweep, and one
+      // at the project's path by the next try.
       const staged = stagingPath(deps.config, move.destination_storage_name);
       try {
-        const copy = await Repository.copyFrom(source, staged, { refs: 'all' });
+        const copy = await Repository.copyFrom(source, staged, { refs: 'all', linkObjects: true });
         o.signal?.throwIfAborted();
         const [before, after] = await Promise.all([src.checksum(), copy.checksum()]);
         if (before !== after) {
