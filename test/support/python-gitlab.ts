@@ -7,7 +7,8 @@ import { buildTestApp, type TestApp } from './app.ts';
 
 // Driving a test server with the real python-gitlab (3.12), as its users call it: a script runs with `gl` signed in
 // with the token, fills `out`, and its JSON comes back. `attempt(fn)` turns a GitlabError into [status, message].
-// `pythonServer()` is the listening server of a test file's python-gitlab tests.
+// `pythonServer()` is the listening server of a test file's python-gitlab tests; `listening(t)` makes an app of a
+// test file's own listen on a free port and answers its URL.
 
 const run = promisify(execFile);
 
@@ -43,6 +44,12 @@ export async function pythonGitlab(url: string, token: string | null, script: st
   }
 }
 
+/** Makes `t` listen on a free port of 127.0.0.1 (once) and answers its base URL, `http://127.0.0.1:<port>`. */
+export async function listening(t: TestApp): Promise<string> {
+  if (!t.app.server.listening) await t.app.listen({ host: '127.0.0.1', port: 0 });
+  return `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+}
+
 /**
  * A test server listening on a free port for the file's python-gitlab tests: `server.t` and `server.url` are set once
  * `server.ready()` resolves (the `before` hook this registers awaits it; a file's own `before` hooks await it too, as
@@ -54,8 +61,7 @@ export function pythonServer(options?: Parameters<typeof buildTestApp>[0]): { t:
     url: '',
     ready: () => (starting ??= (async () => {
       server.t = await buildTestApp(options);
-      await server.t.app.listen({ host: '127.0.0.1', port: 0 });
-      server.url = `http://127.0.0.1:${(server.t.app.server.address() as AddressInfo).port}`;
+      server.url = await listening(server.t);
     })()),
   } as { t: TestApp; url: string; ready: () => Promise<void> };
   before(async () => { if (!pythonSkip) await server.ready(); });

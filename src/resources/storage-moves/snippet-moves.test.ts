@@ -2,11 +2,11 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
-import { execFile } from 'node:child_process';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import { castRoles, makeProject, makeSnippet, quickUser, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
 import { gitClient } from '../repository/testing.ts';
 import { snippetRepositoryPath } from '../projects/repository.ts';
+import { pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
 
 // Snippet repository storage moves: the project moves' machinery (one state machine, one job kind) with a snippet as
 // the container. Real repositories are moved between shards, then cloned and pushed from where they now live.
@@ -166,24 +166,11 @@ describe('snippet repository storage moves', () => {
   });
 });
 
-function runPython(script: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile('/usr/bin/python3', ['-'], { env: { ...process.env, ...env }, timeout: 90_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as any).code ?? 1) : 0, stdout, stderr });
-    });
-    child.stdin!.end(script);
-  });
-}
-
-test('python-gitlab (no storage-move manager in v3.12: its HTTP client) moves a snippet and lists the moves', async () => {
+test('python-gitlab (no storage-move manager in v3.12: its HTTP client) moves a snippet and lists the moves', { skip: pythonSkip }, async () => {
   const s = await makeSnippet(t.app, alice.user, { visibility: 'public' });
   const to = other(s.repository_storage);
-  const r = await runPython(String.raw`
-import json, os
-import gitlab
-gl = gitlab.Gitlab(os.environ['BASE'], private_token=os.environ['TOKEN'])
+  const out = await pythonGitlab(`http://${host}`, admin.token, String.raw`
 sid = int(os.environ['SNIPPET'])
-out = {}
 move = gl.http_post('/snippets/%d/repository_storage_moves' % sid, post_data={'destination_storage_name': os.environ['TO']})
 out['created'] = [move['state'], move['destination_storage_name'], move['snippet']['id']]
 try:
@@ -192,10 +179,7 @@ except gitlab.exceptions.GitlabError as e:
     out['again'] = [e.response_code, e.error_message]
 out['listed'] = [m['id'] for m in gl.http_list('/snippets/%d/repository_storage_moves' % sid, get_all=True)]
 out['all'] = move['id'] in [m['id'] for m in gl.http_list('/snippet_repository_storage_moves', get_all=True)]
-print(json.dumps(out))
-`, { BASE: `http://${host}`, TOKEN: admin.token, SNIPPET: String(s.id), TO: to });
-  assert.equal(r.code, 0, r.stderr);
-  const out = JSON.parse(r.stdout);
+`, { env: { SNIPPET: String(s.id), TO: to } });
   assert.deepEqual(out.created, ['scheduled', to, s.id]);
   assert.deepEqual(out.again, [400, { snippet: ['is read-only'] }]);
   assert.equal(out.listed.length, 1);
