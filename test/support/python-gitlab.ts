@@ -2,13 +2,11 @@ import { before, after } from 'node:test';
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, type TestApp } from './app.ts';
+import { buildTestApp, listening, type TestApp } from './app.ts';
 
 // Driving a test server with the real python-gitlab (3.12), as its users call it: a script runs with `gl` signed in
 // with the token, fills `out`, and its JSON comes back. `attempt(fn)` turns a GitlabError into [status, message].
-// `pythonServer()` is the listening server of a test file's python-gitlab tests; `listening(t)` makes an app of a
-// test file's own listen on a free port and answers its URL.
+// `pythonServer()` is the listening server of a test file's python-gitlab tests.
 
 const run = promisify(execFile);
 
@@ -42,12 +40,6 @@ export async function pythonGitlab(url: string, token: string | null, script: st
   } catch (e: any) {
     throw new Error(`python-gitlab failed: ${e.stderr ?? e.message}`);
   }
-}
-
-/** Makes `t` listen on a free port of 127.0.0.1 (once) and answers its base URL, `http://127.0.0.1:<port>`. */
-export async function listening(t: TestApp): Promise<string> {
-  if (!t.app.server.listening) await t.app.listen({ host: '127.0.0.1', port: 0 });
-  return `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
 }
 
 /**

@@ -1,8 +1,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { buildTestApp, call, listening, type TestApp } from '../../../test/support/app.ts';
 import { castRoles, makeProject, type RoleCast } from '../../../test/support/fixtures.ts';
-import { listening, pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
+import { pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
 import { applicationSettings } from '../../platform/application-settings.ts';
 
 // GET/PUT /application/settings: administrators only; the settings Bellows honours, their defaults (the

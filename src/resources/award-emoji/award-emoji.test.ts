@@ -1,8 +1,8 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { buildTestApp, call, listening, type TestApp } from '../../../test/support/app.ts';
 import { castRoles, makeIssue, makeProject, type RoleCast } from '../../../test/support/fixtures.ts';
-import { listening, pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
+import { pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 
 let t: TestApp;

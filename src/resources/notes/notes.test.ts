@@ -1,9 +1,9 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { buildTestApp, call, listening, type TestApp } from '../../../test/support/app.ts';
 import { addMember, castRoles, makeGroup, makeIssue, makeProject, quickUser, Role, type RoleCast } from '../../../test/support/fixtures.ts';
-import { listening, pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
+import { pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { sentence } from './system-notes.ts';
 

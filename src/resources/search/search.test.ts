@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { listening, pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
-import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
+import { buildTestApp, call, listening, type TestApp } from '../../../test/support/app.ts';
 import {
   addMember, commitFiles, makeGroup, makeIssue, makeMergeRequest, makeMilestone, makeNote, makeProject, makeSnippet, quickUser, Role,
 } from '../../../test/support/fixtures.ts';
