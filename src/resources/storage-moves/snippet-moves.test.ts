@@ -2,21 +2,17 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
-import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { call, type TestApp } from '../../../test/support/app.ts';
 import { castRoles, makeProject, makeSnippet, quickUser, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
 import { gitClient } from '../repository/testing.ts';
 import { snippetRepositoryPath } from '../projects/repository.ts';
 import { pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
+import { READ_ONLY, moveApp, readMove, shards, type MoveApp } from './testing.ts';
 
 // Snippet repository storage moves: the project moves' machinery (one state machine, one job kind) with a snippet as
 // the container. Real repositories are moved between shards, then cloned and pushed from where they now live.
 
-const STORAGE = [
-  { name: 'default', path: 'repositories', weight: 100 },
-  { name: 'second', path: 'second', weight: 100 },
-];
-const READ_ONLY = 'The repository is temporarily read-only. Please try again later.';
-
+let shardApp: MoveApp;
 let t: TestApp;
 let host: string;
 let admin: TestUser;
@@ -24,10 +20,8 @@ let alice: TestUser;
 const g = gitClient();
 
 before(async () => {
-  t = await buildTestApp({ config: { storage: STORAGE } as any });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  host = `127.0.0.1:${(t.app.server.address() as any).port}`;
-  admin = await quickUser(t.app, { admin: true });
+  shardApp = await moveApp(shards());
+  ({ t, host, admin } = shardApp);
   alice = await quickUser(t.app);
 });
 after(async () => { await t.close(); });
@@ -73,9 +67,9 @@ describe('snippet repository storage moves', () => {
     assert.equal(after.repository_read_only, 0);
     assert.equal(existsSync(snippetRepositoryPath(t.config, from, s.id)), false);
     assert.equal(existsSync(snippetRepositoryPath(t.config, to, s.id)), true);
-    const one = await call(t.app, 'GET', `/snippet_repository_storage_moves/${r.body.id}`, { token: admin.token });
-    assert.equal(one.body.state, 'finished');
-    assert.deepEqual((await call(t.app, 'GET', `/snippets/${s.id}/repository_storage_moves/${r.body.id}`, { token: admin.token })).body, one.body);
+    const one = await readMove(shardApp, 'snippet', r.body.id);
+    assert.equal(one.state, 'finished');
+    assert.deepEqual((await call(t.app, 'GET', `/snippets/${s.id}/repository_storage_moves/${r.body.id}`, { token: admin.token })).body, one);
 
     // From the new shard: the API reads it, a fresh clone has it, a push lands there.
     assert.equal((await call(t.app, 'GET', `/snippets/${s.id}/raw`, { token: alice.token })).text, 'one\n');
