@@ -1,4 +1,5 @@
-// Batch inserts of benchmark data (bench/seed.ts, bench/search.ts), on SQLite and PostgreSQL alike.
+// Writing benchmark data (bench/seed.ts, bench/search.ts): batch inserts, on SQLite and PostgreSQL alike, and a fixed
+// pseudo-random sequence.
 
 type Row = Record<string, unknown>;
 
@@ -31,4 +32,16 @@ export function batchInserts(db: any) {
       process.stdout.write('\n');
     },
   };
+}
+
+/** A fixed pseudo-random sequence (xorshift) from `seed`, so two runs of the same size write the same data. */
+export function randomSequence(seed: number): { rand: () => number; pick: (n: number) => number } {
+  let state = seed;
+  const rand = (): number => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 4294967296;
+  };
+  return { rand, pick: (n) => Math.floor(rand() * n) };
 }

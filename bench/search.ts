@@ -19,7 +19,7 @@ import { openDatabase } from '../src/platform/db/index.ts';
 import { digest } from '../src/platform/crypto/tokens.ts';
 import { Repository } from '../src/platform/git/index.ts';
 import { repositoryPath } from '../src/resources/projects/repository.ts';
-import { batchInserts } from './insert.ts';
+import { batchInserts, randomSequence } from './insert.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -40,14 +40,7 @@ const config = loadConfig();
 const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
 const db = database.db as any;
 
-let state = 0x1f2e3d4c;
-function rand(): number {
-  state ^= state << 13;
-  state ^= state >>> 17;
-  state ^= state << 5;
-  return (state >>> 0) / 4294967296;
-}
-const pick = (n: number) => Math.floor(rand() * n);
+const { pick } = randomSequence(0x1f2e3d4c);
 const WORDS = ['alpha', 'buffer', 'cache', 'delta', 'event', 'fetch', 'graph', 'handle', 'index', 'join', 'kernel', 'layout', 'merge', 'node',
   'option', 'parse', 'query', 'route', 'stream', 'token', 'update', 'value', 'worker', 'yield'];
 

@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import { loadConfig } from '../src/config/index.ts';
 import { openDatabase } from '../src/platform/db/index.ts';
 import { digest } from '../src/platform/crypto/tokens.ts';
-import { batchInserts } from './insert.ts';
+import { batchInserts, randomSequence } from './insert.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -40,15 +40,7 @@ const config = loadConfig();
 const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
 const db = database.db as any;
 
-// A fixed pseudo-random sequence, so two seeds of the same size are the same data.
-let state = 0x2545f491;
-function rand(): number {
-  state ^= state << 13;
-  state ^= state >>> 17;
-  state ^= state << 5;
-  return (state >>> 0) / 4294967296;
-}
-const pick = (n: number) => Math.floor(rand() * n);
+const { rand, pick } = randomSequence(0x2545f491);
 
 const { insertAll, stream } = batchInserts(db);
 
