@@ -20,6 +20,7 @@ import { openDatabase } from '../src/platform/db/index.ts';
 import { digest } from '../src/platform/crypto/tokens.ts';
 import { Repository } from '../src/platform/git/index.ts';
 import { repositoryPath } from '../src/resources/projects/repository.ts';
+import { batchInserts, randomSequence } from './insert.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -40,33 +41,11 @@ const config = loadConfig();
 const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
 const db = database.db as any;
 
-let state = 0x1f2e3d4c;
-function rand(): number {
-  state ^= state << 13;
-  state ^= state >>> 17;
-  state ^= state << 5;
-  return (state >>> 0) / 4294967296;
-}
-const pick = (n: number) => Math.floor(rand() * n);
+const { pick } = randomSequence(0x1f2e3d4c);
 const WORDS = ['alpha', 'buffer', 'cache', 'delta', 'event', 'fetch', 'graph', 'handle', 'index', 'join', 'kernel', 'layout', 'merge', 'node',
   'option', 'parse', 'query', 'route', 'stream', 'token', 'update', 'value', 'worker', 'yield'];
 
-async function stream(table: string, total: number, make: (i: number) => Record<string, unknown>, perBatch: number): Promise<void> {
-  const chunk = perBatch * 50;
-  const started = Date.now();
-  for (let start = 0; start < total; start += chunk) {
-    const end = Math.min(total, start + chunk);
-    await db.transaction().execute(async (trx: any) => {
-      for (let i = start; i < end; i += perBatch) {
-        const rows: Record<string, unknown>[] = [];
-        for (let j = i; j < Math.min(end, i + perBatch); j++) rows.push(make(j));
-        await trx.insertInto(table).values(rows).execute();
-      }
-    });
-    process.stdout.write(`\r${table}: ${end}/${total} (${Math.round((Date.now() - started) / 1000)} s)   `);
-  }
-  process.stdout.write('\n');
-}
+const { stream } = batchInserts(db);
 
 /** A repository of FILES files (REPO_BYTES in all) and COMMITS commits, written by one `git fast-import`. */
 async function generateRepository(path: string): Promise<void> {

@@ -13,6 +13,7 @@ import { sql } from 'kysely';
 import { loadConfig } from '../src/config/index.ts';
 import { openDatabase } from '../src/platform/db/index.ts';
 import { digest } from '../src/platform/crypto/tokens.ts';
+import { batchInserts, randomSequence } from './insert.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -39,37 +40,9 @@ const config = loadConfig();
 const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
 const db = database.db as any;
 
-// A fixed pseudo-random sequence, so two seeds of the same size are the same data.
-let state = 0x2545f491;
-function rand(): number {
-  state ^= state << 13;
-  state ^= state >>> 17;
-  state ^= state << 5;
-  return (state >>> 0) / 4294967296;
-}
-const pick = (n: number) => Math.floor(rand() * n);
+const { rand, pick } = randomSequence(0x2545f491);
 
-async function insertAll(table: string, rows: Record<string, unknown>[], perBatch: number): Promise<void> {
-  for (let i = 0; i < rows.length; i += perBatch) await db.insertInto(table).values(rows.slice(i, i + perBatch)).execute();
-}
-
-/** Inserts rows produced on the fly in batches inside one transaction per chunk (fast on both databases). */
-async function stream(table: string, total: number, make: (i: number) => Record<string, unknown>, perBatch: number, label = table): Promise<void> {
-  const chunk = perBatch * 50;
-  const started = Date.now();
-  for (let start = 0; start < total; start += chunk) {
-    const end = Math.min(total, start + chunk);
-    await db.transaction().execute(async (trx: any) => {
-      for (let i = start; i < end; i += perBatch) {
-        const rows: Record<string, unknown>[] = [];
-        for (let j = i; j < Math.min(end, i + perBatch); j++) rows.push(make(j));
-        await trx.insertInto(table).values(rows).execute();
-      }
-    });
-    process.stdout.write(`\r${label}: ${end}/${total} (${Math.round((Date.now() - started) / 1000)} s)   `);
-  }
-  process.stdout.write('\n');
-}
+const { insertAll, stream } = batchInserts(db);
 
 async function main(): Promise<void> {
   const t0 = Date.now();

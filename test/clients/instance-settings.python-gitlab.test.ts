@@ -1,43 +1,21 @@
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, type TestApp } from '../support/app.ts';
 import { makeUser, type TestUser } from '../support/fixtures.ts';
 import { insertGroup } from '../support/instance-settings-rows.ts';
+import { pythonGitlab, pythonServer, pythonSkip } from '../support/python-gitlab.ts';
 
 // python-gitlab, the real client, against a listening server: broadcast messages, features, notification settings.
 
-const PYTHON = ['/usr/bin/python3', 'python3'].find((p) => p === 'python3' || existsSync(p))!;
-let t: TestApp;
+const server = pythonServer();
 let admin: TestUser;
-let base: string;
-
-function runPython(script: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile(PYTHON, ['-'], { env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as any).code ?? 1) : 0, stdout, stderr });
-    });
-    child.stdin!.end(script);
-  });
-}
 
 before(async () => {
-  t = await buildTestApp();
-  admin = await makeUser(t.app, { admin: true, username: 'pyadmin' });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  if (pythonSkip) return;
+  await server.ready();
+  admin = await makeUser(server.t.app, { admin: true, username: 'pyadmin' });
 });
-after(async () => { await t.close(); });
 
 const SCRIPT = String.raw`
-import json, os, sys
-import gitlab
-
-gl = gitlab.Gitlab(os.environ['BASE'], private_token=os.environ['TOKEN'])
-out = {}
-
 # Broadcast messages
 m = gl.broadcastmessages.create({'message': 'Upgrade at noon', 'target_access_levels': [10, 30], 'font': '#FFFFFF'})
 out['created'] = m.attributes
@@ -78,15 +56,12 @@ gs = gl.groups.get(int(os.environ['GROUP_ID']), lazy=True).notificationsettings.
 gs.level = 'watch'
 gs.save()
 out['group_notify'] = gl.groups.get(int(os.environ['GROUP_ID']), lazy=True).notificationsettings.get().level
-
-print(json.dumps(out))
 `;
 
-test('python-gitlab drives broadcast messages, features and notification settings', async () => {
+test('python-gitlab drives broadcast messages, features and notification settings', { skip: pythonSkip }, async () => {
+  const t = server.t;
   const group = await insertGroup(t.app, { path: 'pygroup', visibility: 20 });
-  const r = await runPython(SCRIPT, { BASE: base, TOKEN: admin.token, GROUP_ID: String(group.id) });
-  assert.equal(r.code, 0, r.stderr);
-  const out = JSON.parse(r.stdout.trim().split('\n').pop()!);
+  const out = await pythonGitlab(server.url, admin.token, SCRIPT, { env: { GROUP_ID: String(group.id) } });
   assert.equal(out.created.message, 'Upgrade at noon');
   assert.deepEqual(out.created.target_access_levels, [10, 30]);
   assert.equal(out.created.active, true);

@@ -1,22 +1,13 @@
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { promisify } from 'node:util';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, type TestApp } from '../support/app.ts';
 import { makeUser } from '../support/fixtures.ts';
+import { pythonGitlab, pythonServer, pythonSkip } from '../support/python-gitlab.ts';
 
 // python-gitlab (Debian's python3-gitlab) against a listening server: the calls its users make first.
-const run = promisify(execFile);
-const python = ['/usr/bin/python3', 'python3'].find((p) => (p.startsWith('/') ? existsSync(p) : true)
-  && spawnSync(p, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0);
 
 const SCRIPT = `
-import json, os, gitlab
-gl = gitlab.Gitlab(os.environ["GL_URL"], private_token=os.environ["GL_TOKEN"])
 gl.auth()
-out = {"me": gl.user.username}
+out["me"] = gl.user.username
 user = gl.users.create({"email": "pg@example.com", "username": "pyuser", "name": "Py User", "password": "s3cret-password"})
 out["user"] = [user.username, user.name]
 group = gl.groups.create({"name": "Py Group", "path": "py-group", "visibility": "internal"})
@@ -32,24 +23,18 @@ gat = group.access_tokens.create({"name": "bot", "scopes": ["read_api"], "access
 out["gat"] = [gat.access_level, gat.resource_type]
 as_user = gitlab.Gitlab(os.environ["GL_URL"], private_token=pat.token)
 out["user_groups"] = sorted(g.full_path for g in as_user.groups.list(get_all=True))
-print(json.dumps(out))
 `;
 
-let t: TestApp;
-let url = '';
+const server = pythonServer();
 let token = '';
 before(async () => {
-  if (!python) return;
-  t = await buildTestApp();
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  token = (await makeUser(t.app, { username: 'pyadmin', admin: true })).token;
+  if (pythonSkip) return;
+  await server.ready();
+  token = (await makeUser(server.t.app, { username: 'pyadmin', admin: true })).token;
 });
-after(async () => { if (t) await t.close(); });
 
-test('python-gitlab: auth, create user, groups, members, tokens', { skip: python ? false : 'python-gitlab is not installed' }, async () => {
-  const { stdout } = await run(python!, ['-c', SCRIPT], { env: { ...process.env, GL_URL: url, GL_TOKEN: token }, timeout: 60_000 });
-  assert.deepEqual(JSON.parse(stdout), {
+test('python-gitlab: auth, create user, groups, members, tokens', { skip: pythonSkip }, async () => {
+  assert.deepEqual(await pythonGitlab(server.url, token, SCRIPT), {
     me: 'pyadmin',
     user: ['pyuser', 'Py User'],
     group: ['py-group', 'internal'],

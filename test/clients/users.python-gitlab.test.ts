@@ -1,48 +1,21 @@
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { promisify } from 'node:util';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, type TestApp } from '../support/app.ts';
 import { makeUser } from '../support/fixtures.ts';
+import { pythonGitlab, pythonServer, pythonSkip } from '../support/python-gitlab.ts';
 
 // python-gitlab (3.12) as its users call it: Python booleans, multipart bodies, the users area's answers.
-const run = promisify(execFile);
-const python = ['/usr/bin/python3', 'python3'].find((p) => (p.startsWith('/') ? existsSync(p) : true)
-  && spawnSync(p, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0);
-const skip = python ? false : 'python-gitlab is not installed';
 
-const PRELUDE = `
-import json, os, gitlab
-gl = gitlab.Gitlab(os.environ["GL_URL"], private_token=os.environ["GL_TOKEN"])
-out = {}
-`;
-
-let t: TestApp;
-let url = '';
+const server = pythonServer();
 let token = '';
 before(async () => {
-  if (!python) return;
-  t = await buildTestApp();
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  token = (await makeUser(t.app, { username: 'pyadmin', admin: true })).token;
+  if (pythonSkip) return;
+  await server.ready();
+  token = (await makeUser(server.t.app, { username: 'pyadmin', admin: true })).token;
 });
-after(async () => { if (t) await t.close(); });
 
-async function py(script: string, env: Record<string, string> = {}): Promise<any> {
-  try {
-    const { stdout } = await run(python!, ['-c', PRELUDE + script + '\nprint(json.dumps(out))'], {
-      env: { ...process.env, GL_URL: url, GL_TOKEN: token, ...env }, timeout: 60_000,
-    });
-    return JSON.parse(stdout.trim().split('\n').pop()!);
-  } catch (e: any) {
-    throw new Error(`python-gitlab failed: ${e.stderr ?? e.message}`);
-  }
-}
+const py = (script: string, env: Record<string, string> = {}) => pythonGitlab(server.url, token, script, { env });
 
-test('python-gitlab: boolean filters and flags sent as True/False', { skip }, async () => {
+test('python-gitlab: boolean filters and flags sent as True/False', { skip: pythonSkip }, async () => {
   const out = await py(`
 u = gl.users.create({"email": "bool@example.com", "username": "booluser", "name": "Bool", "password": "s3cret-password"})
 u.block()
@@ -63,7 +36,7 @@ out["gone"] = [x.username for x in gl.users.list(username="booluser")]
   });
 });
 
-test('python-gitlab: searches take _ and % literally', { skip }, async () => {
+test('python-gitlab: searches take _ and % literally', { skip: pythonSkip }, async () => {
   const out = await py(`
 for name in ["a_b", "axb", "c%d"]:
     gl.users.create({"email": name.replace("%", "p") + "@example.com", "username": name.replace("%", "p"), "name": "Name " + name, "password": "s3cret-password"})
@@ -75,7 +48,7 @@ out["topics"] = sorted(x.name for x in gl.topics.list(search="my_topic"))
   assert.deepEqual(out, { underscore: ['a_b'], percent: ['cpd'], topics: ['my_topic'] });
 });
 
-test('python-gitlab: block, unblock, ban, unban, deactivate, activate answer as the reference', { skip }, async () => {
+test('python-gitlab: block, unblock, ban, unban, deactivate, activate answer as the reference', { skip: pythonSkip }, async () => {
   const out = await py(`
 u = gl.users.create({"email": "states@example.com", "username": "stateuser", "name": "States", "password": "s3cret-password"})
 def call(action):
@@ -107,7 +80,7 @@ out["steps"] = [[a, call(a), gl.users.get(u.id).state] for a in
   ]);
 });
 
-test('form bodies with arrays of hashes group keys as Rack does; scopes take a comma-separated list', { skip }, async () => {
+test('form bodies with arrays of hashes group keys as Rack does; scopes take a comma-separated list', { skip: pythonSkip }, async () => {
   const out = await py(`
 p = gl.projects.create({"name": "forms", "initialize_with_readme": True})
 # The form body of the ruby and perl clients, sent through python-gitlab's own session.
@@ -128,7 +101,7 @@ out["scopes"] = pat.scopes
   assert.deepEqual(out, { commit: 201, files: ['README.md', 'a.txt', 'b.txt'], a: 'A&B', scopes: ['api', 'read_user'] });
 });
 
-test('python-gitlab: multipart bodies (a file attached) carry their fields; undeclared files are ignored; limits hold', { skip }, async () => {
+test('python-gitlab: multipart bodies (a file attached) carry their fields; undeclared files are ignored; limits hold', { skip: pythonSkip }, async () => {
   const out = await py(`
 import io, base64
 png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
@@ -157,11 +130,11 @@ out["group"] = g["full_path"]
   // Nothing is left behind in the temporary upload folder.
   const { readdir } = await import('node:fs/promises');
   const { join } = await import('node:path');
-  const left = await readdir(join(t.app.config.dataDir, 'uploads', 'tmp')).catch(() => []);
+  const left = await readdir(join(server.t.app.config.dataDir, 'uploads', 'tmp')).catch(() => []);
   assert.deepEqual(left, []);
 });
 
-test('python-gitlab: reserved names per level: top-level routes for top-level namespaces, wildcard routes below', { skip }, async () => {
+test('python-gitlab: reserved names per level: top-level routes for top-level namespaces, wildcard routes below', { skip: pythonSkip }, async () => {
   const out = await py(`
 def attempt(fn):
     try:
@@ -185,7 +158,7 @@ out["subgroup_dash"] = attempt(lambda: gl.groups.create({"name": "dash", "path":
   assert.deepEqual(out.subgroup_dash[0], 400);
 });
 
-test('python-gitlab: version, metadata, SSH keys, e-mails, status, custom attributes, memberships', { skip }, async () => {
+test('python-gitlab: version, metadata, SSH keys, e-mails, status, custom attributes, memberships', { skip: pythonSkip }, async () => {
   const { ed25519Key } = await import('../support/ssh-key-fixtures.ts');
   const { parseSshPublicKey } = await import('../../src/platform/crypto/ssh-keys.ts');
   const key1 = ed25519Key('one@example.com');
@@ -239,7 +212,7 @@ out["project_memberships"] = len(u.memberships.list(type="Project"))
     version: ['15.11.0', 'bellows'],
     metadata: ['enterprise', 'kas', 'revision', 'version'],
     // The comment (often an e-mail address) is replaced by the owner's name and the host.
-    key: ['laptop', `Prof User (${new URL(t.app.config.externalUrl).hostname})`, true, 'auth_and_signing'],
+    key: ['laptop', `Prof User (${new URL(server.t.app.config.externalUrl).hostname})`, true, 'auth_and_signing'],
     keys: ['laptop'],
     my_keys: ['mine'],
     by_id: ['laptop', 'profuser'],
@@ -270,7 +243,7 @@ TgEAsWFkhBUmNFxX2E9JjeM/GmbaRiXLVzBSpJ3GxXhicAk=
 =r7y4
 -----END PGP PUBLIC KEY BLOCK-----`;
 
-test('python-gitlab: GPG keys of the signed-in user and of a user', { skip }, async () => {
+test('python-gitlab: GPG keys of the signed-in user and of a user', { skip: pythonSkip }, async () => {
   const out = await py(`
 gl.auth()
 u = gl.users.create({"email": "gpg@example.com", "username": "gpguser", "name": "Gpg User", "password": "s3cret-password"})

@@ -1,27 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { scratch, startServer } from './processes.ts';
+import { pythonGitlab, pythonSkip } from '../support/python-gitlab.ts';
 
 // A real v4 client against a real server: python-gitlab (Debian's python3-gitlab).
 
-function findPython(): string | null {
-  for (const candidate of ['/usr/bin/python3', 'python3']) {
-    const r = spawnSync(candidate, ['-c', 'import gitlab'], { encoding: 'utf8' });
-    if (r.status === 0) return candidate;
-  }
-  return null;
-}
-
-const python = findPython();
-
 const SCRIPT = String.raw`
-import json, sys, warnings
-import gitlab
-url, token = sys.argv[1], sys.argv[2]
+import warnings
+url, token = os.environ["GL_URL"], os.environ["GL_TOKEN"]
 warnings.simplefilter("error", UserWarning)  # a Link host differing from the URL would warn
-out = {}
-gl = gitlab.Gitlab(url, private_token=token)
 gl.auth()
 out["me"] = gl.user.username
 u = gl.users.create({"email": "py@example.com", "password": "password123", "username": "pyuser", "name": "Py User"})
@@ -57,17 +44,14 @@ try:
     gl2.users.create({"email": "x@example.com", "password": "password123", "username": "xx", "name": "X"})
 except gitlab.exceptions.GitlabCreateError as e:
     out["forbidden"] = e.response_code
-print(json.dumps(out))
 `;
 
-test('python-gitlab: auth, users, personal access tokens, pagination, sudo', { skip: python ? false : 'python3-gitlab is not installed' }, async () => {
+test('python-gitlab: auth, users, personal access tokens, pagination, sudo', { skip: pythonSkip }, async () => {
   const sc = await scratch();
   const token = 'glpat-python-gitlab-test-token-0001';
   const server = await startServer({ ...sc.env, BELLOWS_ROOT_TOKEN: token, BELLOWS_ROOT_PASSWORD: 'root-password-1' });
   try {
-    const r = spawnSync(python!, ['-c', SCRIPT, server.url, token], { encoding: 'utf8', timeout: 120_000 });
-    assert.equal(r.status, 0, r.stderr);
-    const out = JSON.parse(r.stdout.trim().split('\n').pop()!);
+    const out = await pythonGitlab(server.url, token, SCRIPT);
     assert.deepEqual(out, {
       me: 'root',
       created: ['pyuser', 'Py User'],

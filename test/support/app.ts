@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { Ajv, type ValidateFunction } from 'ajv';
@@ -73,6 +74,12 @@ export async function buildTestApp(opts: { env?: Record<string, string>; clock?:
  * serve reads for their window (config authCacheMs) unless a write passes through it. Voiding them here stands
  * for the window passing.
  */
+/** Makes `t` listen on a free port of 127.0.0.1 (once) and answers its base URL, `http://127.0.0.1:<port>`. */
+export async function listening(t: TestApp): Promise<string> {
+  if (!t.app.server.listening) await t.app.listen({ host: '127.0.0.1', port: 0 });
+  return `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+}
+
 export function windowPassed(app: FastifyInstance): void {
   app.caches.voidAll();
 }

@@ -2,8 +2,7 @@ import { before, after } from 'node:test';
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, type TestApp } from './app.ts';
+import { buildTestApp, listening, type TestApp } from './app.ts';
 
 // Driving a test server with the real python-gitlab (3.12), as its users call it: a script runs with `gl` signed in
 // with the token, fills `out`, and its JSON comes back. `attempt(fn)` turns a GitlabError into [status, message].
@@ -54,8 +53,7 @@ export function pythonServer(options?: Parameters<typeof buildTestApp>[0]): { t:
     url: '',
     ready: () => (starting ??= (async () => {
       server.t = await buildTestApp(options);
-      await server.t.app.listen({ host: '127.0.0.1', port: 0 });
-      server.url = `http://127.0.0.1:${(server.t.app.server.address() as AddressInfo).port}`;
+      server.url = await listening(server.t);
     })()),
   } as { t: TestApp; url: string; ready: () => Promise<void> };
   before(async () => { if (!pythonSkip) await server.ready(); });

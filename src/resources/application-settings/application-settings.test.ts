@@ -1,7 +1,6 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { buildTestApp, call, listening, type TestApp } from '../../../test/support/app.ts';
 import { castRoles, makeProject, type RoleCast } from '../../../test/support/fixtures.ts';
 import { pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
 import { applicationSettings } from '../../platform/application-settings.ts';
@@ -114,8 +113,7 @@ test('bad input: a v4 400 and nothing changed', async () => {
 
 test('python-gitlab: gl.settings.get() and save()', { skip: pythonSkip }, async () => {
   await t.app.db.deleteFrom('application_settings').execute();
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  const url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  const url = await listening(t);
   const out = await pythonGitlab(url, roles.admin.token, `
 s = gl.settings.get()
 out['before'] = [s.id, s.default_branch_protection, s.allow_local_requests_from_web_hooks_and_services]

@@ -1,7 +1,6 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { buildTestApp, call, listening, type TestApp } from '../../../test/support/app.ts';
 import { castRoles, makeIssue, makeProject, type RoleCast } from '../../../test/support/fixtures.ts';
 import { pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
@@ -114,8 +113,7 @@ describe('award emoji on notes', () => {
   });
 
   test('python-gitlab: note.awardemojis', { skip: pythonSkip }, async () => {
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    const base = await listening(t);
     const out = await pythonGitlab(base, roles.developer.token, `
 p = gl.projects.get(${p.id})
 i = p.issues.get(${issue.iid})

@@ -1,8 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
-import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { buildTestApp, call, listening, type TestApp } from '../../../test/support/app.ts';
 import { addMember, castGroupRoles, castRoles, makeGroup, makeIssue, makeLabel, makeMilestone, makeProject, quickUser, Role, type RoleCast } from '../../../test/support/fixtures.ts';
 
 let t: TestApp;
@@ -172,8 +171,7 @@ describe('milestone promotion', () => {
 });
 
 test('python-gitlab: milestone.issues() and milestone.promote()', { skip: pythonSkip }, async () => {
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  const base = await listening(t);
   const group = await makeGroup(t.app);
   const project = await makeProject(t.app, { namespace: group });
   const owner = await quickUser(t.app);

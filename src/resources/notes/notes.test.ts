@@ -1,8 +1,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
-import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { buildTestApp, call, listening, type TestApp } from '../../../test/support/app.ts';
 import { addMember, castRoles, makeGroup, makeIssue, makeProject, quickUser, Role, type RoleCast } from '../../../test/support/fixtures.ts';
 import { pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
@@ -319,8 +318,7 @@ describe('system notes', () => {
 
 describe('python-gitlab: issue notes and discussions', () => {
   test('issue.notes and issue.discussions as its users call them', { skip: pythonSkip }, async () => {
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    const url = await listening(t);
     const p = await makeProject(t.app, { visibility: 0 });
     const roles = await castRoles(t.app, p);
     const issue = await makeIssue(t.app, p, {});

@@ -1,8 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
-import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { buildTestApp, call, listening, type TestApp } from '../../../test/support/app.ts';
 import {
   addMember, commitFiles, makeGroup, makeIssue, makeMergeRequest, makeMilestone, makeNote, makeProject, makeSnippet, quickUser, Role,
 } from '../../../test/support/fixtures.ts';
@@ -354,8 +353,7 @@ test('python-gitlab: gl.search, group.search, project.search', { skip: pythonSki
   const issue = await makeIssue(t.app, w.open, { title: 'Mortar and pestle' });
   await makeIssue(t.app, w.open, { title: 'mortar secret', confidential: true });
   await commitFiles(t.app, w.open, 'main', { 'PROCESS.md': 'mortar\n' });
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  const base = await listening(t);
   const out = await pythonGitlab(base, w.outsider.token, `
 out["global"] = [i["id"] for i in gl.search("issues", "mortar")]
 out["group"] = [i["id"] for i in gl.groups.get(${w.group.id}).search("issues", "mortar")]

@@ -1,28 +1,22 @@
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, type TestApp } from '../../../test/support/app.ts';
 import { makeUser, type TestUser } from '../../../test/support/fixtures.ts';
-import { pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
+import { pythonGitlab, pythonServer, pythonSkip } from '../../../test/support/python-gitlab.ts';
 
 // python-gitlab (3.12) driving `gl.snippets` and `project.snippets` (with notes and award emoji) as its users do.
 
-let t: TestApp;
-let url = '';
+const server = pythonServer();
 let user: TestUser;
 let admin: TestUser;
 before(async () => {
   if (pythonSkip) return;
-  t = await buildTestApp();
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  user = await makeUser(t.app);
-  admin = await makeUser(t.app, { admin: true });
+  await server.ready();
+  user = await makeUser(server.t.app);
+  admin = await makeUser(server.t.app, { admin: true });
 });
-after(async () => { if (t) await t.close(); });
 
 test('gl.snippets: create, get, content, list, public, update, user agent detail, delete', { skip: pythonSkip }, async () => {
-  const out = await pythonGitlab(url, user.token, `
+  const out = await pythonGitlab(server.url, user.token, `
 s = gl.snippets.create({"title": "py", "file_name": "a.py", "content": "print(1)\\n", "visibility": "public"})
 out["created"] = [s.title, s.file_name, s.visibility, [f["path"] for f in s.files]]
 got = gl.snippets.get(s.id)
@@ -47,7 +41,7 @@ out["gone"] = attempt(lambda: gl.snippets.get(s.id))
   assert.deepEqual(out.agent, [403, '403 Forbidden']);
   assert.deepEqual(out.gone, [404, '404 Snippet Not Found']);
 
-  const adm = await pythonGitlab(url, admin.token, `
+  const adm = await pythonGitlab(server.url, admin.token, `
 s = gl.snippets.create({"title": "x", "file_name": "x.txt", "content": "x"})
 d = s.user_agent_detail()
 out["detail"] = sorted(d.keys())
@@ -58,7 +52,7 @@ out["agent"] = d["user_agent"].startswith("python-gitlab")
 });
 
 test('project.snippets with notes, discussions and award emoji', { skip: pythonSkip }, async () => {
-  const out = await pythonGitlab(url, user.token, `
+  const out = await pythonGitlab(server.url, user.token, `
 p = gl.projects.create({"name": "snippy", "visibility": "private"})
 s = p.snippets.create({"title": "ps", "file_name": "f.md", "content": "# f", "visibility": "private"})
 out["listed"] = [x.title for x in p.snippets.list()]

@@ -2,21 +2,17 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
-import { execFile } from 'node:child_process';
-import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { call, type TestApp } from '../../../test/support/app.ts';
 import { castRoles, makeProject, makeSnippet, quickUser, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
 import { gitClient } from '../repository/testing.ts';
 import { snippetRepositoryPath } from '../projects/repository.ts';
+import { pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
+import { READ_ONLY, moveApp, readMove, shards, type MoveApp } from './testing.ts';
 
 // Snippet repository storage moves: the project moves' machinery (one state machine, one job kind) with a snippet as
 // the container. Real repositories are moved between shards, then cloned and pushed from where they now live.
 
-const STORAGE = [
-  { name: 'default', path: 'repositories', weight: 100 },
-  { name: 'second', path: 'second', weight: 100 },
-];
-const READ_ONLY = 'The repository is temporarily read-only. Please try again later.';
-
+let shardApp: MoveApp;
 let t: TestApp;
 let host: string;
 let admin: TestUser;
@@ -24,10 +20,8 @@ let alice: TestUser;
 const g = gitClient();
 
 before(async () => {
-  t = await buildTestApp({ config: { storage: STORAGE } as any });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  host = `127.0.0.1:${(t.app.server.address() as any).port}`;
-  admin = await quickUser(t.app, { admin: true });
+  shardApp = await moveApp(shards());
+  ({ t, host, admin } = shardApp);
   alice = await quickUser(t.app);
 });
 after(async () => { await t.close(); });
@@ -73,9 +67,9 @@ describe('snippet repository storage moves', () => {
     assert.equal(after.repository_read_only, 0);
     assert.equal(existsSync(snippetRepositoryPath(t.config, from, s.id)), false);
     assert.equal(existsSync(snippetRepositoryPath(t.config, to, s.id)), true);
-    const one = await call(t.app, 'GET', `/snippet_repository_storage_moves/${r.body.id}`, { token: admin.token });
-    assert.equal(one.body.state, 'finished');
-    assert.deepEqual((await call(t.app, 'GET', `/snippets/${s.id}/repository_storage_moves/${r.body.id}`, { token: admin.token })).body, one.body);
+    const one = await readMove(shardApp, 'snippet', r.body.id);
+    assert.equal(one.state, 'finished');
+    assert.deepEqual((await call(t.app, 'GET', `/snippets/${s.id}/repository_storage_moves/${r.body.id}`, { token: admin.token })).body, one);
 
     // From the new shard: the API reads it, a fresh clone has it, a push lands there.
     assert.equal((await call(t.app, 'GET', `/snippets/${s.id}/raw`, { token: alice.token })).text, 'one\n');
@@ -166,24 +160,11 @@ describe('snippet repository storage moves', () => {
   });
 });
 
-function runPython(script: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile('/usr/bin/python3', ['-'], { env: { ...process.env, ...env }, timeout: 90_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as any).code ?? 1) : 0, stdout, stderr });
-    });
-    child.stdin!.end(script);
-  });
-}
-
-test('python-gitlab (no storage-move manager in v3.12: its HTTP client) moves a snippet and lists the moves', async () => {
+test('python-gitlab (no storage-move manager in v3.12: its HTTP client) moves a snippet and lists the moves', { skip: pythonSkip }, async () => {
   const s = await makeSnippet(t.app, alice.user, { visibility: 'public' });
   const to = other(s.repository_storage);
-  const r = await runPython(String.raw`
-import json, os
-import gitlab
-gl = gitlab.Gitlab(os.environ['BASE'], private_token=os.environ['TOKEN'])
+  const out = await pythonGitlab(`http://${host}`, admin.token, String.raw`
 sid = int(os.environ['SNIPPET'])
-out = {}
 move = gl.http_post('/snippets/%d/repository_storage_moves' % sid, post_data={'destination_storage_name': os.environ['TO']})
 out['created'] = [move['state'], move['destination_storage_name'], move['snippet']['id']]
 try:
@@ -192,10 +173,7 @@ except gitlab.exceptions.GitlabError as e:
     out['again'] = [e.response_code, e.error_message]
 out['listed'] = [m['id'] for m in gl.http_list('/snippets/%d/repository_storage_moves' % sid, get_all=True)]
 out['all'] = move['id'] in [m['id'] for m in gl.http_list('/snippet_repository_storage_moves', get_all=True)]
-print(json.dumps(out))
-`, { BASE: `http://${host}`, TOKEN: admin.token, SNIPPET: String(s.id), TO: to });
-  assert.equal(r.code, 0, r.stderr);
-  const out = JSON.parse(r.stdout);
+`, { env: { SNIPPET: String(s.id), TO: to } });
   assert.deepEqual(out.created, ['scheduled', to, s.id]);
   assert.deepEqual(out.again, [400, { snippet: ['is read-only'] }]);
   assert.equal(out.listed.length, 1);

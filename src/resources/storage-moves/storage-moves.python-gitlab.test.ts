@@ -2,11 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeProject, quickUser, reloadProject } from '../../../test/support/fixtures.ts';
 import { pythonGitlab, pythonServer, pythonSkip } from '../../../test/support/python-gitlab.ts';
+import { shards } from './testing.ts';
 
 // python-gitlab (v3.12 has no manager for storage moves) driving the area through its HTTP client: its paginated
 // listing, a project move, the whole-shard move and the errors it raises.
 
-const server = pythonServer({ config: { storage: [{ name: 'default', path: 'repositories', weight: 100 }, { name: 'second', path: 'second', weight: 100 }] } as any });
+const server = pythonServer({ config: { storage: shards() } as any });
 
 const SCRIPT = String.raw`
 pid = int(os.environ['PROJECT'])

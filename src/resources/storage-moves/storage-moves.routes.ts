@@ -1,10 +1,9 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import type { RouteDef } from '../../http/route.ts';
 import { IdOrPath, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { paginateQuery } from '../../http/pagination.ts';
 import { accepted, sendRendered } from '../../http/errors.ts';
 import { Accepted } from '../../http/response-schemas.ts';
-import type { Db } from '../../platform/db/index.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { JobKind } from '../../platform/jobs/queue.ts';
 import { projectSummariesByIds } from '../deploy-keys/deploy-keys.service.ts';
@@ -18,134 +17,104 @@ import { snippetRow, snippetsWithContext } from '../snippets/snippets.service.ts
 import { basicSnippetEntity } from '../snippets/snippets.presenter.ts';
 import { NotFoundError } from '../../platform/errors.ts';
 
-// Project and snippet repository storage moves: administrators only (anonymous 401, anyone else 403).
+// Project and snippet repository storage moves: administrators only (anonymous 401, anyone else 403). Both kinds serve
+// the same routes (every move, one move, a shard's move; a container's moves, one of them, a new one), declared once.
 
-const tags = ['project_repository_storage_moves'];
-
-async function present(db: Db, rows: MoveRow[]) {
-  const projects = await projectSummariesByIds(db, rows.map((r) => r.container_id));
-  return rows.map((r) => presentMove(r, projects.get(r.container_id)!));
+/** What differs between the kinds of container whose repositories move. */
+interface MoveKind {
+  container: Container;
+  /** The container's path segment, `/projects/:id/...` or `/snippets/:id/...`. */
+  plural: string;
+  schema: TSchema;
+  tags: string[];
+  /** The `:id` parameter's schema. */
+  id: TSchema;
+  /** The route's access declaration of `/<plural>/:id/...`. */
+  scope: Pick<RouteDef<any>, 'project'>;
+  /** The container of `/<plural>/:id/...`: its id (or a 404). */
+  containerId(req: any): Promise<number>;
+  present(deps: ServiceDeps, rows: MoveRow[]): Promise<unknown[]>;
 }
 
-async function presentSnippetMoves(deps: ServiceDeps, rows: MoveRow[]) {
-  const snippets = await snippetsWithContext(deps, rows.map((r) => r.container_id));
-  return rows.map((r) => {
-    const s = snippets.get(r.container_id)!;
-    return presentSnippetMove(r, basicSnippetEntity(s.row, { base: deps.config.externalUrl, author: s.author, projectPath: s.projectPath }));
-  });
+const projectKind: MoveKind = {
+  container: 'project', plural: 'projects', schema: ProjectRepositoryStorageMove, tags: ['project_repository_storage_moves'],
+  id: IdOrPath(), scope: { project: { ability: 'read_project' } },
+  containerId: async (req) => req.project.project.id,
+  present: async (deps, rows) => {
+    const projects = await projectSummariesByIds(deps.db, rows.map((r) => r.container_id));
+    return rows.map((r) => presentMove(r, projects.get(r.container_id)!));
+  },
+};
+
+const snippetKind: MoveKind = {
+  container: 'snippet', plural: 'snippets', schema: SnippetRepositoryStorageMove, tags: ['snippet_repository_storage_moves'],
+  id: Int(), scope: {},
+  /** Any snippet by id, personal or not (administrators only); 404 Snippet otherwise. */
+  containerId: async (req) => {
+    const row = await snippetRow(req.server, req.input.id);
+    if (!row) throw new NotFoundError('Snippet');
+    return row.id;
+  },
+  present: async (deps, rows) => {
+    const snippets = await snippetsWithContext(deps, rows.map((r) => r.container_id));
+    return rows.map((r) => {
+      const s = snippets.get(r.container_id)!;
+      return presentSnippetMove(r, basicSnippetEntity(s.row, { base: deps.config.externalUrl, author: s.author, projectPath: s.projectPath }));
+    });
+  },
+};
+
+function moveRoutes(k: MoveKind): RouteDef<any>[] {
+  const { container: kind, plural, schema, tags } = k;
+  const all = `/${kind}_repository_storage_moves`;
+  const own = `/${plural}/:id/repository_storage_moves`;
+  const one = async (deps: ServiceDeps, row: MoveRow) => (await k.present(deps, [row]))[0];
+  return [
+    {
+      method: 'GET', url: all, summary: `Every ${kind} repository storage move, newest first`, tags, access: 'admin',
+      response: Type.Array(schema),
+      input: Input({ ...PaginationParams }),
+      handler: async (req, reply) => k.present(req.server, await paginateQuery(req, reply, movesQuery(req.server.db, kind))),
+    },
+    {
+      method: 'GET', url: `${all}/:repository_storage_id`, summary: `One ${kind} repository storage move`, tags, access: 'admin',
+      response: schema,
+      input: Input({ repository_storage_id: Int() }),
+      handler: async (req) => one(req.server, await getMove(req.server.db, kind, req.input.repository_storage_id)),
+    },
+    {
+      method: 'POST', url: all, summary: `Schedule the move of every ${kind} repository on a storage shard`, tags, access: 'admin',
+      response: Accepted,
+      input: Input({ source_storage_name: Str(), destination_storage_name: Opt(Str()) }),
+      handler: async (req, reply) => {
+        assertShardParam(req.server, 'source_storage_name', req.input.source_storage_name);
+        assertShardParam(req.server, 'destination_storage_name', req.input.destination_storage_name);
+        await scheduleShardMove(req.server, kind, req.input.source_storage_name, req.input.destination_storage_name);
+        return sendRendered(reply, accepted);
+      },
+    },
+    {
+      method: 'GET', url: own, summary: `A ${kind}'s repository storage moves, newest first`, tags, access: 'admin', ...k.scope,
+      response: Type.Array(schema),
+      input: Input({ id: k.id, ...PaginationParams }),
+      handler: async (req, reply) => k.present(req.server, await paginateQuery(req, reply, movesQuery(req.server.db, kind, await k.containerId(req)))),
+    },
+    {
+      method: 'GET', url: `${own}/:repository_storage_id`, summary: `One of a ${kind}'s repository storage moves`, tags, access: 'admin', ...k.scope,
+      response: schema,
+      input: Input({ id: k.id, repository_storage_id: Int() }),
+      handler: async (req) => one(req.server, await getMove(req.server.db, kind, req.input.repository_storage_id, await k.containerId(req))),
+    },
+    {
+      method: 'POST', url: own, summary: `Schedule the move of a ${kind}'s repository to another storage shard`, tags, access: 'admin', ...k.scope,
+      response: schema,
+      input: Input({ id: k.id, destination_storage_name: Opt(Str({ description: 'chosen by storage weight when omitted' })) }),
+      handler: async (req) => one(req.server, (await scheduleMove(req.server, kind, await k.containerId(req), req.input.destination_storage_name))!),
+    },
+  ];
 }
 
-/** `/snippets/:id/...`: any snippet by id, personal or not (administrators only); 404 Snippet otherwise. */
-async function snippetOr404(deps: ServiceDeps, id: number) {
-  const row = await snippetRow(deps, id);
-  if (!row) throw new NotFoundError('Snippet');
-  return row;
-}
-
-const snippetTags = ['snippet_repository_storage_moves'];
-
-export const storageMoveRoutes: RouteDef<any>[] = [
-  {
-    method: 'GET', url: '/project_repository_storage_moves', summary: 'Every project repository storage move, newest first', tags, access: 'admin',
-    response: Type.Array(ProjectRepositoryStorageMove),
-    input: Input({ ...PaginationParams }),
-    handler: async (req, reply) => present(req.server.db, await paginateQuery(req, reply, movesQuery(req.server.db, 'project'))),
-  },
-  {
-    method: 'GET', url: '/project_repository_storage_moves/:repository_storage_id', summary: 'One project repository storage move', tags, access: 'admin',
-    response: ProjectRepositoryStorageMove,
-    input: Input({ repository_storage_id: Int() }),
-    handler: async (req) => (await present(req.server.db, [await getMove(req.server.db, 'project', req.input.repository_storage_id)]))[0],
-  },
-  {
-    method: 'POST', url: '/project_repository_storage_moves', summary: 'Schedule the move of every project repository on a storage shard', tags, access: 'admin',
-    response: Accepted,
-    input: Input({ source_storage_name: Str(), destination_storage_name: Opt(Str()) }),
-    handler: async (req, reply) => {
-      assertShardParam(req.server, 'source_storage_name', req.input.source_storage_name);
-      assertShardParam(req.server, 'destination_storage_name', req.input.destination_storage_name);
-      await scheduleShardMove(req.server, 'project', req.input.source_storage_name, req.input.destination_storage_name);
-      return sendRendered(reply, accepted);
-    },
-  },
-  {
-    method: 'GET', url: '/projects/:id/repository_storage_moves', summary: "A project's repository storage moves, newest first", tags, access: 'admin',
-    project: { ability: 'read_project' },
-    response: Type.Array(ProjectRepositoryStorageMove),
-    input: Input({ id: IdOrPath(), ...PaginationParams }),
-    handler: async (req, reply) => present(req.server.db, await paginateQuery(req, reply, movesQuery(req.server.db, 'project', req.project.project.id))),
-  },
-  {
-    method: 'GET', url: '/projects/:id/repository_storage_moves/:repository_storage_id', summary: "One of a project's repository storage moves", tags, access: 'admin',
-    project: { ability: 'read_project' },
-    response: ProjectRepositoryStorageMove,
-    input: Input({ id: IdOrPath(), repository_storage_id: Int() }),
-    handler: async (req) => (await present(req.server.db, [await getMove(req.server.db, 'project', req.input.repository_storage_id, req.project.project.id)]))[0],
-  },
-  {
-    method: 'POST', url: '/projects/:id/repository_storage_moves', summary: "Schedule the move of a project's repository to another storage shard", tags, access: 'admin',
-    project: { ability: 'read_project' },
-    response: ProjectRepositoryStorageMove,
-    input: Input({ id: IdOrPath(), destination_storage_name: Opt(Str({ description: 'chosen by storage weight when omitted' })) }),
-    handler: async (req) => {
-      const move = (await scheduleMove(req.server, 'project', req.project.project.id, req.input.destination_storage_name))!;
-      return (await present(req.server.db, [move]))[0];
-    },
-  },
-
-  // ---- snippets ---------------------------------------------------------------------------------------------------
-  {
-    method: 'GET', url: '/snippet_repository_storage_moves', summary: 'Every snippet repository storage move, newest first', tags: snippetTags, access: 'admin',
-    response: Type.Array(SnippetRepositoryStorageMove),
-    input: Input({ ...PaginationParams }),
-    handler: async (req, reply) => presentSnippetMoves(req.server, await paginateQuery(req, reply, movesQuery(req.server.db, 'snippet'))),
-  },
-  {
-    method: 'GET', url: '/snippet_repository_storage_moves/:repository_storage_id', summary: 'One snippet repository storage move', tags: snippetTags, access: 'admin',
-    response: SnippetRepositoryStorageMove,
-    input: Input({ repository_storage_id: Int() }),
-    handler: async (req) => (await presentSnippetMoves(req.server, [await getMove(req.server.db, 'snippet', req.input.repository_storage_id)]))[0],
-  },
-  {
-    method: 'POST', url: '/snippet_repository_storage_moves', summary: 'Schedule the move of every snippet repository on a storage shard', tags: snippetTags, access: 'admin',
-    response: Accepted,
-    input: Input({ source_storage_name: Str(), destination_storage_name: Opt(Str()) }),
-    handler: async (req, reply) => {
-      assertShardParam(req.server, 'source_storage_name', req.input.source_storage_name);
-      assertShardParam(req.server, 'destination_storage_name', req.input.destination_storage_name);
-      await scheduleShardMove(req.server, 'snippet', req.input.source_storage_name, req.input.destination_storage_name);
-      return sendRendered(reply, accepted);
-    },
-  },
-  {
-    method: 'GET', url: '/snippets/:id/repository_storage_moves', summary: "A snippet's repository storage moves, newest first", tags: snippetTags, access: 'admin',
-    response: Type.Array(SnippetRepositoryStorageMove),
-    input: Input({ id: Int(), ...PaginationParams }),
-    handler: async (req, reply) => {
-      const snippet = await snippetOr404(req.server, req.input.id);
-      return presentSnippetMoves(req.server, await paginateQuery(req, reply, movesQuery(req.server.db, 'snippet', snippet.id)));
-    },
-  },
-  {
-    method: 'GET', url: '/snippets/:id/repository_storage_moves/:repository_storage_id', summary: "One of a snippet's repository storage moves", tags: snippetTags, access: 'admin',
-    response: SnippetRepositoryStorageMove,
-    input: Input({ id: Int(), repository_storage_id: Int() }),
-    handler: async (req) => {
-      const snippet = await snippetOr404(req.server, req.input.id);
-      return (await presentSnippetMoves(req.server, [await getMove(req.server.db, 'snippet', req.input.repository_storage_id, snippet.id)]))[0];
-    },
-  },
-  {
-    method: 'POST', url: '/snippets/:id/repository_storage_moves', summary: "Schedule the move of a snippet's repository to another storage shard", tags: snippetTags, access: 'admin',
-    response: SnippetRepositoryStorageMove,
-    input: Input({ id: Int(), destination_storage_name: Opt(Str({ description: 'chosen by storage weight when omitted' })) }),
-    handler: async (req) => {
-      const snippet = await snippetOr404(req.server, req.input.id);
-      const move = (await scheduleMove(req.server, 'snippet', snippet.id, req.input.destination_storage_name))!;
-      return (await presentSnippetMoves(req.server, [move]))[0];
-    },
-  },
-];
+export const storageMoveRoutes: RouteDef<any>[] = [...moveRoutes(projectKind), ...moveRoutes(snippetKind)];
 
 /** The area's background jobs: one move, and the scheduling of a whole shard's moves. */
 export function storageMoveJobs(deps: ServiceDeps & { log?: { warn(obj: object, msg: string): void } }): Record<string, JobKind<any>> {

@@ -10,25 +10,19 @@ import { Repository } from '../../platform/git/repository.ts';
 import { repositoryPath } from '../projects/repository.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { MOVE_JOB, waitForPushes } from './storage-moves.service.ts';
+import { READ_ONLY, moveApp, readMove, shards, type MoveApp } from './testing.ts';
 
-const READ_ONLY = 'The repository is temporarily read-only. Please try again later.';
-const STORAGE = [
-  { name: 'default', path: 'repositories', weight: 100 },
-  { name: 'second', path: 'second', weight: 100 },
-  { name: 'unused', path: 'unused', weight: 0 },
-];
 const NOW = '2026-06-01T12:00:00.000Z';
 
+let shardApp: MoveApp;
 let t: TestApp;
 let host: string;
 let admin: TestUser;
 const g = gitClient();
 
 before(async () => {
-  t = await buildTestApp({ config: { storage: STORAGE } as any });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  host = `127.0.0.1:${(t.app.server.address() as any).port}`;
-  admin = await quickUser(t.app, { admin: true });
+  shardApp = await moveApp(shards({ name: 'unused', path: 'unused', weight: 0 }));
+  ({ t, host, admin } = shardApp);
 });
 after(async () => { await t.close(); });
 
@@ -53,9 +47,7 @@ async function schedule(project: { id: number }, body: Record<string, unknown> =
   return call(t.app, 'POST', `/projects/${project.id}/repository_storage_moves`, { token: admin.token, body });
 }
 
-async function moveOf(id: number) {
-  return (await call(t.app, 'GET', `/project_repository_storage_moves/${id}`, { token: admin.token })).body;
-}
+const moveOf = (id: number) => readMove(shardApp, 'project', id);
 
 describe('access: administrators only', () => {
   let project: ProjectRow;

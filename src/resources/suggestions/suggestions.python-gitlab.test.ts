@@ -1,49 +1,22 @@
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { promisify } from 'node:util';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, type TestApp } from '../../../test/support/app.ts';
 import { makeUser } from '../../../test/support/fixtures.ts';
+import { pythonGitlab, pythonServer, pythonSkip } from '../../../test/support/python-gitlab.ts';
 
 // python-gitlab 3.12 on suggestions and context commits: it has no objects for either, so scripts use its HTTP layer
 // (`gl.http_put`, `http_post`, ...) as its users do, with its merge request and discussion objects around them.
-const run = promisify(execFile);
-const python = ['/usr/bin/python3', 'python3'].find((p) => (p.startsWith('/') ? existsSync(p) : true)
-  && spawnSync(p, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0);
-const skip = python ? false : 'python-gitlab is not installed';
 
-const PRELUDE = `
-import json, os, gitlab
-gl = gitlab.Gitlab(os.environ["GL_URL"], private_token=os.environ["GL_TOKEN"])
-out = {}
-`;
-
-let t: TestApp;
-let url = '';
+const server = pythonServer();
 let token = '';
 before(async () => {
-  if (!python) return;
-  t = await buildTestApp();
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  token = (await makeUser(t.app, { username: 'pysuggest', admin: true })).token;
+  if (pythonSkip) return;
+  await server.ready();
+  token = (await makeUser(server.t.app, { username: 'pysuggest', admin: true })).token;
 });
-after(async () => { if (t) await t.close(); });
 
-async function py(script: string): Promise<any> {
-  try {
-    const { stdout } = await run(python!, ['-c', PRELUDE + script + '\nprint(json.dumps(out))'], {
-      env: { ...process.env, GL_URL: url, GL_TOKEN: token }, timeout: 120_000,
-    });
-    return JSON.parse(stdout.trim().split('\n').pop()!);
-  } catch (e: any) {
-    throw new Error(`python-gitlab failed: ${e.stderr ?? e.message}`);
-  }
-}
+const py = (script: string) => pythonGitlab(server.url, token, script);
 
-test('python-gitlab: a suggestion in a diff thread, applied; batch_apply refusing an applied one; context commits', { skip }, async () => {
+test('python-gitlab: a suggestion in a diff thread, applied; batch_apply refusing an applied one; context commits', { skip: pythonSkip }, async () => {
   const out = await py(`
 p = gl.projects.create({"name": "py-suggest", "initialize_with_readme": True})
 first = p.commits.list(ref_name="main")[0].id

@@ -1,28 +1,22 @@
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, type TestApp } from '../../../test/support/app.ts';
 import { makeUser, type TestUser } from '../../../test/support/fixtures.ts';
-import { pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
+import { pythonGitlab, pythonServer, pythonSkip } from '../../../test/support/python-gitlab.ts';
 import { updateApplicationSettings } from '../../platform/application-settings.ts';
 
 // python-gitlab (3.12) driving `project.hooks` as its users do.
 
-let t: TestApp;
-let url = '';
+const server = pythonServer();
 let user: TestUser;
 before(async () => {
   if (pythonSkip) return;
-  t = await buildTestApp();
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  user = await makeUser(t.app);
-  await updateApplicationSettings(t.app, { allow_local_requests_from_web_hooks_and_services: true });
+  await server.ready();
+  user = await makeUser(server.t.app);
+  await updateApplicationSettings(server.t.app, { allow_local_requests_from_web_hooks_and_services: true });
 });
-after(async () => { if (t) await t.close(); });
 
 test('project.hooks: create, list, get, save, delete; a bad URL is refused', { skip: pythonSkip }, async () => {
-  const out = await pythonGitlab(url, user.token, `
+  const out = await pythonGitlab(server.url, user.token, `
 p = gl.projects.create({"name": "hooked"})
 h = p.hooks.create({"url": "http://127.0.0.1:9999/hook", "push_events": False, "issues_events": True, "token": "secret"})
 out["created"] = [h.url, h.push_events, h.issues_events, h.project_id == p.id, hasattr(h, "token")]

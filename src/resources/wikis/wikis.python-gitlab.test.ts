@@ -1,26 +1,20 @@
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, type TestApp } from '../../../test/support/app.ts';
 import { makeUser, type TestUser } from '../../../test/support/fixtures.ts';
-import { pythonGitlab, pythonSkip } from '../../../test/support/python-gitlab.ts';
+import { pythonGitlab, pythonServer, pythonSkip } from '../../../test/support/python-gitlab.ts';
 
 // python-gitlab (3.12) driving `project.wikis` as its users do, nested slugs included.
 
-let t: TestApp;
-let url = '';
+const server = pythonServer();
 let user: TestUser;
 before(async () => {
   if (pythonSkip) return;
-  t = await buildTestApp();
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  user = await makeUser(t.app);
+  await server.ready();
+  user = await makeUser(server.t.app);
 });
-after(async () => { if (t) await t.close(); });
 
 test('project.wikis: create, list, get, save, delete', { skip: pythonSkip }, async () => {
-  const out = await pythonGitlab(url, user.token, `
+  const out = await pythonGitlab(server.url, user.token, `
 p = gl.projects.create({"name": "wikied"})
 w = p.wikis.create({"title": "Home", "content": "hello"})
 n = p.wikis.create({"title": "docs/Install guide", "content": "== install", "format": "asciidoc"})
