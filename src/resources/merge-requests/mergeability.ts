@@ -54,7 +54,7 @@ const pairs = defineMemo<string, PairCheck>('merge-request-mergeability', { max:
 export async function checkPair(deps: ServiceDeps, projectId: number, repo: Repository, targetSha: string, sourceSha: string, opts: { counts?: boolean } = {}): Promise<PairCheck> {
   const key = `${projectId}:${targetSha}:${sourceSha}`;
   const hit = pairs.get(key);
-  if (hit) return opts.counts ? withCounts(repo, hit) : hit;
+  if (hit) return opts.counts ? withCounts(deps, projectId, repo, hit) : hit;
   const row = await deps.db.selectFrom('merge_request_mergeability').selectAll().where('project_id', '=', projectId)
     .where('target_sha', '=', targetSha).where('source_sha', '=', sourceSha).executeTakeFirst();
   let check: PairCheck;
@@ -63,7 +63,7 @@ export async function checkPair(deps: ServiceDeps, projectId: number, repo: Repo
       targetSha, sourceSha, mergeBase: row.merge_base_sha ?? undefined, hasConflicts: !!row.has_conflicts, tree: row.tree_sha ?? '',
       conflicts: row.conflict_paths ? (JSON.parse(row.conflict_paths) as string[]) : [],
     };
-    if (opts.counts) await withCounts(repo, check);
+    if (opts.counts) await withCounts(deps, projectId, repo, check);
   } else {
     // The merge itself, and (only when asked) one walk beside it for the divergence counts and the merge base.
     const [merged, walk] = await Promise.all([repo.mergeTree(targetSha, sourceSha), opts.counts ? repo.divergenceAndBase(targetSha, sourceSha) : null]);
@@ -83,12 +83,24 @@ export async function checkPair(deps: ServiceDeps, projectId: number, repo: Repo
   return check;
 }
 
-/** The pair's divergence counts, walked for once (`rev-list --left-right --count`) and kept on the answer. */
-export async function withCounts(repo: Repository, check: PairCheck): Promise<PairCheck> {
-  if (check.behind === undefined || check.ahead === undefined) {
+/**
+ * The pair's divergence counts, walked for once and kept on the answer; a pair whose row lacks its merge base
+ * (answered without the walk) gets it from the same walk, and the row too.
+ */
+async function withCounts(deps: ServiceDeps, projectId: number, repo: Repository, check: PairCheck): Promise<PairCheck> {
+  if (check.behind !== undefined && check.ahead !== undefined) return check;
+  if (check.mergeBase !== undefined) {
     const div = await repo.divergence(check.targetSha, check.sourceSha);
     check.behind = div.behind;
     check.ahead = div.ahead;
+    return check;
+  }
+  const walk = await repo.divergenceAndBase(check.targetSha, check.sourceSha);
+  const base = walk.base !== undefined ? walk.base : await repo.mergeBase(check.targetSha, check.sourceSha);
+  Object.assign(check, { behind: walk.behind, ahead: walk.ahead, mergeBase: base });
+  if (base !== null) {
+    await deps.db.updateTable('merge_request_mergeability').set({ merge_base_sha: base }).where('project_id', '=', projectId)
+      .where('target_sha', '=', check.targetSha).where('source_sha', '=', check.sourceSha).where('merge_base_sha', 'is', null).execute();
   }
   return check;
 }
