@@ -36,7 +36,9 @@ export const scopeOf = (req: ApiRequest<any>): MergeRequestScope => ({ actor: re
 
 /** One merge request as its own routes answer it (subscribed, can_merge), seen from `from`. */
 export async function presentOne(req: ApiRequest<any>, row: MergeRequestRow, from: { projectId?: number } = { projectId: row.target_project_id }) {
-  const pres = await loadMergeRequestPresentation(req.server, req.actor, [row], { single: true, from, withLabelsDetails: !!req.input.with_labels_details });
+  const pres = await loadMergeRequestPresentation(req.server, req.actor, [row], {
+    single: true, from, withLabelsDetails: !!req.input.with_labels_details, withDivergedCount: !!req.input.include_diverged_commits_count,
+  });
   return mergeRequestEntity(row, pres, {
     includeDivergedCommitsCount: !!req.input.include_diverged_commits_count, includeRebaseInProgress: !!req.input.include_rebase_in_progress,
   });

@@ -272,7 +272,7 @@ export async function isSubscribed(db: Db, userId: number | null, mr: MergeReque
 /** Everything the merge request entities need, in a constant number of queries. */
 export async function loadMergeRequestPresentation(
   deps: ServiceDeps, actor: Actor, rows: MergeRequestRow[],
-  opts: { withLabelsDetails?: boolean; single?: boolean; from?: { projectId?: number; groupId?: number } } = {},
+  opts: { withLabelsDetails?: boolean; single?: boolean; from?: { projectId?: number; groupId?: number }; withDivergedCount?: boolean } = {},
 ): Promise<MergeRequestPresentation> {
   const db = deps.db;
   const ids = rows.map((r) => r.id);
@@ -294,7 +294,7 @@ export async function loadMergeRequestPresentation(
     userNotesCounts(db, MERGE_REQUEST, ids),
     votesOf(db, MERGE_REQUEST, ids),
     timeSpentOf(db, ids, MERGE_REQUEST),
-    mergeabilityFields(deps, rows),
+    mergeabilityFields(deps, rows, { counts: opts.withDivergedCount }),
     diffIds.length ? db.selectFrom('merge_request_diffs').select(['id', 'base_commit_sha', 'head_commit_sha', 'start_commit_sha', 'real_size']).where('id', 'in', diffIds).execute() : [],
   ]);
   Object.assign(pres, { assignees, reviewers, labels, notes, spent, mergeability });

@@ -9,7 +9,7 @@ import type { Repository } from '../../platform/git/repository.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { liveProjectById } from '../../platform/project-rows.ts';
 import { settingsOf } from '../projects/projects.service.ts';
-import { afterRefsChanged, repoFor } from '../repository/repository.common.ts';
+import { afterRefsChanged, queueRepositoryFacts, repoFor } from '../repository/repository.common.ts';
 import { canPushBranch, loadBranchRules, matching } from '../repository/protection.ts';
 import { usersByIds } from '../users/users.service.ts';
 import {
@@ -166,6 +166,8 @@ async function recordMerge(deps: ServiceDeps, mr: MergeRequestRow, project: Proj
     if (!done) return (await trx.selectFrom('merge_requests').selectAll().where('id', '=', mr.id).executeTakeFirstOrThrow());
     await trx.insertInto('resource_state_events').values({ target_type: MERGE_REQUEST, target_id: mr.id, user_id: p.user_id, state: 'merged', created_at: now }).execute();
     if (closes.length) await closeIssues(trx, project.id, closes, p.user_id, now);
+    // The default branch moved: its statistics, languages and README are read after the answer, by a queued job.
+    if (project.default_branch === mr.target_branch) await queueRepositoryFacts(deps, trx, project.id);
     if (p.user_id !== null) await emitEvent(deps, trx, { type: 'merge_request', action: 'merge', projectId: done.target_project_id, mergeRequestId: done.id, actorId: p.user_id, changes: attributeChanges(mr, done, MERGE_REQUEST_CHANGE_KEYS) });
     return done;
   });
@@ -278,7 +280,7 @@ export async function mergeMergeRequest(deps: ServiceDeps, scope: MergeRequestSc
       throw e;
     }
     const merged = await recordMerge(deps, marked, project, mark, mergeParams);
-    await afterRefsChanged(deps, project, repo, [`refs/heads/${mr.target_branch}`]);
+    await afterRefsChanged(deps, project, repo, [`refs/heads/${mr.target_branch}`], null, { factsQueued: project.default_branch === mr.target_branch });
     const remove = params.should_remove_source_branch ?? (paramsOf(mr).should_remove_source_branch === true || !!mr.force_remove_source_branch);
     if (remove) await removeSourceBranch(deps, actor, merged, source);
     return merged;

@@ -311,3 +311,56 @@ describe('merge: who may merge', () => {
     assert.equal((await call(t.app, 'PUT', `${d.url}/merge`, { token: d.roles.developer.token })).status, 200);
   });
 });
+
+describe('after a merge', () => {
+  test('another merge request into the moved target is marked unchecked and answers for the new pair on the next read', async () => {
+    const s = await setup();
+    const other = `other-${++n}`;
+    await commitFiles(t.app, s.project, other, { 'c.txt': 'c\n' }, { from: 'main', message: 'Add c' });
+    const b = await makeMergeRequest(t.app, s.roles.developer.token, s.project, { source_branch: other, target_branch: 'main', title: 'Add c' });
+    const bUrl = `/projects/${s.project.id}/merge_requests/${b.iid}`;
+    const first = await call(t.app, 'GET', bUrl, { token: s.roles.reporter.token, query: { include_diverged_commits_count: 'true' } });
+    assert.deepEqual([first.body.merge_status, first.body.detailed_merge_status, first.body.diverged_commits_count], ['can_be_merged', 'mergeable', 0]);
+    await t.app.db.updateTable('merge_requests').set({ merge_status: 'can_be_merged' }).where('id', '=', b.id).execute();
+    assert.equal((await call(t.app, 'PUT', `${s.url}/merge`, { token: s.roles.maintainer.token })).status, 200);
+    const moved = await git(s.project, ['rev-parse', 'main']);
+    // No answer for the new pair was computed by the merge: the row says unchecked, and no pair row exists yet.
+    assert.equal((await row(b.id)).merge_status, 'unchecked');
+    const before = await t.app.db.selectFrom('merge_request_mergeability').select('source_sha').where('project_id', '=', s.project.id).where('target_sha', '=', moved).execute();
+    assert.deepEqual(before, []);
+    // The next read computes it: still mergeable, now behind by the merged commits and the merge commit.
+    const next = await call(t.app, 'GET', bUrl, { token: s.roles.reporter.token, query: { include_diverged_commits_count: 'true' } });
+    assert.equal(next.status, 200);
+    const behind = Number(await git(s.project, ['rev-list', '--count', `${other}..main`]));
+    assert.equal(behind, 3);
+    assert.deepEqual([next.body.merge_status, next.body.detailed_merge_status, next.body.has_conflicts, next.body.diverged_commits_count], ['can_be_merged', 'mergeable', false, behind]);
+    const kept = await t.app.db.selectFrom('merge_request_mergeability').select(['source_sha', 'merge_base_sha', 'has_conflicts']).where('project_id', '=', s.project.id).where('target_sha', '=', moved).execute();
+    assert.deepEqual(kept, [{ source_sha: b.sha, merge_base_sha: s.base, has_conflicts: 0 }]);
+  });
+
+  test('a read without diverged_commits_count makes no walk: the pair row is kept without its merge base until one asks', async () => {
+    const s = await setup();
+    const got = await call(t.app, 'GET', s.url, { token: s.roles.reporter.token });
+    assert.deepEqual([got.body.merge_status, got.body.detailed_merge_status, 'diverged_commits_count' in got.body], ['can_be_merged', 'mergeable', false]);
+    const key = (q: any) => q.where('project_id', '=', s.project.id).where('target_sha', '=', s.base).where('source_sha', '=', s.head);
+    assert.equal((await key(t.app.db.selectFrom('merge_request_mergeability').select('merge_base_sha')).executeTakeFirstOrThrow()).merge_base_sha, null);
+    const counted = await call(t.app, 'GET', s.url, { token: s.roles.reporter.token, query: { include_diverged_commits_count: 'true' } });
+    assert.equal(counted.body.diverged_commits_count, 0);
+    assert.equal((await key(t.app.db.selectFrom('merge_request_mergeability').select('merge_base_sha')).executeTakeFirstOrThrow()).merge_base_sha, s.base);
+  });
+
+  test('the statistics of the moved default branch are read by a queued job after the answer', async () => {
+    const s = await setup();
+    const stats = async () => (await t.app.db.selectFrom('project_statistics').select('commit_count').where('project_id', '=', s.project.id).executeTakeFirst())?.commit_count ?? null;
+    await t.app.jobs.drain();
+    const was = await stats();
+    assert.equal((await call(t.app, 'PUT', `${s.url}/merge`, { token: s.roles.maintainer.token })).status, 200);
+    const queued = await t.app.db.selectFrom('jobs').select(['kind', 'args', 'state']).where('kind', '=', 'repository_facts').where('state', '=', 'queued').execute();
+    assert.deepEqual(queued, [{ kind: 'repository_facts', args: JSON.stringify({ project_id: s.project.id }), state: 'queued' }]);
+    assert.equal(await stats(), was);
+    await t.app.jobs.drain();
+    const now = Number(await git(s.project, ['rev-list', '--count', 'main']));
+    assert.notEqual(was, now);
+    assert.equal(await stats(), now);
+  });
+});

@@ -30,41 +30,51 @@ export interface MergeabilityFields {
 export interface PairCheck {
   targetSha: string;
   sourceSha: string;
-  mergeBase: string | null;
+  /** The merge base when a walk found it (null: no common history); undefined when not asked for. */
+  mergeBase?: string | null;
   hasConflicts: boolean;
   /** The merged tree (with conflict markers when not clean). */
   tree: string;
   conflicts: string[];
-  /** Commits the target has that the source lacks, and the reverse. */
-  behind: number;
-  ahead: number;
+  /**
+   * Commits the target has that the source lacks, and the reverse: a walk over both sides, made only when an answer
+   * needs it (`diverged_commits_count`, or a merge method that needs a fast-forward); see `withCounts`.
+   */
+  behind?: number;
+  ahead?: number;
 }
 
 // Derived from its key alone (the two commit ids of one repository), so it can never be stale.
 const pairs = defineMemo<string, PairCheck>('merge-request-mergeability', { max: 50_000 });
 
-/** The pair's answer: the memo, else the table (with one divergence count), else git, which also fills both. */
-export async function checkPair(deps: ServiceDeps, projectId: number, repo: Repository, targetSha: string, sourceSha: string): Promise<PairCheck> {
+/**
+ * The pair's answer: the memo, else the table, else `git merge-tree` alone, which also fills both. The divergence
+ * counts are walked for only with `counts` (then beside the merge on a cold pair, or alone on a known one).
+ */
+export async function checkPair(deps: ServiceDeps, projectId: number, repo: Repository, targetSha: string, sourceSha: string, opts: { counts?: boolean } = {}): Promise<PairCheck> {
   const key = `${projectId}:${targetSha}:${sourceSha}`;
   const hit = pairs.get(key);
-  if (hit) return hit;
+  if (hit) return opts.counts ? withCounts(deps, projectId, repo, hit) : hit;
   const row = await deps.db.selectFrom('merge_request_mergeability').selectAll().where('project_id', '=', projectId)
     .where('target_sha', '=', targetSha).where('source_sha', '=', sourceSha).executeTakeFirst();
   let check: PairCheck;
   if (row) {
-    const div = await repo.divergence(targetSha, sourceSha);
     check = {
-      targetSha, sourceSha, mergeBase: row.merge_base_sha, hasConflicts: !!row.has_conflicts, tree: row.tree_sha ?? '',
-      conflicts: row.conflict_paths ? (JSON.parse(row.conflict_paths) as string[]) : [], ...div,
+      targetSha, sourceSha, mergeBase: row.merge_base_sha ?? undefined, hasConflicts: !!row.has_conflicts, tree: row.tree_sha ?? '',
+      conflicts: row.conflict_paths ? (JSON.parse(row.conflict_paths) as string[]) : [],
     };
+    if (opts.counts) await withCounts(deps, projectId, repo, check);
   } else {
-    // Two git processes: the merge itself, and one walk for the divergence counts and the merge base.
-    const [merged, walk] = await Promise.all([repo.mergeTree(targetSha, sourceSha), repo.divergenceAndBase(targetSha, sourceSha)]);
-    const base = walk.base !== undefined ? walk.base : await repo.mergeBase(targetSha, sourceSha);
-    const div = { behind: walk.behind, ahead: walk.ahead };
-    check = { targetSha, sourceSha, mergeBase: base, hasConflicts: !merged.clean, tree: merged.tree, conflicts: merged.conflicts, ...div };
+    // The merge itself, and (only when asked) one walk beside it for the divergence counts and the merge base.
+    const [merged, walk] = await Promise.all([repo.mergeTree(targetSha, sourceSha), opts.counts ? repo.divergenceAndBase(targetSha, sourceSha) : null]);
+    check = { targetSha, sourceSha, hasConflicts: !merged.clean, tree: merged.tree, conflicts: merged.conflicts };
+    if (walk) {
+      check.behind = walk.behind;
+      check.ahead = walk.ahead;
+      check.mergeBase = walk.base !== undefined ? walk.base : await repo.mergeBase(targetSha, sourceSha);
+    }
     await deps.db.insertInto('merge_request_mergeability').values({
-      project_id: projectId, target_sha: targetSha, source_sha: sourceSha, merge_base_sha: base, has_conflicts: merged.clean ? 0 : 1,
+      project_id: projectId, target_sha: targetSha, source_sha: sourceSha, merge_base_sha: check.mergeBase ?? null, has_conflicts: merged.clean ? 0 : 1,
       tree_sha: merged.tree, conflict_paths: merged.conflicts.length ? JSON.stringify(merged.conflicts.slice(0, 1000)) : null,
       checked_at: deps.clock.now(),
     }).onConflict((oc) => oc.columns(['project_id', 'target_sha', 'source_sha']).doNothing()).execute();
@@ -73,7 +83,29 @@ export async function checkPair(deps: ServiceDeps, projectId: number, repo: Repo
   return check;
 }
 
-/** Whether the source can be merged without a merge commit: the target head is an ancestor of the source head. */
+/**
+ * The pair's divergence counts, walked for once and kept on the answer; a pair whose row lacks its merge base
+ * (answered without the walk) gets it from the same walk, and the row too.
+ */
+async function withCounts(deps: ServiceDeps, projectId: number, repo: Repository, check: PairCheck): Promise<PairCheck> {
+  if (check.behind !== undefined && check.ahead !== undefined) return check;
+  if (check.mergeBase !== undefined) {
+    const div = await repo.divergence(check.targetSha, check.sourceSha);
+    check.behind = div.behind;
+    check.ahead = div.ahead;
+    return check;
+  }
+  const walk = await repo.divergenceAndBase(check.targetSha, check.sourceSha);
+  const base = walk.base !== undefined ? walk.base : await repo.mergeBase(check.targetSha, check.sourceSha);
+  Object.assign(check, { behind: walk.behind, ahead: walk.ahead, mergeBase: base });
+  if (base !== null) {
+    await deps.db.updateTable('merge_request_mergeability').set({ merge_base_sha: base }).where('project_id', '=', projectId)
+      .where('target_sha', '=', check.targetSha).where('source_sha', '=', check.sourceSha).where('merge_base_sha', 'is', null).execute();
+  }
+  return check;
+}
+
+/** Whether the source can be merged without a merge commit: the target head is an ancestor of the source head (counts needed). */
 export const fastForwardPossible = (c: PairCheck) => c.behind === 0;
 
 /** The open threads that block a merge when the project requires every thread resolved, per merge request id. */
@@ -113,7 +145,7 @@ async function inBatches<T>(items: T[], fn: (x: T) => Promise<void>): Promise<vo
  * when the target moved on), discussions_not_resolved (when the project asks for it), then mergeable. A repository
  * git cannot read answers `unchecked`. No approval rule applies on this tier, so `not_approved` never shows.
  */
-export async function mergeStates(deps: ServiceDeps, rows: readonly MergeRequestRow[]): Promise<Map<number, MergeState>> {
+export async function mergeStates(deps: ServiceDeps, rows: readonly MergeRequestRow[], opts: { counts?: boolean } = {}): Promise<Map<number, MergeState>> {
   const out = new Map<number, MergeState>();
   const open = rows.filter((r) => r.state === 'opened');
   if (open.length === 0) return out;
@@ -129,18 +161,18 @@ export async function mergeStates(deps: ServiceDeps, rows: readonly MergeRequest
     if (!project) return;
     const repo = repoFor(deps.config, project);
     const settings = settingsOf(project);
+    const ffOnly = settings.merge_method === 'ff' || settings.merge_method === 'rebase_merge';
     const discussionsResolved = !settings.only_allow_merge_if_all_discussions_are_resolved || (threads.get(mr.id) ?? 0) === 0;
     const state: MergeState = { project, repo, targetSha: null, sourceSha: mr.sha, check: null, detailed: 'unchecked', discussionsResolved };
     out.set(mr.id, state);
     try {
       state.targetSha = (await repo.branches()).byName.get(mr.target_branch)?.commit.id ?? null;
-      if (state.targetSha && state.sourceSha) state.check = await checkPair(deps, project.id, repo, state.targetSha, state.sourceSha);
+      if (state.targetSha && state.sourceSha) state.check = await checkPair(deps, project.id, repo, state.targetSha, state.sourceSha, { counts: ffOnly || opts.counts });
     } catch {
       // A repository git cannot read now (moving, timed out): `unchecked`, and the next read asks again.
       return;
     }
     const c = state.check;
-    const ffOnly = settings.merge_method === 'ff' || settings.merge_method === 'rebase_merge';
     if (mr.draft) state.detailed = 'draft_status';
     else if (!c) state.detailed = 'broken_status';
     else if (c.hasConflicts) state.detailed = 'conflict';
@@ -151,10 +183,13 @@ export async function mergeStates(deps: ServiceDeps, rows: readonly MergeRequest
   return out;
 }
 
-/** The fields for each merge request of a page, keyed by merge request id (one batch for a whole list). */
-export async function mergeabilityFields(deps: ServiceDeps, rows: readonly MergeRequestRow[]): Promise<Map<number, MergeabilityFields>> {
+/**
+ * The fields for each merge request of a page, keyed by merge request id (one batch for a whole list);
+ * `diverged_commits_count` only with `counts` (the entity shows it only when asked).
+ */
+export async function mergeabilityFields(deps: ServiceDeps, rows: readonly MergeRequestRow[], opts: { counts?: boolean } = {}): Promise<Map<number, MergeabilityFields>> {
   const out = new Map<number, MergeabilityFields>();
-  const states = await mergeStates(deps, rows);
+  const states = await mergeStates(deps, rows, opts);
   for (const mr of rows) {
     const s = states.get(mr.id);
     if (s) {
@@ -162,7 +197,7 @@ export async function mergeabilityFields(deps: ServiceDeps, rows: readonly Merge
       const status = !c ? (s.detailed === 'broken_status' ? 'cannot_be_merged' : 'unchecked') : c.hasConflicts ? 'cannot_be_merged' : 'can_be_merged';
       out.set(mr.id, {
         merge_status: status, detailed_merge_status: s.detailed, has_conflicts: !!c?.hasConflicts,
-        diverged_commits_count: c ? c.behind : null, blocking_discussions_resolved: s.discussionsResolved,
+        diverged_commits_count: c?.behind ?? null, blocking_discussions_resolved: s.discussionsResolved,
       });
       continue;
     }

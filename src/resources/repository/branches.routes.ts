@@ -5,7 +5,7 @@ import { Enum, IdOrPath, Input, Opt, PaginationParams, Str } from '../../http/sc
 import { paginateArray, pageParams, setKeysetLink } from '../../http/pagination.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { accepted, sendRendered } from '../../http/errors.ts';
-import { callerOf, repoFor } from './repository.common.ts';
+import { REPOSITORY_FACTS_JOB, callerOf, refreshRepositoryFactsJob, repoFor } from './repository.common.ts';
 import { requireUser } from '../../http/auth.ts';
 import {
   createBranch, deleteBranch, deleteMergedBranches, describeBranches, filterBranches, findBranch,
@@ -138,6 +138,12 @@ export function branchJobs(deps: ServiceDeps): Record<string, JobKind<{ project_
       async run(args) {
         const project = await liveProjectById(deps, args.project_id);
         if (project) await deleteMergedBranches(deps, project, repoFor(deps.config, project));
+      },
+    },
+    [REPOSITORY_FACTS_JOB]: {
+      concurrency: 1,
+      async run(args) {
+        await refreshRepositoryFactsJob(deps, args.project_id);
       },
     },
   };

@@ -15,6 +15,8 @@ import type { Caller } from './protection.ts';
 import { refreshRepositoryFacts } from '../projects/projects.service.ts';
 import { repositoryPath } from '../projects/repository.ts';
 import { refreshMergeRequests } from '../merge-requests/merge-requests.refresh.ts';
+import type { Db } from '../../platform/db/index.ts';
+import { liveProjectById } from '../../platform/project-rows.ts';
 
 export function repoFor(config: Config, project: Pick<ProjectRow, 'id' | 'repository_storage'>): Repository {
   return new Repository(repositoryPath(config, project.repository_storage, project.id));
@@ -33,12 +35,14 @@ export async function defaultBranchOf(project: ProjectRow, repo: Repository): Pr
 /**
  * After refs moved (push or API): forget cached refs, record activity, clear empty_repo, and give a project
  * without a default branch the first branch that exists (HEAD's if present).
- */
-/**
+ *
  * `changedRefs` names the full refs that moved when the caller knows them; the repository facts the project
- * keeps (statistics, languages, README) are read again only when the default branch may have moved.
+ * keeps (statistics, languages, README) are read again only when the default branch may have moved, here, or by
+ * the job the caller already queued in its own transaction (`factsQueued`, see `queueRepositoryFacts`).
  */
-export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, repo: Repository, changedRefs?: string[], userId: number | null = null): Promise<void> {
+export async function afterRefsChanged(
+  deps: ServiceDeps, project: ProjectRow, repo: Repository, changedRefs?: string[], userId: number | null = null, opts: { factsQueued?: boolean } = {},
+): Promise<void> {
   invalidateRefCache(repo.path);
   const patch: Partial<Record<'last_activity_at' | 'empty_repo' | 'default_branch', number | string | null>> = { last_activity_at: deps.clock.now() };
   // A project with branches and a default branch needs no git call here: pushes stay cheap on large repositories.
@@ -58,7 +62,9 @@ export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, r
   await deps.db.updateTable('projects').set(patch as any).where('id', '=', project.id).execute();
   Object.assign(project, patch);
   const defaultRef = project.default_branch ? `refs/heads/${project.default_branch}` : null;
-  if (!changedRefs || patch.default_branch !== undefined || (defaultRef && changedRefs.includes(defaultRef))) {
+  if (patch.default_branch === undefined && opts.factsQueued) {
+    // The caller's transaction queued the refresh (REPOSITORY_FACTS_JOB).
+  } else if (!changedRefs || patch.default_branch !== undefined || (defaultRef && changedRefs.includes(defaultRef))) {
     await refreshRepositoryFacts(deps, project);
   }
   // Open merge requests follow their moved source branches (a new diff version each) before anyone reads them.
@@ -66,6 +72,36 @@ export async function afterRefsChanged(deps: ServiceDeps, project: ProjectRow, r
   // Pushes and background jobs change the project outside a state-changing API request: every worker's read
   // caches must hear of it (an API request announces again when it answers).
   announceCacheVoid('all');
+}
+
+export const REPOSITORY_FACTS_JOB = 'repository_facts';
+
+/**
+ * Queues the refresh of the repository facts (statistics, languages, README) of a project whose default branch
+ * moved, inside the caller's transaction (`db`), so that a change which commits always has it queued. One waits
+ * or runs per project at a time; the run reads again until the branch stood still (`refreshRepositoryFactsJob`).
+ */
+export async function queueRepositoryFacts(deps: ServiceDeps, db: Db, projectId: number): Promise<void> {
+  await deps.jobs.enqueue(db, REPOSITORY_FACTS_JOB, { project_id: projectId }, { uniqueKey: `${REPOSITORY_FACTS_JOB}:${projectId}` });
+}
+
+/** How many times one run reads the facts again when the default branch moved while it read them. */
+const FACTS_ROUNDS = 5;
+
+/**
+ * The queued refresh: the facts read at the default branch's head, then read again while that head moved meanwhile
+ * (a move during the run found its own queueing refused, as this run was still running).
+ */
+export async function refreshRepositoryFactsJob(deps: ServiceDeps, projectId: number): Promise<void> {
+  for (let round = 0; round < FACTS_ROUNDS; round++) {
+    const project = await liveProjectById(deps, projectId);
+    if (!project) return;
+    const repo = repoFor(deps.config, project);
+    const head = () => (project.default_branch ? repo.resolveCommit(`refs/heads/${project.default_branch}`) : Promise.resolve(null));
+    const before = await head();
+    await refreshRepositoryFacts(deps, project);
+    if ((await head()) === before) return;
+  }
 }
 
 /** A revision the caller names is bounded before it reaches a command line (and an error message). */
