@@ -312,6 +312,33 @@ describe('merge: who may merge', () => {
   });
 });
 
+describe('approvals on this tier', () => {
+  test('never block: detailed_merge_status and the merge agree without any approval; approvals_before_merge is ignored; the author approves only when the project allows it', async () => {
+    const s = await setup();
+    // The author (the Developer) may not approve their own merge request by default.
+    const own = await call(t.app, 'POST', `${s.url}/approve`, { token: s.roles.developer.token });
+    assert.deepEqual([own.status, own.body], [403, { message: '403 Forbidden' }]);
+    // A required approval count is an unlicensed setting: accepted, ignored, not shown.
+    const put = await call(t.app, 'PUT', `/projects/${s.project.id}`, { token: s.roles.maintainer.token, body: { approvals_before_merge: 2, merge_requests_author_approval: true } });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    assert.equal('approvals_before_merge' in put.body, false);
+    const state = await call(t.app, 'GET', `${s.url}/approvals`, { token: s.roles.reporter.token });
+    assert.deepEqual([state.body.approved, state.body.approvals_required, state.body.approvals_left, state.body.approved_by], [true, 0, 0, []]);
+    const shown = await call(t.app, 'GET', s.url, { token: s.roles.reporter.token });
+    assert.deepEqual([shown.body.merge_status, shown.body.detailed_merge_status], ['can_be_merged', 'mergeable']);
+    // Now the project lets authors approve.
+    const mine = await call(t.app, 'POST', `${s.url}/approve`, { token: s.roles.developer.token });
+    assert.equal(mine.status, 201, JSON.stringify(mine.body));
+    assert.deepEqual(mine.body.approved_by.map((a: any) => a.user.id), [s.roles.developer.user.id]);
+    // Unapproved again, it still merges: nothing on this tier requires an approval.
+    assert.equal((await call(t.app, 'POST', `${s.url}/unapprove`, { token: s.roles.developer.token })).status, 201);
+    assert.equal((await call(t.app, 'GET', s.url, { token: s.roles.reporter.token })).body.detailed_merge_status, 'mergeable');
+    const merged = await call(t.app, 'PUT', `${s.url}/merge`, { token: s.roles.maintainer.token, body: { sha: s.head } });
+    assert.deepEqual([merged.status, merged.body.state], [200, 'merged']);
+    assert.deepEqual((await parents(s.project, 'main')).slice(1), [s.base, s.head]);
+  });
+});
+
 describe('rebase: a source branch in a fork', () => {
   /** A public upstream with a role cast, a public fork whose owner asks to merge `fix` into upstream's `main`, which then moves on. */
   async function forkSetup(o: { allowCollaboration: boolean; forkVisibility?: number }) {
