@@ -327,6 +327,28 @@ export function mergeRequestDenial(actor: Actor, ability: MergeRequestAbility, p
 
 export const canMergeRequest = (actor: Actor, ability: MergeRequestAbility, p: PolicyProject, level: number, mr: PolicyMergeRequest) =>
   !mergeRequestDenial(actor, ability, p, level, mr);
+
+/** What the collaboration rule reads of a merge request from a fork. */
+export interface PolicyCollaboration {
+  allow_collaboration: number;
+  state: string;
+  target: Pick<PolicyProject, 'visibility_level'> & { id: number };
+  source: Pick<PolicyProject, 'visibility_level'> & { id: number };
+  /** A protection of the source project matches the source branch. */
+  sourceBranchProtected: boolean;
+  /** The caller may push or merge into the target branch of the target project (`can_update_branch?`). */
+  updatesTargetBranch: boolean;
+}
+
+/**
+ * The reference's collaborative push (`branch_allows_collaboration?`): someone who may update an open merge
+ * request's target branch may push to its source branch in the fork when the author allowed collaboration, both
+ * projects are public or internal and no protection covers the source branch. Any one such merge request suffices.
+ */
+export function collaborationAllowsPush(mrs: readonly PolicyCollaboration[]): boolean {
+  return mrs.some((m) => m.allow_collaboration === 1 && m.state === 'opened' && m.target.id !== m.source.id
+    && m.target.visibility_level > 0 && m.source.visibility_level > 0 && !m.sourceBranchProtected && m.updatesTargetBranch);
+}
 // ---- snippets ------------------------------------------------------------------------------------------------
 
 /** What the snippet rules read of a snippet: its author, visibility and whether it belongs to a project. */

@@ -15,8 +15,12 @@ import {
   moveIssue, participants, setSubscription, updateIssue,
   type IssueInput, type IssueRow, type IssueScope,
 } from './issues.service.ts';
+import {
+  AssigneeParams, AuthorParams, commonNegatable, exclusive, idOrWord, IidsParam, LabelMilestoneParams, LabelsDetailsParam, NonArchivedParam,
+  notParam, ReactionParam, scopeFilter, SearchParams, SortParam, TimeParams, timeFilter,
+} from '../noteables/noteables.params.ts';
 import { resourceEventRoutes, timeTrackingRoutes, type NoteableRoutesKind } from '../noteables/noteables.routes.ts';
-import { issuesListQuery, special, type IssueFilter, type IssueListContext } from './issues.finder.ts';
+import { issuesListQuery, type IssueFilter, type IssueListContext } from './issues.finder.ts';
 import { awardRoutes } from '../award-emoji/award-emoji.routes.ts';
 import { issueEntity } from './issues.presenter.ts';
 import { Issue } from './issues.schemas.ts';
@@ -41,14 +45,11 @@ const ORDERS = ['created_at', 'updated_at', 'priority', 'due_date', 'relative_po
 const DUE = ['0', 'any', 'today', 'tomorrow', 'overdue', 'week', 'month', 'next_month_and_previous_two_weeks'] as const;
 
 const negatable = {
-  labels: Opt(CommaList(Str())),
-  milestone: Opt(Str()),
-  iids: Opt(Type.Array(Int())),
-  author_id: Opt(Int()),
-  author_username: Opt(Str()),
-  assignee_id: Opt(Str({ description: 'a user id, None or Any' })),
-  assignee_username: Opt(CommaList(Str())),
-  my_reaction_emoji: Opt(Str()),
+  ...LabelMilestoneParams,
+  ...IidsParam,
+  ...AuthorParams,
+  ...AssigneeParams,
+  ...ReactionParam,
   iteration_id: Opt(Str({ description: 'an iteration id, None, Any or Current' })),
   iteration_title: Opt(Str()),
   weight: Opt(Str({ description: 'a weight, None or Any' })),
@@ -60,44 +61,20 @@ const ListParams = {
   state: Opt(Enum(['opened', 'closed', 'all'] as const, { default: 'all' })),
   ...negatable,
   scope: Opt(Enum(['created_by_me', 'assigned_to_me', 'all', 'created-by-me', 'assigned-to-me'] as const)),
-  search: Opt(Str()),
-  in: Opt(CommaList(Enum(['title', 'description'] as const))),
-  created_after: Opt(DateTime()),
-  created_before: Opt(DateTime()),
-  updated_after: Opt(DateTime()),
-  updated_before: Opt(DateTime()),
+  ...SearchParams,
+  ...TimeParams,
   due_date: Opt(Enum(DUE)),
   confidential: Opt(Bool()),
-  not: Opt(Type.Object(negatable, { additionalProperties: true })),
+  ...notParam(negatable),
   order_by: Opt(Enum(ORDERS, { default: 'created_at' })),
-  sort: Opt(Enum(['asc', 'desc'] as const, { default: 'desc' })),
-  with_labels_details: Opt(Bool({ default: false })),
+  ...SortParam,
+  ...LabelsDetailsParam,
   ...PaginationParams,
 };
 
-function exclusive(input: Record<string, unknown>, a: string, b: string) {
-  if (input[a] !== undefined && input[b] !== undefined) throw ParamError.group([a, b], 'mutually_exclusive');
-}
-
-function idOrWord(v: string | undefined, param: string, words: string[]): any {
-  if (v === undefined) return undefined;
-  const w = special(v).toLowerCase();
-  if (words.includes(w)) return w;
-  if (!/^\d+$/.test(v)) throw ParamError.of(param, 'invalid');
-  return Number(v);
-}
-
-/** A comma list given as one string or as an array (inside `not[...]` the comma form arrives unsplit). */
-const commaList = (v: unknown): string[] | undefined =>
-  v === undefined ? undefined : (Array.isArray(v) ? v : [v]).flatMap((x) => String(x).split(',')).filter((x) => x !== '');
-
 function negatableFilter(input: any, prefix: string): NonNullable<IssueFilter['not']> {
-  exclusive(input, 'author_id', 'author_username');
-  exclusive(input, 'assignee_id', 'assignee_username');
   return {
-    labels: commaList(input.labels), milestone: input.milestone, iids: input.iids, author_id: input.author_id, author_username: input.author_username,
-    assignee_id: idOrWord(input.assignee_id, `${prefix}assignee_id`, ['none', 'any']),
-    assignee_username: commaList(input.assignee_username), my_reaction_emoji: input.my_reaction_emoji,
+    ...commonNegatable(input, prefix), iids: input.iids,
     iteration_id: idOrWord(input.iteration_id, `${prefix}iteration_id`, ['none', 'any', 'current']),
     iteration_title: input.iteration_title,
     weight: idOrWord(input.weight, `${prefix}weight`, ['none', 'any']),
@@ -106,15 +83,12 @@ function negatableFilter(input: any, prefix: string): NonNullable<IssueFilter['n
 }
 
 function filterOf(input: any, defaultScope: IssueFilter['scope']): IssueFilter {
-  const time = (v: string | undefined) => (v === undefined ? undefined : parseDateTime(v) ?? undefined);
-  const scope = input.scope ? (input.scope.replace(/-/g, '_') as IssueFilter['scope']) : defaultScope;
+  const scope = scopeFilter(input, defaultScope);
   exclusive(input, 'milestone', 'milestone_id');
   return {
     ...negatableFilter(input, ''),
     ...(input.milestone_id !== undefined ? { milestone: input.milestone_id } : {}),
-    state: input.state, scope, search: input.search, in: input.in,
-    created_after: time(input.created_after), created_before: time(input.created_before),
-    updated_after: time(input.updated_after), updated_before: time(input.updated_before),
+    state: input.state, scope, search: input.search, in: input.in, ...timeFilter(input),
     due_date: input.due_date, confidential: input.confidential, non_archived: input.non_archived,
     not: input.not ? negatableFilter(input.not, 'not[') : undefined,
     order_by: input.order_by, sort: input.sort,
@@ -206,7 +180,7 @@ export const issueRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/groups/:id/issues', summary: "Issues of a group's projects and its subgroups' projects", tags, access: 'public',
     group: { param: 'id', ability: 'read_group' }, response: Type.Array(Issue),
-    input: Input({ id: IdOrPath(), ...ListParams, non_archived: Opt(Bool({ default: true })) }),
+    input: Input({ id: IdOrPath(), ...ListParams, ...NonArchivedParam }),
     handler: async (req, reply) => listIssues(req, reply, { kind: 'group', group: req.group.group }, filterOf(req.input, 'all'), { groupId: req.group.group.id }),
   },
   {

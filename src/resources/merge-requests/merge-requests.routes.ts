@@ -4,7 +4,6 @@ import type { ApiRequest, RouteDef } from '../../http/route.ts';
 import { Bool, CommaList, DateTime, Enum, IdOrPath, Input, Int, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { cachedAnswer } from '../../http/answer-cache.ts';
 import { paginateArray, paginateQuery, pageParams } from '../../http/pagination.ts';
-import { parseDateTime } from '../../http/params.ts';
 import { checkUnmodifiedSince } from '../../http/conditional.ts';
 import { NotFoundError, ParamError, UnauthorizedError } from '../../platform/errors.ts';
 import { canMergeRequest } from '../../platform/access/policy.ts';
@@ -20,7 +19,11 @@ import { findIssue, issueDenialFor, loadIssuePresentation } from '../issues/issu
 import { resourceEventRoutes, timeTrackingRoutes, type NoteableRoutesKind } from '../noteables/noteables.routes.ts';
 import { issueEntity } from '../issues/issues.presenter.ts';
 import { Issue } from '../issues/issues.schemas.ts';
-import { special, type ListContext } from '../noteables/noteables.finder.ts';
+import { type ListContext } from '../noteables/noteables.finder.ts';
+import {
+  AssigneeParams, AuthorParams, commonNegatable, exclusive, idOrWord, IidsParam, LabelMilestoneParams, LabelsDetailsParam, NonArchivedParam,
+  notParam, ReactionParam, scopeFilter, SearchParams, SortParam, TimeParams, timeFilter,
+} from '../noteables/noteables.params.ts';
 import {
   approvalsOf, approve, closingIssues, levelIn, createMergeRequest, deleteMergeRequest, findMergeRequest, loadMergeRequestPresentation,
   mergeRequestDenialFor, mergeRequestsOfIssueQuery, MERGE_REQUEST, participants, repoFor, setSubscription, unapprove, updateMergeRequest,
@@ -42,10 +45,6 @@ export async function presentOne(req: ApiRequest<any>, row: MergeRequestRow, fro
   return mergeRequestEntity(row, pres, {
     includeDivergedCommitsCount: !!req.input.include_diverged_commits_count, includeRebaseInProgress: !!req.input.include_rebase_in_progress,
   });
-}
-
-function exclusive(input: Record<string, unknown>, a: string, b: string) {
-  if (input[a] !== undefined && input[b] !== undefined) throw ParamError.group([a, b], 'mutually_exclusive');
 }
 
 /** The parameters create and update share, as the reference names them. */
@@ -86,15 +85,12 @@ export const MergeRequestKey = { id: IdOrPath(), merge_request_iid: Int() };
 const ORDERS = ['created_at', 'updated_at', 'merged_at', 'title', 'label_priority', 'milestone_due', 'popularity', 'priority'] as const;
 
 const negatable = {
-  labels: Opt(CommaList(Str())),
-  milestone: Opt(Str()),
-  author_id: Opt(Int()),
-  author_username: Opt(Str()),
-  assignee_id: Opt(Str({ description: 'a user id, None or Any' })),
-  assignee_username: Opt(CommaList(Str())),
+  ...LabelMilestoneParams,
+  ...AuthorParams,
+  ...AssigneeParams,
   reviewer_id: Opt(Str({ description: 'a user id, None or Any' })),
   reviewer_username: Opt(Str()),
-  my_reaction_emoji: Opt(Str()),
+  ...ReactionParam,
   source_branch: Opt(Str()),
   target_branch: Opt(Str()),
 };
@@ -102,56 +98,36 @@ const negatable = {
 const ListParams = {
   state: Opt(Enum(['opened', 'closed', 'locked', 'merged', 'all'] as const, { default: 'all' })),
   order_by: Opt(Enum(ORDERS, { default: 'created_at' })),
-  sort: Opt(Enum(['asc', 'desc'] as const, { default: 'desc' })),
+  ...SortParam,
   ...negatable,
   view: Opt(Enum(['simple'] as const)),
-  with_labels_details: Opt(Bool({ default: false })),
+  ...LabelsDetailsParam,
   with_merge_status_recheck: Opt(Bool({ default: false })),
-  created_after: Opt(DateTime()),
-  created_before: Opt(DateTime()),
-  updated_after: Opt(DateTime()),
-  updated_before: Opt(DateTime()),
+  ...TimeParams,
   scope: Opt(Enum(['created_by_me', 'assigned_to_me', 'reviews_for_me', 'all', 'created-by-me', 'assigned-to-me'] as const)),
   source_project_id: Opt(Int()),
   merge_user_id: Opt(Int()),
   merge_user_username: Opt(Str()),
-  search: Opt(Str()),
-  in: Opt(CommaList(Enum(['title', 'description'] as const))),
+  ...SearchParams,
   wip: Opt(Enum(['yes', 'no'] as const)),
   draft: Opt(Bool()),
-  not: Opt(Type.Object(negatable, { additionalProperties: true })),
+  ...notParam(negatable),
   deployed_before: Opt(DateTime()),
   deployed_after: Opt(DateTime()),
   environment: Opt(Str()),
   ...PaginationParams,
 };
 
-function idOrWord(v: string | undefined, param: string): any {
-  if (v === undefined) return undefined;
-  const w = special(v).toLowerCase();
-  if (w === 'none' || w === 'any') return w;
-  if (!/^\d+$/.test(v)) throw ParamError.of(param, 'invalid');
-  return Number(v);
-}
-
-const commaList = (v: unknown): string[] | undefined =>
-  v === undefined ? undefined : (Array.isArray(v) ? v : [v]).flatMap((x) => String(x).split(',')).filter((x) => x !== '');
-
 function negatableFilter(input: any, prefix: string): NonNullable<MergeRequestFilter['not']> {
-  exclusive(input, 'author_id', 'author_username');
-  exclusive(input, 'assignee_id', 'assignee_username');
-  exclusive(input, 'reviewer_id', 'reviewer_username');
   return {
-    labels: commaList(input.labels), milestone: input.milestone, author_id: input.author_id, author_username: input.author_username,
-    assignee_id: idOrWord(input.assignee_id, `${prefix}assignee_id`), assignee_username: commaList(input.assignee_username),
-    reviewer_id: idOrWord(input.reviewer_id, `${prefix}reviewer_id`), reviewer_username: input.reviewer_username,
-    my_reaction_emoji: input.my_reaction_emoji, source_branch: input.source_branch, target_branch: input.target_branch,
+    ...commonNegatable(input, prefix, [['reviewer_id', 'reviewer_username']]),
+    reviewer_id: idOrWord(input.reviewer_id, `${prefix}reviewer_id`, ['none', 'any']), reviewer_username: input.reviewer_username,
+    source_branch: input.source_branch, target_branch: input.target_branch,
   };
 }
 
 function filterOf(input: any, defaultScope: MergeRequestFilter['scope']): MergeRequestFilter {
-  const time = (v: string | undefined) => (v === undefined ? undefined : parseDateTime(v) ?? undefined);
-  const scope = input.scope ? (input.scope.replace(/-/g, '_') as MergeRequestFilter['scope']) : defaultScope;
+  const scope = scopeFilter(input, defaultScope);
   exclusive(input, 'merge_user_id', 'merge_user_username');
   exclusive(input, 'wip', 'draft');
   return {
@@ -159,8 +135,7 @@ function filterOf(input: any, defaultScope: MergeRequestFilter['scope']): MergeR
     state: input.state, scope, iids: input.iids, search: input.search, in: input.in,
     draft: input.wip !== undefined ? input.wip === 'yes' : input.draft,
     source_project_id: input.source_project_id, merge_user_id: input.merge_user_id, merge_user_username: input.merge_user_username,
-    created_after: time(input.created_after), created_before: time(input.created_before),
-    updated_after: time(input.updated_after), updated_before: time(input.updated_before), non_archived: input.non_archived,
+    ...timeFilter(input), non_archived: input.non_archived,
     not: input.not ? negatableFilter(input.not, 'not[') : undefined,
     order_by: input.order_by, sort: input.sort,
   };
@@ -214,12 +189,12 @@ export const mergeRequestRoutes: RouteDef<any>[] = [
   {
     method: 'GET', url: '/groups/:id/merge_requests', summary: "Merge requests of a group's projects and its subgroups' projects", tags, access: 'public',
     group: { param: 'id', ability: 'read_group' }, response: ListResponse,
-    input: Input({ id: IdOrPath(), ...ListParams, non_archived: Opt(Bool({ default: true })) }),
+    input: Input({ id: IdOrPath(), ...ListParams, ...NonArchivedParam }),
     handler: async (req, reply) => listMergeRequests(req, reply, { kind: 'group', group: req.group.group }, filterOf(req.input, 'all'), { groupId: req.group.group.id }),
   },
   {
     method: 'GET', url: '/projects/:id/merge_requests', summary: "A project's merge requests", tags, access: 'public', project: { ability: 'read_merge_request' },
-    response: ListResponse, input: Input({ id: IdOrPath(), ...ListParams, iids: Opt(Type.Array(Int())) }),
+    response: ListResponse, input: Input({ id: IdOrPath(), ...ListParams, ...IidsParam }),
     handler: async (req, reply) => {
       const p = req.project;
       return listMergeRequests(req, reply, { kind: 'project', projectId: p.project.id, level: p.level }, filterOf(req.input, 'all'), { projectId: p.project.id });

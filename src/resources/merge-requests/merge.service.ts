@@ -2,7 +2,7 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import { attributeChanges, emitEvent } from '../../platform/events.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { Actor } from '../../platform/access/actor.ts';
-import { canProject } from '../../platform/access/policy.ts';
+import { canProject, collaborationAllowsPush } from '../../platform/access/policy.ts';
 import { ForbiddenError, RuleError, UnauthorizedError } from '../../platform/errors.ts';
 import { RefMovedError } from '../../platform/git/errors.ts';
 import type { Repository } from '../../platform/git/repository.ts';
@@ -331,19 +331,52 @@ export const REBASE_JOB = 'merge_request_rebase';
 export const REBASE_FAILED = 'Rebase failed: Rebase locally, resolve all conflicts, then push the branch.';
 const REBASE_BUSY = 'Failed to enqueue the rebase operation, possibly due to a long-lived transaction. Try again later.';
 
-/** The caller may push to the merge request's source branch (the reference's authorize_push_to_merge_request!). */
-export async function canPushSource(deps: ServiceDeps, actor: Actor, mr: MergeRequestRow): Promise<boolean> {
-  if (!actor.user || mr.source_project_id === null) return false;
-  const project = await liveProjectById(deps, mr.source_project_id);
-  if (!project) return false;
-  const level = await levelIn(deps.db, actor, project);
-  if (!canProject(actor, 'push_code', project, level)) return false;
-  return canPushBranch(deps.db, await loadBranchRules(deps.db, project.id), mr.source_branch, { userId: actor.user.id, level, admin: actor.admin });
+/**
+ * The caller may push to the merge request's source branch (the reference's `authorize_push_to_merge_request!`):
+ * 403 "Source branch does not exist" without it, 403 "Cannot push to source branch" unless the caller pushes to
+ * that branch of the source project, directly or as a collaborator on a fork's merge request (policy.ts).
+ */
+export async function authorizeSourcePush(deps: ServiceDeps, actor: Actor, mr: MergeRequestRow): Promise<void> {
+  const project = mr.source_project_id === null ? undefined : await liveProjectById(deps, mr.source_project_id);
+  if (!project || !(await repoFor(deps.config, project).resolveCommit(`refs/heads/${mr.source_branch}`))) throw new ForbiddenError('Source branch does not exist');
+  if (!(await canPushSource(deps, actor, mr, project))) throw new ForbiddenError('Cannot push to source branch');
 }
 
-/** `PUT .../rebase`: marks the rebase in progress and queues it (202); 403 without push rights to the source branch. */
+/** The caller may push to the source branch of `mr` (in `project`, its source project, when already loaded). */
+export async function canPushSource(deps: ServiceDeps, actor: Actor, mr: MergeRequestRow, project?: ProjectRow): Promise<boolean> {
+  if (!project) project = mr.source_project_id === null ? undefined : await liveProjectById(deps, mr.source_project_id);
+  if (!actor.user || !project) return false;
+  const level = await levelIn(deps.db, actor, project);
+  const rules = await loadBranchRules(deps.db, project.id);
+  if (canProject(actor, 'push_code', project, level)) return canPushBranch(deps.db, rules, mr.source_branch, { userId: actor.user.id, level, admin: actor.admin });
+  // Not a writer of the source project: a collaborator through an open merge request from this branch.
+  const sourceBranchProtected = matching(rules, mr.source_branch).length > 0;
+  const open = await deps.db.selectFrom('merge_requests').selectAll().where('source_project_id', '=', project.id)
+    .where('source_branch', '=', mr.source_branch).where('state', '=', 'opened').where('allow_collaboration', '=', 1).execute();
+  const candidates = [];
+  for (const other of open) {
+    const target = await liveProjectById(deps, other.target_project_id);
+    if (!target) continue;
+    candidates.push({
+      allow_collaboration: other.allow_collaboration, state: other.state, target, source: project, sourceBranchProtected,
+      updatesTargetBranch: await canUpdateBranch(deps, actor, other, target),
+    });
+  }
+  return collaborationAllowsPush(candidates);
+}
+
+/** The reference's `can_update_branch?` on a merge request's target branch: push to it, or merge into it. */
+async function canUpdateBranch(deps: ServiceDeps, actor: Actor, mr: MergeRequestRow, target: ProjectRow): Promise<boolean> {
+  if (!actor.user) return false;
+  if (await canMergeBy(deps, actor, mr)) return true;
+  const level = await levelIn(deps.db, actor, target);
+  return canProject(actor, 'push_code', target, level)
+    && canPushBranch(deps.db, await loadBranchRules(deps.db, target.id), mr.target_branch, { userId: actor.user.id, level, admin: actor.admin });
+}
+
+/** `PUT .../rebase`: marks the rebase in progress and queues it (202); 403 unless the caller may push to the source branch. */
 export async function requestRebase(deps: ServiceDeps, scope: MergeRequestScope, mr: MergeRequestRow, skipCi: boolean): Promise<MergeRequestRow> {
-  if (!(await canPushSource(deps, scope.actor, mr))) throw new ForbiddenError();
+  await authorizeSourcePush(deps, scope.actor, mr);
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const row = await trx.updateTable('merge_requests').set({ rebase_in_progress: 1, rebase_jid: String(now), merge_error: null })

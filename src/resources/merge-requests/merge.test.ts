@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { castRoles, commitFiles, makeIssue, makeMergeRequest, makeProject, makeToken, type RoleCast } from '../../../test/support/fixtures.ts';
+import { castRoles, commitFiles, makeFork, makeIssue, makeMergeRequest, makeProject, makeToken, quickUser, type RoleCast } from '../../../test/support/fixtures.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { Repository } from '../../platform/git/repository.ts';
 import { repoFor } from '../repository/repository.common.ts';
@@ -159,7 +159,7 @@ describe('merge', () => {
     assert.equal(refused.status, 422);
     // Rebase: a Reporter may not push to the source branch.
     const no = await call(t.app, 'PUT', `${s.url}/rebase`, { token: s.roles.reporter.token });
-    assert.deepEqual([no.status, no.body], [403, { message: '403 Forbidden' }]);
+    assert.deepEqual([no.status, no.body], [403, { message: '403 Forbidden - Cannot push to source branch' }]);
     const rb = await call(t.app, 'PUT', `${s.url}/rebase`, { token: s.roles.developer.token });
     assert.deepEqual([rb.status, rb.body], [202, { rebase_in_progress: true }]);
     const busy = await call(t.app, 'PUT', `${s.url}/rebase`, { token: s.roles.developer.token });
@@ -362,5 +362,132 @@ describe('after a merge', () => {
     const now = Number(await git(s.project, ['rev-list', '--count', 'main']));
     assert.notEqual(was, now);
     assert.equal(await stats(), now);
+  });
+});
+
+describe('approvals on this tier', () => {
+  test('never block: detailed_merge_status and the merge agree without any approval; approvals_before_merge is ignored; the author approves only when the project allows it', async () => {
+    const s = await setup();
+    // The author (the Developer) may not approve their own merge request by default.
+    const own = await call(t.app, 'POST', `${s.url}/approve`, { token: s.roles.developer.token });
+    assert.deepEqual([own.status, own.body], [403, { message: '403 Forbidden' }]);
+    // A required approval count is an unlicensed setting: accepted, ignored, not shown.
+    const put = await call(t.app, 'PUT', `/projects/${s.project.id}`, { token: s.roles.maintainer.token, body: { approvals_before_merge: 2, merge_requests_author_approval: true } });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    assert.equal('approvals_before_merge' in put.body, false);
+    const state = await call(t.app, 'GET', `${s.url}/approvals`, { token: s.roles.reporter.token });
+    assert.deepEqual([state.body.approved, state.body.approvals_required, state.body.approvals_left, state.body.approved_by], [true, 0, 0, []]);
+    const shown = await call(t.app, 'GET', s.url, { token: s.roles.reporter.token });
+    assert.deepEqual([shown.body.merge_status, shown.body.detailed_merge_status], ['can_be_merged', 'mergeable']);
+    // Now the project lets authors approve.
+    const mine = await call(t.app, 'POST', `${s.url}/approve`, { token: s.roles.developer.token });
+    assert.equal(mine.status, 201, JSON.stringify(mine.body));
+    assert.deepEqual(mine.body.approved_by.map((a: any) => a.user.id), [s.roles.developer.user.id]);
+    // Unapproved again, it still merges: nothing on this tier requires an approval.
+    assert.equal((await call(t.app, 'POST', `${s.url}/unapprove`, { token: s.roles.developer.token })).status, 201);
+    assert.equal((await call(t.app, 'GET', s.url, { token: s.roles.reporter.token })).body.detailed_merge_status, 'mergeable');
+    const merged = await call(t.app, 'PUT', `${s.url}/merge`, { token: s.roles.maintainer.token, body: { sha: s.head } });
+    assert.deepEqual([merged.status, merged.body.state], [200, 'merged']);
+    assert.deepEqual((await parents(s.project, 'main')).slice(1), [s.base, s.head]);
+  });
+});
+
+describe('rebase: a source branch in a fork', () => {
+  /** A public upstream with a role cast, a public fork whose owner asks to merge `fix` into upstream's `main`, which then moves on. */
+  async function forkSetup(o: { allowCollaboration: boolean; forkVisibility?: number }) {
+    const upstream = await makeProject(t.app, { visibility: 20, repository: true });
+    const roles = await castRoles(t.app, upstream);
+    const base = await commitFiles(t.app, upstream, 'main', { 'README.md': 'one\n' });
+    const author = await quickUser(t.app);
+    const fork = await makeFork(t.app, upstream, author.user, 'fix', { 'fix.txt': 'fixed\n' });
+    if (o.forkVisibility !== undefined) await t.app.db.updateTable('projects').set({ visibility_level: o.forkVisibility }).where('id', '=', fork.id).execute();
+    const head = await git(fork, ['rev-parse', 'fix']);
+    const mr = await makeMergeRequest(t.app, author.token, fork, {
+      source_branch: 'fix', target_branch: 'main', title: 'Fix', target_project_id: upstream.id, allow_collaboration: o.allowCollaboration,
+    });
+    const moved = await commitFiles(t.app, upstream, 'main', { 'c.txt': 'c\n' }, { message: 'Add c' });
+    return { upstream, fork, roles, author, base, head, moved, mr, url: `/projects/${upstream.id}/merge_requests/${mr.iid}` };
+  }
+  const cannotPush = { message: '403 Forbidden - Cannot push to source branch' };
+
+  test("the fork's branch is rebased onto upstream's target in the fork; upstream's head ref and the merge request follow", async () => {
+    const s = await forkSetup({ allowCollaboration: true });
+    // An upstream Developer may update upstream's (unprotected) main, so collaboration lets them push to the fork's branch.
+    const rb = await call(t.app, 'PUT', `${s.url}/rebase`, { token: s.roles.developer.token });
+    assert.deepEqual([rb.status, rb.body], [202, { rebase_in_progress: true }]);
+    await t.app.jobs.drain();
+    const rebased = await git(s.fork, ['rev-parse', 'fix']);
+    assert.notEqual(rebased, s.head);
+    // In the fork: upstream's new commit below the branch's own one, author and message kept, the rebaser the committer.
+    assert.equal(await git(s.fork, ['log', '--format=%s|%an|%cn', `${s.moved}..${rebased}`]), `Change fix.txt|Fixture|${s.roles.developer.user.name}`);
+    assert.deepEqual(await parents(s.fork, rebased), [rebased, s.moved]);
+    assert.equal(await git(s.fork, ['show', `${rebased}:fix.txt`]), 'fixed');
+    // Nothing else moved: the fork's main, upstream's main; no scratch ref left in the fork.
+    assert.equal(await git(s.fork, ['rev-parse', 'main']), s.base);
+    assert.equal(await git(s.upstream, ['rev-parse', 'main']), s.moved);
+    assert.equal(await git(s.fork, ['for-each-ref', '--format=%(refname)', 'refs/rebase-onto/']), '');
+    // Upstream: the head ref holds the rebased commit; the merge request shows it, based on the moved target.
+    assert.equal(await git(s.upstream, ['rev-parse', `refs/merge-requests/${s.mr.iid}/head`]), rebased);
+    const after = await call(t.app, 'GET', s.url, { token: s.author.token, query: { include_rebase_in_progress: 'true' } });
+    assert.deepEqual([after.body.sha, after.body.rebase_in_progress, after.body.diff_refs, after.body.merge_error],
+      [rebased, false, { base_sha: s.moved, head_sha: rebased, start_sha: s.moved }, null]);
+    // And it merges as a fast-forward-free merge commit of the rebased head.
+    const merged = await call(t.app, 'PUT', `${s.url}/merge`, { token: s.roles.maintainer.token, body: { sha: rebased } });
+    assert.equal(merged.status, 200, JSON.stringify(merged.body));
+    assert.deepEqual((await parents(s.upstream, 'main')).slice(1), [s.moved, rebased]);
+  });
+
+  test('who may rebase a fork\'s branch: its writers, and with allow_collaboration whoever may update the target branch', async () => {
+    const s = await forkSetup({ allowCollaboration: true });
+    const status = async (token: string | undefined) => {
+      const r = await call(t.app, 'PUT', `${s.url}/rebase`, { token });
+      if (r.status === 202) await t.app.jobs.drain();
+      return r.status === 403 ? [r.status, r.body.message] : r.status;
+    };
+    // The upstream's Reporter, Guest and a non-member cannot push anywhere; anonymous callers are asked to sign in.
+    assert.deepEqual(await status(undefined), 401);
+    for (const who of ['guest', 'reporter', 'nonMember'] as const) assert.deepEqual(await status(s.roles[who]!.token), [403, cannotPush.message], who);
+    // The fork's owner pushes to their own branch.
+    assert.equal(await status(s.author.token), 202);
+    for (const who of ['developer', 'maintainer', 'owner', 'admin'] as const) assert.equal(await status(s.roles[who]!.token), 202, who);
+    // Upstream protects main for Maintainers: its Developers no longer update the target branch, so no collaboration.
+    const prot = await call(t.app, 'POST', `/projects/${s.upstream.id}/protected_branches`, {
+      token: s.roles.maintainer.token, body: { name: 'main', push_access_level: 40, merge_access_level: 40 },
+    });
+    assert.equal(prot.status, 201, JSON.stringify(prot.body));
+    t.app.caches.voidAll();
+    assert.deepEqual(await status(s.roles.developer.token), [403, cannotPush.message]);
+    assert.equal(await status(s.roles.maintainer.token), 202);
+    // A protection on the fork's branch ends collaboration (its owner still pushes).
+    const own = await call(t.app, 'POST', `/projects/${s.fork.id}/protected_branches`, { token: s.author.token, body: { name: 'fix' } });
+    assert.equal(own.status, 201, JSON.stringify(own.body));
+    t.app.caches.voidAll();
+    assert.deepEqual(await status(s.roles.maintainer.token), [403, cannotPush.message]);
+    assert.equal(await status(s.author.token), 202);
+  });
+
+  test('without allow_collaboration, or from a private fork, only the fork\'s writers rebase; a deleted branch is refused', async () => {
+    const closed = await forkSetup({ allowCollaboration: false });
+    const r = await call(t.app, 'PUT', `${closed.url}/rebase`, { token: closed.roles.maintainer.token });
+    assert.deepEqual([r.status, r.body], [403, cannotPush]);
+    assert.equal((await row(closed.mr.id)).rebase_in_progress, 0);
+    assert.equal(await git(closed.fork, ['rev-parse', 'fix']), closed.head);
+    // The author turns collaboration on: the upstream Maintainer may now.
+    const on = await call(t.app, 'PUT', closed.url, { token: closed.author.token, body: { allow_collaboration: true } });
+    assert.equal(on.status, 200);
+    assert.equal((await call(t.app, 'PUT', `${closed.url}/rebase`, { token: closed.roles.maintainer.token })).status, 202);
+    await t.app.jobs.drain();
+    assert.notEqual(await git(closed.fork, ['rev-parse', 'fix']), closed.head);
+
+    const hidden = await forkSetup({ allowCollaboration: true, forkVisibility: 0 });
+    const p = await call(t.app, 'PUT', `${hidden.url}/rebase`, { token: hidden.roles.maintainer.token });
+    assert.deepEqual([p.status, p.body], [403, cannotPush]);
+    assert.equal((await call(t.app, 'PUT', `${hidden.url}/rebase`, { token: hidden.author.token })).status, 202);
+    await t.app.jobs.drain();
+
+    // The source branch deleted in the fork.
+    await repoFor(t.app.config, hidden.fork).git(['update-ref', '-d', 'refs/heads/fix']);
+    const gone = await call(t.app, 'PUT', `${hidden.url}/rebase`, { token: hidden.author.token });
+    assert.deepEqual([gone.status, gone.body], [403, { message: '403 Forbidden - Source branch does not exist' }]);
   });
 });
