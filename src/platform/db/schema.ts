@@ -789,6 +789,8 @@ export interface ResourceStateEventsTable {
   user_id: number | null;
   state: string;
   created_at: number;
+  /** The merge request whose merge closed the issue. */
+  source_merge_request_id?: number | null;
 }
 
 export interface ResourceMilestoneEventsTable {

@@ -330,6 +330,41 @@ describe('merge requests', () => {
   });
 });
 
+describe('issues closed by a merge', () => {
+  test('Closes #N: close_issue mail as an explicit close, the state event naming the merge request, the system note', async () => {
+    const w = await world('close_issue');
+    await commitFiles(t.app, w.project, 'main', { 'README.md': 'hello\n' });
+    const branch = `fix-${++n}`;
+    await commitFiles(t.app, w.project, branch, { 'fix.txt': 'fixed\n' }, { from: 'main', message: 'Fix' });
+    const issue = await makeIssue(t.app, w.project, { title: 'Broken build', authorId: w.roles.reporter.user.id });
+    const untouched = await makeIssue(t.app, w.project, { title: 'Other', authorId: w.roles.reporter.user.id });
+    const mr = await makeMergeRequest(t.app, w.roles.developer.token, w.project, { source_branch: branch, target_branch: 'main', title: 'Fix', description: `Closes #${issue.iid}` });
+    await delivered();
+    const merged = await call(t.app, 'PUT', `/projects/${w.project.id}/merge_requests/${mr.iid}/merge`, { token: w.roles.maintainer.token });
+    assert.equal(merged.status, 200, JSON.stringify(merged.body));
+    const mails = (await delivered()).filter((m) => m.headers.get('x-bellows-notification-event') === 'close_issue');
+    // As an explicit close: watchers, custom with close_issue on, the author; not the merger, custom off, disabled.
+    assert.deepEqual(toOf(mails), [w.watcher, w.guestWatcher, w.customOn, w.roles.reporter].map(mailOf).sort());
+    const m = forUser(mails, w.roles.reporter);
+    assert.equal(m.headers.get('in-reply-to'), `<issue_${issue.id}@${host}>`);
+    assert.ok(m.text.includes(`Issue #${issue.iid} was closed by ${w.roles.maintainer.user.name}`), m.text);
+
+    const shown = await call(t.app, 'GET', `/projects/${w.project.id}/issues/${issue.iid}`, { token: w.roles.maintainer.token });
+    assert.equal(shown.body.state, 'closed');
+    assert.equal(shown.body.closed_by.id, w.roles.maintainer.user.id);
+    const events = await call(t.app, 'GET', `/projects/${w.project.id}/issues/${issue.iid}/resource_state_events`, { token: w.roles.maintainer.token });
+    assert.equal(events.status, 200);
+    assert.equal(events.body.length, 1);
+    assert.equal(events.body[0].state, 'closed');
+    assert.equal(events.body[0].source_merge_request_id, mr.id);
+    assert.equal(events.body[0].user.id, w.roles.maintainer.user.id);
+    const notes = await call(t.app, 'GET', `/projects/${w.project.id}/issues/${issue.iid}/notes`, { token: w.roles.maintainer.token });
+    assert.deepEqual(notes.body.filter((x: any) => x.system).map((x: any) => [x.body, x.author.id]), [[`closed via merge request !${mr.iid}`, w.roles.maintainer.user.id]]);
+    const other = await call(t.app, 'GET', `/projects/${w.project.id}/issues/${untouched.iid}`, { token: w.roles.maintainer.token });
+    assert.equal(other.body.state, 'opened');
+  });
+});
+
 describe('projects', () => {
   test('moved_project: members by their level (participating and watch yes, custom off and disabled no), the mover too', async () => {
     const w = await world('moved_project');

@@ -322,6 +322,32 @@ describe('project hooks: deliveries', () => {
     assert.equal(c[0].body.object_attributes.action, 'close');
   });
 
+  test('a merge that closes an issue (Closes #N): the Issue Hook with action close, as an explicit close', async () => {
+    await call(t.app, 'POST', `/projects/${project.id}/repository/commits`, {
+      token: owner.token, body: { branch: 'closer', start_branch: 'main', commit_message: 'Close it', actions: [{ action: 'create', file_path: 'c.txt', content: 'c' }] },
+    });
+    const issue = await call(t.app, 'POST', `/projects/${project.id}/issues`, { token: owner.token, body: { title: 'Closed by a merge' } });
+    const mr = await call(t.app, 'POST', `/projects/${project.id}/merge_requests`, {
+      token: owner.token, body: { title: 'Closer', source_branch: 'closer', target_branch: 'main', description: `Closes #${issue.body.iid}` },
+    });
+    assert.equal(mr.status, 201);
+    await deliver();
+    const merged = await call(t.app, 'PUT', `/projects/${project.id}/merge_requests/${mr.body.iid}/merge`, { token: owner.token });
+    assert.equal(merged.status, 200, JSON.stringify(merged.body));
+    const got = await deliver();
+    const issueHooks = got.filter((g) => g.headers['x-gitlab-event'] === 'Issue Hook');
+    assert.equal(issueHooks.length, 1);
+    const b = issueHooks[0].body;
+    assert.equal(b.object_kind, 'issue');
+    assert.equal(b.object_attributes.id, issue.body.id);
+    assert.equal(b.object_attributes.action, 'close');
+    assert.equal(b.object_attributes.state, 'closed');
+    assert.deepEqual(b.changes.state_id, { previous: 1, current: 2 });
+    assert.equal(b.user.id, owner.user.id);
+    const mrHooks = got.filter((g) => g.headers['x-gitlab-event'] === 'Merge Request Hook');
+    assert.deepEqual(mrHooks.map((g) => g.body.object_attributes.action), ['merge']);
+  });
+
   test('a wiki page: Wiki Page Hook', async () => {
     const w = await call(t.app, 'POST', `/projects/${project.id}/wikis`, { token: owner.token, body: { title: 'Home', content: 'hello' } });
     assert.equal(w.status, 201);

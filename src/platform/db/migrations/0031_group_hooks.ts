@@ -4,7 +4,8 @@ import { idColumn, timeType, type DialectName } from '../dialect.ts';
 // Group hooks live in `web_hooks` beside project hooks: a hook belongs to a project (`project_id`) or to a group
 // (`group_id`), never both, and one delivery path serves both. A group hook takes the events of every project in the
 // group and its subgroups. The group-only event flags (`subgroup_events`, `member_events`, `project_events`,
-// `vulnerability_events`) are kept as given; Bellows has no source for those events yet.
+// `vulnerability_events`) are kept as given; Bellows has no source for those events yet. Also: the merge request
+// whose merge closed an issue, on the issue's state event.
 const FLAGS: Array<[string, number]> = [
   ['push_events', 1], ['tag_push_events', 0], ['merge_requests_events', 0], ['repository_update_events', 0],
   ['enable_ssl_verification', 1], ['issues_events', 0], ['confidential_issues_events', 0], ['note_events', 0],
@@ -48,4 +49,6 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
     await db.schema.createIndex('web_hooks_project').on('web_hooks').columns(['project_id', 'id']).execute();
   }
   await db.schema.createIndex('web_hooks_group').on('web_hooks').columns(['group_id', 'id']).execute();
+  // A close by a merge names the merge request (the reference's ResourceStateEvent#source_merge_request_id).
+  await db.schema.alterTable('resource_state_events').addColumn('source_merge_request_id', 'integer').execute();
 }
