@@ -266,6 +266,25 @@ describe('notes', () => {
     assert.ok(m.text.startsWith(`Agreed, @${w.mentionOnly.user.username}`));
   });
 
+  test('@all mentions every member when the author is one; from a non-member it mentions nobody', async () => {
+    const w = await world('new_note');
+    const issue = await makeIssue(t.app, w.project, { title: 'Everyone', authorId: w.roles.reporter.user.id });
+    const admin = await quickUser(t.app, { admin: true });
+    const outsider = await call(t.app, 'POST', `/projects/${w.project.id}/issues/${issue.iid}/notes`, { token: admin.token, body: { body: 'Hey @all' } });
+    assert.equal(outsider.status, 201);
+    let mails = await delivered();
+    assert.ok(!toOf(mails).includes(mailOf(w.mentionOnly)), 'a non-member\'s @all mentions nobody');
+    assert.ok(!toOf(mails).includes(mailOf(w.roles.guest)));
+    const r = await call(t.app, 'POST', `/projects/${w.project.id}/issues/${issue.iid}/notes`, { token: w.roles.developer.token, body: { body: 'Heads up @all' } });
+    assert.equal(r.status, 201);
+    mails = await delivered();
+    // Every member but the author and those at `disabled` (and customOff, whose new_note is off, is mentioned: custom takes mentions).
+    assert.deepEqual(toOf(mails), [
+      w.watcher, w.guestWatcher, w.mentionOnly, w.customOff, w.customOn, w.roles.guest, w.roles.reporter, w.roles.maintainer, w.roles.owner,
+    ].map(mailOf).sort());
+    assert.equal(forUser(mails, w.mentionOnly).headers.get('x-gitlab-notificationreason'), 'mentioned');
+  });
+
   test('an internal note reaches Reporters and up only', async () => {
     const w = await world('new_note');
     const issue = await makeIssue(t.app, w.project, { title: 'Internal', authorId: w.roles.reporter.user.id });
