@@ -278,10 +278,14 @@ describe('notes', () => {
     const r = await call(t.app, 'POST', `/projects/${w.project.id}/issues/${issue.iid}/notes`, { token: w.roles.developer.token, body: { body: 'Heads up @all' } });
     assert.equal(r.status, 201);
     mails = await delivered();
-    // Every member but the author and those at `disabled` (and customOff, whose new_note is off, is mentioned: custom takes mentions).
+    // Every member (the personal namespace's owner too) but the author and those at `disabled`; customOff, whose
+    // new_note is off, is mentioned (custom takes mentions); the administrator who commented before participates.
+    const ns = await t.app.db.selectFrom('namespaces').innerJoin('users', 'users.id', 'namespaces.owner_id').select('users.email')
+      .where('namespaces.id', '=', w.project.namespace_id).executeTakeFirstOrThrow();
     assert.deepEqual(toOf(mails), [
-      w.watcher, w.guestWatcher, w.mentionOnly, w.customOff, w.customOn, w.roles.guest, w.roles.reporter, w.roles.maintainer, w.roles.owner,
-    ].map(mailOf).sort());
+      ...[w.watcher, w.guestWatcher, w.mentionOnly, w.customOff, w.customOn, w.roles.guest, w.roles.reporter, w.roles.maintainer, w.roles.owner, admin].map(mailOf),
+      ns.email,
+    ].sort());
     assert.equal(forUser(mails, w.mentionOnly).headers.get('x-gitlab-notificationreason'), 'mentioned');
   });
 
