@@ -158,6 +158,8 @@ async function issuesToClose(deps: ServiceDeps, mr: MergeRequestRow, project: Pr
 async function recordMerge(deps: ServiceDeps, mr: MergeRequestRow, project: ProjectRow, p: InProgress, params: Record<string, unknown>): Promise<MergeRequestRow> {
   const now = deps.clock.now();
   const closes = await issuesToClose(deps, mr, project);
+  // Read before the transaction: SQLite has one connection, which the transaction holds.
+  const merger = p.user_id !== null ? (await usersByIds(deps, [p.user_id])).get(p.user_id) ?? null : null;
   return deps.db.transaction().execute(async (trx) => {
     const done = await trx.updateTable('merge_requests').set({
       state: 'merged', merged_at: now, merged_by_id: p.user_id, merge_user_id: p.user_id, merge_commit_sha: p.merge_commit_sha,
@@ -166,7 +168,6 @@ async function recordMerge(deps: ServiceDeps, mr: MergeRequestRow, project: Proj
     }).where('id', '=', mr.id).where('state', '=', 'opened').returningAll().executeTakeFirst();
     if (!done) return (await trx.selectFrom('merge_requests').selectAll().where('id', '=', mr.id).executeTakeFirstOrThrow());
     await trx.insertInto('resource_state_events').values({ target_type: MERGE_REQUEST, target_id: mr.id, user_id: p.user_id, state: 'merged', created_at: now }).execute();
-    const merger = p.user_id !== null ? (await usersByIds(deps, [p.user_id])).get(p.user_id) ?? null : null;
     await closeIssuesByMerge(deps, trx, project.id, closes, done, merger ? actorOf(merger) : serverActor, now);
     if (p.user_id !== null) await emitEvent(deps, trx, { type: 'merge_request', action: 'merge', projectId: done.target_project_id, mergeRequestId: done.id, actorId: p.user_id, changes: attributeChanges(mr, done, MERGE_REQUEST_CHANGE_KEYS) });
     return done;
