@@ -39,3 +39,8 @@ export const anonymous: Actor = Object.freeze({ user: null, admin: false, token:
 
 /** The server itself, in scheduled work (an iteration roll-over): administrator rights, and nobody as the author of what it writes. */
 export const serverActor: Actor = Object.freeze({ user: null, admin: true, token: null, via: 'none', sudo: false }) as Actor;
+
+/** A user acting without a request (a merge finished in the background, a notification's read check). */
+export function actorOf(user: UserRow): Actor {
+  return { user, admin: !!user.admin, token: null, via: 'none', sudo: false };
+}

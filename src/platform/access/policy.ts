@@ -195,6 +195,8 @@ export const GROUP_ABILITIES = {
   admin_milestone: () => G.REPORTER,
   read_iteration: () => 0,
   admin_iteration: () => G.REPORTER,
+  // Group hooks: listing, creating, changing, testing and removing them (the reference's group admin_web_hook, Owner).
+  admin_web_hook: () => G.OWNER,
 } satisfies Record<string, (g: PolicyGroup) => number>;
 
 export type GroupAbility = keyof typeof GROUP_ABILITIES;

@@ -789,6 +789,8 @@ export interface ResourceStateEventsTable {
   user_id: number | null;
   state: string;
   created_at: number;
+  /** The merge request whose merge closed the issue. */
+  source_merge_request_id?: number | null;
 }
 
 export interface ResourceMilestoneEventsTable {
@@ -1010,7 +1012,10 @@ export interface SpamLogsTable {
 /** A project webhook (0026): booleans 0/1, the token and custom header values never shown. */
 export interface WebHooksTable {
   id: Generated<number>;
-  project_id: number;
+  /** A project hook's project; null for a group hook. */
+  project_id: number | null;
+  /** A group hook's group (it takes the events of the group's projects and its subgroups'); null for a project hook. */
+  group_id: number | null;
   url: string;
   token: string | null;
   name: string | null;
@@ -1040,6 +1045,11 @@ export interface WebHooksTable {
   milestone_events: Generated<number>;
   emoji_events: Generated<number>;
   resource_access_token_events: Generated<number>;
+  // Group hooks only; no source in Bellows yet.
+  subgroup_events: Generated<number>;
+  member_events: Generated<number>;
+  project_events: Generated<number>;
+  vulnerability_events: Generated<number>;
 }
 
 export interface DB {

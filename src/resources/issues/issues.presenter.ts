@@ -146,7 +146,7 @@ export function labelEventEntity(e: Selectable<ResourceLabelEventsTable>, ctx: E
 export function stateEventEntity(e: Selectable<ResourceStateEventsTable>, ctx: EventContext) {
   return {
     id: e.id, user: eventUser(ctx, e.user_id), created_at: iso(e.created_at), resource_type: e.target_type, resource_id: e.target_id,
-    source_commit: null, source_merge_request_id: null, state: e.state,
+    source_commit: null, source_merge_request_id: e.source_merge_request_id ?? null, state: e.state,
   };
 }
 

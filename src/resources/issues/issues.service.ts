@@ -106,6 +106,8 @@ export interface IssueChange {
   addedAssigneeIds: number[];
   removedAssigneeIds: number[];
   at: number;
+  /** A close by the merge of this merge request (its iid, in the issue's project). */
+  viaMergeRequest?: { id: number; iid: number };
 }
 
 /** Issue types the reference's issue API accepts. */
@@ -235,6 +237,27 @@ export async function updateIssue(deps: ServiceDeps, scope: IssueScope, issue: I
     if (scope.actor.user) await emitEvent(deps, trx, { type: 'issue', action, projectId: issue.project_id, issueId: issue.id, actorId: scope.actor.user.id, changes: await issueChanges(trx, change) });
     return after;
   });
+}
+
+/**
+ * Closes the open issues (by iid) a merge request's merge closes, inside the merge's transaction, as an explicit close
+ * does: the state, the state event naming the merge request, the system note "closed via merge request !N", and the
+ * issue's close event (webhooks, `close_issue` e-mail) by the user who merged.
+ */
+export async function closeIssuesByMerge(deps: ServiceDeps, trx: Db, projectId: number, iids: number[], mr: { id: number; iid: number }, actor: Actor, now: number): Promise<void> {
+  if (!iids.length) return;
+  const open = await trx.selectFrom('issues').selectAll().where('project_id', '=', projectId).where('iid', 'in', iids).where('state', '=', 'opened').orderBy('id').execute();
+  const uid = actor.user?.id ?? null;
+  for (const before of open) {
+    const after = await trx.updateTable('issues').set({ state: 'closed', closed_at: now, closed_by_id: uid, updated_at: now })
+      .where('id', '=', before.id).returningAll().executeTakeFirstOrThrow();
+    const change: IssueChange = {
+      issue: after, before, actor, addedLabelIds: [], removedLabelIds: [], addedAssigneeIds: [], removedAssigneeIds: [], at: now, viaMergeRequest: mr,
+    };
+    await writeStateEvent(trx, { type: ISSUE, id: after.id }, uid, before, after, now, mr.id);
+    await writeIssueSystemNotes(trx, change);
+    if (uid !== null) await emitEvent(deps, trx, { type: 'issue', action: 'close', projectId, issueId: after.id, actorId: uid, changes: await issueChanges(trx, change) });
+  }
 }
 
 const ISSUE_CHANGE_KEYS = [

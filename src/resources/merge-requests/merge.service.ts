@@ -1,7 +1,7 @@
 import type { ServiceDeps } from '../../platform/deps.ts';
 import { attributeChanges, emitEvent } from '../../platform/events.ts';
 import type { Db } from '../../platform/db/index.ts';
-import type { Actor } from '../../platform/access/actor.ts';
+import { actorOf, serverActor, type Actor } from '../../platform/access/actor.ts';
 import { canProject, collaborationAllowsPush } from '../../platform/access/policy.ts';
 import { ForbiddenError, RuleError, UnauthorizedError } from '../../platform/errors.ts';
 import { RefMovedError } from '../../platform/git/errors.ts';
@@ -12,6 +12,7 @@ import { settingsOf } from '../projects/projects.service.ts';
 import { afterRefsChanged, queueRepositoryFacts, repoFor } from '../repository/repository.common.ts';
 import { canPushBranch, loadBranchRules, matching } from '../repository/protection.ts';
 import { usersByIds } from '../users/users.service.ts';
+import { closeIssuesByMerge } from '../issues/issues.service.ts';
 import {
   MERGE_REQUEST, MERGE_REQUEST_CHANGE_KEYS, canMergeBy, headRef, levelIn, recordDiffVersion, setRef, type MergeRequestRow, type MergeRequestScope,
 } from './merge-requests.service.ts';
@@ -157,6 +158,8 @@ async function issuesToClose(deps: ServiceDeps, mr: MergeRequestRow, project: Pr
 async function recordMerge(deps: ServiceDeps, mr: MergeRequestRow, project: ProjectRow, p: InProgress, params: Record<string, unknown>): Promise<MergeRequestRow> {
   const now = deps.clock.now();
   const closes = await issuesToClose(deps, mr, project);
+  // Read before the transaction: SQLite has one connection, which the transaction holds.
+  const merger = p.user_id !== null ? (await usersByIds(deps, [p.user_id])).get(p.user_id) ?? null : null;
   return deps.db.transaction().execute(async (trx) => {
     const done = await trx.updateTable('merge_requests').set({
       state: 'merged', merged_at: now, merged_by_id: p.user_id, merge_user_id: p.user_id, merge_commit_sha: p.merge_commit_sha,
@@ -165,20 +168,12 @@ async function recordMerge(deps: ServiceDeps, mr: MergeRequestRow, project: Proj
     }).where('id', '=', mr.id).where('state', '=', 'opened').returningAll().executeTakeFirst();
     if (!done) return (await trx.selectFrom('merge_requests').selectAll().where('id', '=', mr.id).executeTakeFirstOrThrow());
     await trx.insertInto('resource_state_events').values({ target_type: MERGE_REQUEST, target_id: mr.id, user_id: p.user_id, state: 'merged', created_at: now }).execute();
-    if (closes.length) await closeIssues(trx, project.id, closes, p.user_id, now);
+    await closeIssuesByMerge(deps, trx, project.id, closes, done, merger ? actorOf(merger) : serverActor, now);
     // The default branch moved: its statistics, languages and README are read after the answer, by a queued job.
     if (project.default_branch === mr.target_branch) await queueRepositoryFacts(deps, trx, project.id);
     if (p.user_id !== null) await emitEvent(deps, trx, { type: 'merge_request', action: 'merge', projectId: done.target_project_id, mergeRequestId: done.id, actorId: p.user_id, changes: attributeChanges(mr, done, MERGE_REQUEST_CHANGE_KEYS) });
     return done;
   });
-}
-
-async function closeIssues(trx: Db, projectId: number, iids: number[], userId: number | null, now: number): Promise<void> {
-  const open = await trx.selectFrom('issues').select('id').where('project_id', '=', projectId).where('iid', 'in', iids).where('state', '=', 'opened').execute();
-  if (open.length === 0) return;
-  const ids = open.map((i) => i.id);
-  await trx.updateTable('issues').set({ state: 'closed', closed_at: now, closed_by_id: userId, updated_at: now }).where('id', 'in', ids).execute();
-  await trx.insertInto('resource_state_events').values(ids.map((id) => ({ target_type: 'Issue', target_id: id, user_id: userId, state: 'closed', created_at: now }))).execute();
 }
 
 /**

@@ -114,11 +114,16 @@ export async function changeLabels(trx: Db, scope: { project: { id: number } }, 
   return change;
 }
 
-/** The state event of a close or reopen (nothing when the state did not move; `before` null: a new row). */
-export async function writeStateEvent(trx: Db, target: NoteableRef, uid: number | null, before: { state: string } | null, after: { state: string }, now: number): Promise<void> {
+/**
+ * The state event of a close or reopen (nothing when the state did not move; `before` null: a new row);
+ * `sourceMergeRequestId` names the merge request whose merge closed it.
+ */
+export async function writeStateEvent(trx: Db, target: NoteableRef, uid: number | null, before: { state: string } | null, after: { state: string }, now: number, sourceMergeRequestId: number | null = null): Promise<void> {
   if (!before || before.state === after.state) return;
-  await trx.insertInto('resource_state_events')
-    .values({ target_type: target.type, target_id: target.id, user_id: uid, state: after.state === 'closed' ? 'closed' : 'reopened', created_at: now }).execute();
+  await trx.insertInto('resource_state_events').values({
+    target_type: target.type, target_id: target.id, user_id: uid, state: after.state === 'closed' ? 'closed' : 'reopened', created_at: now,
+    ...(sourceMergeRequestId !== null ? { source_merge_request_id: sourceMergeRequestId } : {}),
+  }).execute();
 }
 
 /** The milestone event of a milestone set, changed or removed (`before` null: a new row). */

@@ -73,7 +73,9 @@ async function bodiesFor(trx: Db, c: IssueChange): Promise<string[]> {
   if (before.due_date !== after.due_date) out.push(after.due_date === null ? 'removed due date' : `changed due date to ${longDate(after.due_date)}`);
   if (before.confidential !== after.confidential) out.push(after.confidential ? 'made the issue confidential' : 'made the issue visible to everyone');
   if (!!before.discussion_locked !== !!after.discussion_locked) out.push(after.discussion_locked ? 'locked this issue' : 'unlocked this issue');
-  if (before.state !== after.state) out.push(after.state === 'closed' ? 'closed' : 'reopened');
+  if (before.state !== after.state) {
+    out.push(after.state === 'closed' ? (c.viaMergeRequest ? `closed via merge request !${c.viaMergeRequest.iid}` : 'closed') : 'reopened');
+  }
   return out;
 }
 

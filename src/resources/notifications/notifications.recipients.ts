@@ -1,7 +1,8 @@
 import type { ServiceDeps } from '../../platform/deps.ts';
-import type { Actor, UserRow } from '../../platform/access/actor.ts';
+import { actorOf, type UserRow } from '../../platform/access/actor.ts';
 import { issueDenial, noteDenial, projectDenial } from '../../platform/access/policy.ts';
 import { projectAccessLevels, type ProjectRow } from '../../platform/membership.ts';
+import { isFeatureEnabled } from '../../platform/features.ts';
 import { projectAncestorGroupIds } from '../labels/labels.lookup.ts';
 import { usersByIds } from '../users/users.service.ts';
 import { effectiveNotificationLevel, getNotificationSetting, GLOBAL, type EventName } from '../notification-settings/notification-settings.service.ts';
@@ -50,9 +51,6 @@ const priority = (r: Reason) => (r === null ? REASON_ORDER.length : REASON_ORDER
 /** Events watchers are not told about (the reference's EXCLUDED_WATCHER_EVENTS). */
 const EXCLUDED_WATCHER_EVENTS: ReadonlySet<EventName> = new Set(['push_to_merge_request', 'issue_due', 'success_pipeline']);
 
-export function actorOf(user: UserRow): Actor {
-  return { user, admin: !!user.admin, token: null, via: 'none', sudo: false };
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Candidates
@@ -133,8 +131,27 @@ export async function issueSubject(deps: ServiceDeps, issue: IssueRow): Promise<
 const MENTION = /(?:^|[^\w.+\-/@`])@([A-Za-z0-9_][A-Za-z0-9_.\-]*(?:\/[A-Za-z0-9_][A-Za-z0-9_.\-]*)*)/g;
 const MAX_MENTIONS = 100;
 
-/** The users a text mentions: by username, and the members of a mentioned group (unless it turned mentions off). */
-export async function mentionedUserIds(deps: ServiceDeps, text: string | null): Promise<number[]> {
+/** The project's members: its own, those of its group and every ancestor group, and its personal namespace's owner. */
+export async function projectMemberIds(deps: ServiceDeps, project: ProjectRow): Promise<number[]> {
+  const groupIds = await projectAncestorGroupIds(deps.db, project);
+  const [members, ns] = await Promise.all([
+    deps.db.selectFrom('members').select('user_id').where((eb) => eb.or([
+      eb.and([eb('source_type', '=', 'Project'), eb('source_id', '=', project.id)]),
+      ...(groupIds.length ? [eb.and([eb('source_type', '=', 'Namespace'), eb('source_id', 'in', groupIds)])] : []),
+    ])).execute(),
+    deps.db.selectFrom('namespaces').select('owner_id').where('id', '=', project.namespace_id).executeTakeFirst(),
+  ]);
+  const ids = new Set(members.map((m) => m.user_id));
+  if (ns?.owner_id) ids.add(ns.owner_id);
+  return [...ids];
+}
+
+/**
+ * The users a text mentions: by username, and the members of a mentioned group (unless it turned mentions off).
+ * With `by` (the text's project and author), `@all` mentions every member of the project, as the reference's: only
+ * when the author is a member themselves, and never while the `disable_all_mention` flag is on.
+ */
+export async function mentionedUserIds(deps: ServiceDeps, text: string | null, by?: { project: ProjectRow; authorId: number | null }): Promise<number[]> {
   if (!text) return [];
   const plain = text.replace(/```[\s\S]*?```/g, ' ').replace(/`[^`\n]*`/g, ' ');
   const names = new Set<string>();
@@ -143,14 +160,20 @@ export async function mentionedUserIds(deps: ServiceDeps, text: string | null): 
     if (names.size >= MAX_MENTIONS) break;
   }
   names.delete('');
-  if (!names.size) return [];
+  const all = names.delete('all');
+  const ids = new Set<number>();
+  if (all && by && by.authorId !== null && !(await isFeatureEnabled(deps.db, 'disable_all_mention', { type: 'Project', id: by.project.id }))) {
+    const members = await projectMemberIds(deps, by.project);
+    if (members.includes(by.authorId)) for (const id of members) ids.add(id);
+  }
+  if (!names.size) return [...ids];
   const list = [...names];
   const [users, groups] = await Promise.all([
     deps.db.selectFrom('users').select('id').where((eb) => eb.fn('lower', ['username']), 'in', list).execute(),
     deps.db.selectFrom('namespaces').select('id').where('kind', '=', 'group').where('full_path_lower', 'in', list)
       .where((eb) => eb.or([eb('mentions_disabled', 'is', null), eb('mentions_disabled', '=', 0)])).execute(),
   ]);
-  const ids = new Set(users.map((u) => u.id));
+  for (const u of users) ids.add(u.id);
   if (groups.length) {
     const members = await deps.db.selectFrom('members').select('user_id').where('source_type', '=', 'Namespace')
       .where('source_id', 'in', groups.map((g) => g.id)).execute();

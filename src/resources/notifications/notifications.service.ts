@@ -13,7 +13,7 @@ import { setSubscription as setIssueSubscription, type IssueRow } from '../issue
 import { setSubscription as setMergeRequestSubscription, type MergeRequestRow } from '../merge-requests/merge-requests.service.ts';
 import type { EventName } from '../notification-settings/notification-settings.service.ts';
 import {
-  assigneeIds, issueSubject, mentionedUserIds, participantCandidates, selectRecipients, subscriberCandidates, watcherCandidates,
+  assigneeIds, issueSubject, mentionedUserIds, projectMemberIds, participantCandidates, selectRecipients, subscriberCandidates, watcherCandidates,
   type Candidate, type Subject,
 } from './notifications.recipients.ts';
 import { recordUrl, render, type Block, type Draft, type Thread } from './notifications.messages.ts';
@@ -68,7 +68,7 @@ async function issuableCandidates(deps: ServiceDeps, l: Loaded, action: EventNam
   const isNew = action === 'new_issue' || action === 'new_merge_request';
   await subscriberCandidates(deps, l.subject, isNew, out);
   if (isNew) {
-    for (const id of await mentionedUserIds(deps, l.row.description)) out.push({ userId: id, type: 'mention', reason: 'mentioned' });
+    for (const id of await mentionedUserIds(deps, l.row.description, { project: l.project, authorId: l.row.author_id })) out.push({ userId: id, type: 'mention', reason: 'mentioned' });
     for (const id of assignees) out.push({ userId: id, type: 'participating', reason: 'assigned' });
   }
   return out;
@@ -209,7 +209,7 @@ async function noteMessages(deps: ServiceDeps, noteId: number, actor: UserRow | 
   const subject = { ...l.subject, internalNote: !!note.internal } as Subject;
   const out: Candidate[] = [];
   await participantCandidates(deps, l.project, l.subject, out);
-  for (const id of await mentionedUserIds(deps, note.body)) out.push({ userId: id, type: 'mention', reason: 'mentioned' });
+  for (const id of await mentionedUserIds(deps, note.body, { project: l.project, authorId: note.author_id })) out.push({ userId: id, type: 'mention', reason: 'mentioned' });
   await watcherCandidates(deps, l.project, out);
   await subscriberCandidates(deps, l.subject, false, out);
   const earlier = await deps.db.selectFrom('notes').select('id').where('discussion_id', '=', note.discussion_id).where('id', '<', note.id).orderBy('id').execute();
@@ -226,17 +226,7 @@ async function noteMessages(deps: ServiceDeps, noteId: number, actor: UserRow | 
 async function movedProjectMessages(deps: ServiceDeps, projectId: number, oldPath: string): Promise<MailMessage[]> {
   const project = await liveProjectById(deps, projectId);
   if (!project) return [];
-  const groupIds = await projectAncestorGroupIds(deps.db, project);
-  const [members, ns] = await Promise.all([
-    deps.db.selectFrom('members').select('user_id').where((eb) => eb.or([
-      eb.and([eb('source_type', '=', 'Project'), eb('source_id', '=', project.id)]),
-      ...(groupIds.length ? [eb.and([eb('source_type', '=', 'Namespace'), eb('source_id', 'in', groupIds)])] : []),
-    ])).execute(),
-    deps.db.selectFrom('namespaces').select('owner_id').where('id', '=', project.namespace_id).executeTakeFirst(),
-  ]);
-  const ids = new Set(members.map((m) => m.user_id));
-  if (ns?.owner_id) ids.add(ns.owner_id);
-  const candidates: Candidate[] = [...ids].map((userId) => ({ userId, type: 'custom', reason: null }));
+  const candidates: Candidate[] = (await projectMemberIds(deps, project)).map((userId) => ({ userId, type: 'custom', reason: null }));
   const url = `${deps.config.externalUrl}/${project.full_path}`;
   const draft: Draft = {
     project, thread: null, event: 'moved_project', sender: null, subject: 'Project was moved', opens: true,

@@ -266,6 +266,29 @@ describe('notes', () => {
     assert.ok(m.text.startsWith(`Agreed, @${w.mentionOnly.user.username}`));
   });
 
+  test('@all mentions every member when the author is one; from a non-member it mentions nobody', async () => {
+    const w = await world('new_note');
+    const issue = await makeIssue(t.app, w.project, { title: 'Everyone', authorId: w.roles.reporter.user.id });
+    const admin = await quickUser(t.app, { admin: true });
+    const outsider = await call(t.app, 'POST', `/projects/${w.project.id}/issues/${issue.iid}/notes`, { token: admin.token, body: { body: 'Hey @all' } });
+    assert.equal(outsider.status, 201);
+    let mails = await delivered();
+    assert.ok(!toOf(mails).includes(mailOf(w.mentionOnly)), 'a non-member\'s @all mentions nobody');
+    assert.ok(!toOf(mails).includes(mailOf(w.roles.guest)));
+    const r = await call(t.app, 'POST', `/projects/${w.project.id}/issues/${issue.iid}/notes`, { token: w.roles.developer.token, body: { body: 'Heads up @all' } });
+    assert.equal(r.status, 201);
+    mails = await delivered();
+    // Every member (the personal namespace's owner too) but the author and those at `disabled`; customOff, whose
+    // new_note is off, is mentioned (custom takes mentions); the administrator who commented before participates.
+    const ns = await t.app.db.selectFrom('namespaces').innerJoin('users', 'users.id', 'namespaces.owner_id').select('users.email')
+      .where('namespaces.id', '=', w.project.namespace_id).executeTakeFirstOrThrow();
+    assert.deepEqual(toOf(mails), [
+      ...[w.watcher, w.guestWatcher, w.mentionOnly, w.customOff, w.customOn, w.roles.guest, w.roles.reporter, w.roles.maintainer, w.roles.owner, admin].map(mailOf),
+      ns.email,
+    ].sort());
+    assert.equal(forUser(mails, w.mentionOnly).headers.get('x-gitlab-notificationreason'), 'mentioned');
+  });
+
   test('an internal note reaches Reporters and up only', async () => {
     const w = await world('new_note');
     const issue = await makeIssue(t.app, w.project, { title: 'Internal', authorId: w.roles.reporter.user.id });
@@ -327,6 +350,41 @@ describe('merge requests', () => {
     assert.deepEqual(toOf(mails), [w.watcher, w.roles.developer].map(mailOf).sort());
     assert.ok(forUser(mails, w.watcher).text.includes(`Merge request !${mr.iid} was merged by ${w.roles.maintainer.user.name}`));
     assert.equal(forUser(mails, w.watcher).headers.get('x-gitlab-mergerequest-state'), 'merged');
+  });
+});
+
+describe('issues closed by a merge', () => {
+  test('Closes #N: close_issue mail as an explicit close, the state event naming the merge request, the system note', async () => {
+    const w = await world('close_issue');
+    await commitFiles(t.app, w.project, 'main', { 'README.md': 'hello\n' });
+    const branch = `fix-${++n}`;
+    await commitFiles(t.app, w.project, branch, { 'fix.txt': 'fixed\n' }, { from: 'main', message: 'Fix' });
+    const issue = await makeIssue(t.app, w.project, { title: 'Broken build', authorId: w.roles.reporter.user.id });
+    const untouched = await makeIssue(t.app, w.project, { title: 'Other', authorId: w.roles.reporter.user.id });
+    const mr = await makeMergeRequest(t.app, w.roles.developer.token, w.project, { source_branch: branch, target_branch: 'main', title: 'Fix', description: `Closes #${issue.iid}` });
+    await delivered();
+    const merged = await call(t.app, 'PUT', `/projects/${w.project.id}/merge_requests/${mr.iid}/merge`, { token: w.roles.maintainer.token });
+    assert.equal(merged.status, 200, JSON.stringify(merged.body));
+    const mails = (await delivered()).filter((m) => m.headers.get('x-bellows-notification-event') === 'close_issue');
+    // As an explicit close: watchers, custom with close_issue on, the author; not the merger, custom off, disabled.
+    assert.deepEqual(toOf(mails), [w.watcher, w.guestWatcher, w.customOn, w.roles.reporter].map(mailOf).sort());
+    const m = forUser(mails, w.roles.reporter);
+    assert.equal(m.headers.get('in-reply-to'), `<issue_${issue.id}@${host}>`);
+    assert.ok(m.text.includes(`Issue #${issue.iid} was closed by ${w.roles.maintainer.user.name}`), m.text);
+
+    const shown = await call(t.app, 'GET', `/projects/${w.project.id}/issues/${issue.iid}`, { token: w.roles.maintainer.token });
+    assert.equal(shown.body.state, 'closed');
+    assert.equal(shown.body.closed_by.id, w.roles.maintainer.user.id);
+    const events = await call(t.app, 'GET', `/projects/${w.project.id}/issues/${issue.iid}/resource_state_events`, { token: w.roles.maintainer.token });
+    assert.equal(events.status, 200);
+    assert.equal(events.body.length, 1);
+    assert.equal(events.body[0].state, 'closed');
+    assert.equal(events.body[0].source_merge_request_id, mr.id);
+    assert.equal(events.body[0].user.id, w.roles.maintainer.user.id);
+    const notes = await call(t.app, 'GET', `/projects/${w.project.id}/issues/${issue.iid}/notes`, { token: w.roles.maintainer.token });
+    assert.deepEqual(notes.body.filter((x: any) => x.system).map((x: any) => [x.body, x.author.id]), [[`closed via merge request !${mr.iid}`, w.roles.maintainer.user.id]]);
+    const other = await call(t.app, 'GET', `/projects/${w.project.id}/issues/${untouched.iid}`, { token: w.roles.maintainer.token });
+    assert.equal(other.body.state, 'opened');
   });
 });
 

@@ -10,9 +10,11 @@ import { listPages } from '../wikis/wikis.service.ts';
 import { SHA1_ZERO } from '../../platform/git/index.ts';
 import { API_COMPATIBLE_VERSION } from '../metadata/metadata.routes.ts';
 import { buildEvent, type BuiltEvent } from './webhooks.payloads.ts';
-import { alertStatus, branchMatches, customHeaders, HOOK_URL_GUARD, recordOutcome, type WebHookRow } from './webhooks.service.ts';
+import { projectAncestorGroupIds } from '../labels/labels.lookup.ts';
+import { alertStatus, branchMatches, customHeaders, HOOK_URL_GUARD, hooksReachingProject, recordOutcome, type WebHookRow } from './webhooks.service.ts';
 
-// Delivering events to project hooks. `events.webhooks` turns one domain event into one `webhooks.deliver` job per
+// Delivering events to hooks: the project's own, and those of its group and every ancestor group (a group hook takes
+// the events of every project below it). `events.webhooks` turns one domain event into one `webhooks.deliver` job per
 // hook that takes it (its event flag, branch filter, confidentiality, not disabled); each delivery then runs, fails
 // and retries on its own. The URL is checked again at delivery (the name may resolve elsewhere now) and the
 // connection goes to the address checked.
@@ -39,9 +41,11 @@ export function hookTakes(h: WebHookRow, built: BuiltEvent, now: number): boolea
   return true;
 }
 
-/** Queues one delivery per hook of the event's project that takes it. */
+/** Queues one delivery per hook reaching the event's project (its own, its groups') that takes it. */
 export async function fanOut(deps: ServiceDeps, event: DomainEvent): Promise<number> {
-  const hooks = await deps.db.selectFrom('web_hooks').selectAll().where('project_id', '=', event.projectId).orderBy('id').execute();
+  const project = await deps.db.selectFrom('projects').select('namespace_id').where('id', '=', event.projectId).executeTakeFirst();
+  if (!project) return 0;
+  const hooks = await hooksReachingProject(deps.db, event.projectId, await projectAncestorGroupIds(deps.db, project)).execute();
   if (!hooks.length) return 0;
   const built = await buildEvent(deps, event);
   if (!built) return 0;
@@ -211,9 +215,18 @@ async function testEvent(deps: ServiceDeps, projectId: number, actorId: number, 
   }
 }
 
+/** The project a group hook is tested with, as the reference's: the group's first project with commits. */
+async function firstNonEmptyProject(deps: ServiceDeps, groupId: number): Promise<number | null> {
+  const p = await deps.db.selectFrom('projects').select('id').where('namespace_id', '=', groupId).where('empty_repo', '=', 0)
+    .where('pending_delete', '=', 0).orderBy('id').executeTakeFirst();
+  return p?.id ?? null;
+}
+
 /** Runs a test delivery now, to a disabled hook too (a success re-enables it). Null on a 2xx answer, else why not. */
 export async function testHook(deps: ServiceDeps, h: WebHookRow, actorId: number, trigger: TestTrigger): Promise<string | null> {
-  const event = await testEvent(deps, h.project_id, actorId, trigger);
+  const projectId = h.project_id ?? (h.group_id !== null ? await firstNonEmptyProject(deps, h.group_id) : null);
+  if (projectId === null) return 'Ensure the group has a project with commits.';
+  const event = await testEvent(deps, projectId, actorId, trigger);
   if (typeof event === 'string') return event;
   const built = await buildEvent(deps, event);
   if (!built) return 'Ensure the project has data for this trigger.';

@@ -1,10 +1,10 @@
 import { iso } from '../../http/format.ts';
 import { alertStatus, customHeaders, type WebHookRow } from './webhooks.service.ts';
 
-// Row -> the reference's ProjectHook entity (Hook's fields, then the project hook's), same order. The token is never
-// shown; custom header values are masked.
+// Row -> the reference's ProjectHook and GroupHook entities (Hook's fields, then the project or group hook's), same
+// order. The token is never shown; custom header values are masked.
 
-export function projectHook(h: WebHookRow, now: number) {
+function hook(h: WebHookRow, now: number) {
   const status = alertStatus(h, now);
   return {
     id: h.id,
@@ -24,7 +24,13 @@ export function projectHook(h: WebHookRow, now: number) {
     branch_filter_strategy: h.branch_filter_strategy,
     custom_webhook_template: null,
     custom_headers: Object.keys(customHeaders(h)).map((key) => ({ key })),
-    project_id: h.project_id,
+  };
+}
+
+export function projectHook(h: WebHookRow, now: number) {
+  return {
+    ...hook(h, now),
+    project_id: h.project_id!,
     issues_events: !!h.issues_events,
     confidential_issues_events: !!h.confidential_issues_events,
     note_events: !!h.note_events,
@@ -38,5 +44,29 @@ export function projectHook(h: WebHookRow, now: number) {
     milestone_events: !!h.milestone_events,
     emoji_events: !!h.emoji_events,
     resource_access_token_events: !!h.resource_access_token_events,
+  };
+}
+
+export function groupHook(h: WebHookRow, now: number) {
+  return {
+    ...hook(h, now),
+    group_id: h.group_id!,
+    issues_events: !!h.issues_events,
+    confidential_issues_events: !!h.confidential_issues_events,
+    note_events: !!h.note_events,
+    confidential_note_events: !!h.confidential_note_events,
+    pipeline_events: !!h.pipeline_events,
+    wiki_page_events: !!h.wiki_page_events,
+    job_events: !!h.job_events,
+    deployment_events: !!h.deployment_events,
+    feature_flag_events: !!h.feature_flag_events,
+    releases_events: !!h.releases_events,
+    milestone_events: !!h.milestone_events,
+    subgroup_events: !!h.subgroup_events,
+    emoji_events: !!h.emoji_events,
+    resource_access_token_events: !!h.resource_access_token_events,
+    member_events: !!h.member_events,
+    vulnerability_events: !!h.vulnerability_events,
+    project_events: !!h.project_events,
   };
 }

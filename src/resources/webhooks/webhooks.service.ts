@@ -7,7 +7,7 @@ import { BlockedUrlError, checkOutboundUrl, type GuardOptions } from '../../plat
 import { isValidBranchName } from '../../platform/git/index.ts';
 import { refMatches } from '../repository/protection.ts';
 
-// Project webhooks: the hooks of a project, their checks, and which of them an event goes to.
+// Webhooks: the hooks of a project or of a group (one table, one set of checks), and which of them an event goes to.
 
 export type WebHookRow = Selectable<WebHooksTable>;
 
@@ -20,6 +20,13 @@ export const HOOK_FLAGS = [
 ] as const;
 export type HookFlag = (typeof HOOK_FLAGS)[number];
 
+/** Flags only a group hook is created or updated with (events Bellows has no source for yet; kept as given). */
+export const GROUP_HOOK_FLAGS = ['subgroup_events', 'member_events', 'project_events', 'vulnerability_events'] as const;
+export type GroupHookFlag = (typeof GROUP_HOOK_FLAGS)[number];
+
+/** Whose hooks: a project's or a group's. */
+export type HookOwner = { projectId: number } | { groupId: number };
+
 export const BRANCH_FILTER_STRATEGIES = ['wildcard', 'regex', 'all_branches'] as const;
 export type BranchFilterStrategy = (typeof BRANCH_FILTER_STRATEGIES)[number];
 
@@ -31,7 +38,7 @@ export interface HookInput {
   push_events_branch_filter?: string;
   branch_filter_strategy?: BranchFilterStrategy;
   custom_headers?: Array<{ key: string; value?: string }>;
-  flags: Partial<Record<HookFlag, boolean>>;
+  flags: Partial<Record<HookFlag | GroupHookFlag, boolean>>;
 }
 
 /** The one guard's options for webhooks: http(s), local addresses by the webhooks setting. */
@@ -66,14 +73,22 @@ export function afterFailure(h: Pick<WebHookRow, 'recent_failures' | 'disabled_u
 
 // ---- reading ---------------------------------------------------------------------------------------------------
 
-export function projectHooksQuery(db: Db, projectId: number) {
-  return db.selectFrom('web_hooks').selectAll().where('project_id', '=', projectId).orderBy('id');
+export function hooksQuery(db: Db, owner: HookOwner) {
+  const q = db.selectFrom('web_hooks').selectAll();
+  return ('projectId' in owner ? q.where('project_id', '=', owner.projectId) : q.where('group_id', '=', owner.groupId)).orderBy('id');
 }
 
-export async function getHookOr404(db: Db, projectId: number, hookId: number): Promise<WebHookRow> {
-  const row = await db.selectFrom('web_hooks').selectAll().where('project_id', '=', projectId).where('id', '=', hookId).executeTakeFirst();
-  if (!row) throw new NotFoundError('Project hook');
+export async function getHookOr404(db: Db, owner: HookOwner, hookId: number): Promise<WebHookRow> {
+  const row = await hooksQuery(db, owner).where('id', '=', hookId).executeTakeFirst();
+  if (!row) throw new NotFoundError('projectId' in owner ? 'Project hook' : 'Group hook');
   return row;
+}
+
+/** The hooks an event of the project goes to: its own and those of its group and every ancestor group. */
+export function hooksReachingProject(db: Db, projectId: number, groupIds: number[]) {
+  return db.selectFrom('web_hooks').selectAll()
+    .where((eb) => eb.or([eb('project_id', '=', projectId), ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : [])]))
+    .orderBy('id');
 }
 
 export function customHeaders(h: Pick<WebHookRow, 'custom_headers'>): Record<string, string> {
@@ -149,7 +164,7 @@ function checkedFields(input: HookInput, current: WebHookRow | null) {
     }
   }
   const values: Record<string, unknown> = { branch_filter_strategy: strategy, push_events_branch_filter: filter };
-  for (const f of HOOK_FLAGS) if (input.flags[f] !== undefined) values[f] = input.flags[f] ? 1 : 0;
+  for (const f of [...HOOK_FLAGS, ...GROUP_HOOK_FLAGS]) if (input.flags[f] !== undefined) values[f] = input.flags[f] ? 1 : 0;
   if (input.token !== undefined) values.token = input.token === '' ? null : input.token;
   if (input.name !== undefined) values.name = input.name;
   if (input.description !== undefined) values.description = input.description;
@@ -159,13 +174,13 @@ function checkedFields(input: HookInput, current: WebHookRow | null) {
 
 // ---- changes ---------------------------------------------------------------------------------------------------
 
-export async function createHook(deps: ServiceDeps, projectId: number, input: HookInput & { url: string }): Promise<WebHookRow> {
+export async function createHook(deps: ServiceDeps, owner: HookOwner, input: HookInput & { url: string }): Promise<WebHookRow> {
   const values = checkedFields(input, null);
   await checkUrl(deps, input.url);
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const row = await trx.insertInto('web_hooks')
-      .values({ ...values, project_id: projectId, url: input.url, disabled_until: null, created_at: now, updated_at: now } as any)
+      .values({ ...values, project_id: 'projectId' in owner ? owner.projectId : null, group_id: 'groupId' in owner ? owner.groupId : null, url: input.url, disabled_until: null, created_at: now, updated_at: now } as any)
       .returningAll().executeTakeFirstOrThrow();
     return row;
   });
@@ -180,7 +195,7 @@ export async function updateHook(deps: ServiceDeps, hook: WebHookRow, input: Hoo
       // Changing a hook gives it a fresh start, as the reference re-enables a hook on update.
       .set({ ...values, ...(input.url !== undefined ? { url: input.url } : {}), recent_failures: 0, disabled_until: null, updated_at: now } as any)
       .where('id', '=', hook.id).returningAll().executeTakeFirst();
-    if (!row) throw new NotFoundError('Project hook');
+    if (!row) throw new NotFoundError(hook.project_id !== null ? 'Project hook' : 'Group hook');
     return row;
   });
 }

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gitClient } from '../repository/testing.ts';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { castRoles, makeProject, quickUser, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
+import { addMember, castGroupRoles, castRoles, makeGroup, makeProject, quickUser, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
 import { updateApplicationSettings } from '../../platform/application-settings.ts';
 import type { ManualClock } from '../../platform/clock.ts';
 
@@ -322,6 +322,32 @@ describe('project hooks: deliveries', () => {
     assert.equal(c[0].body.object_attributes.action, 'close');
   });
 
+  test('a merge that closes an issue (Closes #N): the Issue Hook with action close, as an explicit close', async () => {
+    await call(t.app, 'POST', `/projects/${project.id}/repository/commits`, {
+      token: owner.token, body: { branch: 'closer', start_branch: 'main', commit_message: 'Close it', actions: [{ action: 'create', file_path: 'c.txt', content: 'c' }] },
+    });
+    const issue = await call(t.app, 'POST', `/projects/${project.id}/issues`, { token: owner.token, body: { title: 'Closed by a merge' } });
+    const mr = await call(t.app, 'POST', `/projects/${project.id}/merge_requests`, {
+      token: owner.token, body: { title: 'Closer', source_branch: 'closer', target_branch: 'main', description: `Closes #${issue.body.iid}` },
+    });
+    assert.equal(mr.status, 201);
+    await deliver();
+    const merged = await call(t.app, 'PUT', `/projects/${project.id}/merge_requests/${mr.body.iid}/merge`, { token: owner.token });
+    assert.equal(merged.status, 200, JSON.stringify(merged.body));
+    const got = await deliver();
+    const issueHooks = got.filter((g) => g.headers['x-gitlab-event'] === 'Issue Hook');
+    assert.equal(issueHooks.length, 1);
+    const b = issueHooks[0].body;
+    assert.equal(b.object_kind, 'issue');
+    assert.equal(b.object_attributes.id, issue.body.id);
+    assert.equal(b.object_attributes.action, 'close');
+    assert.equal(b.object_attributes.state, 'closed');
+    assert.deepEqual(b.changes.state_id, { previous: 1, current: 2 });
+    assert.equal(b.user.id, owner.user.id);
+    const mrHooks = got.filter((g) => g.headers['x-gitlab-event'] === 'Merge Request Hook');
+    assert.deepEqual(mrHooks.map((g) => g.body.object_attributes.action), ['merge']);
+  });
+
   test('a wiki page: Wiki Page Hook', async () => {
     const w = await call(t.app, 'POST', `/projects/${project.id}/wikis`, { token: owner.token, body: { title: 'Home', content: 'hello' } });
     assert.equal(w.status, 201);
@@ -451,5 +477,184 @@ describe('project hooks: git pushes over HTTP', () => {
     assert.deepEqual(byKind.push.body.commits.map((c: any) => [c.title, c.message]), [['first', 'first\n'], ['second', 'second\n\nwith a body\n']]);
     assert.equal(byKind.tag_push.body.ref, 'refs/tags/v1');
     assert.equal(byKind.tag_push.body.checkout_sha, head);
+  });
+});
+
+describe('group hooks: access (Owner of the group, or an administrator)', () => {
+  let group: { id: number };
+  let roles: RoleCast;
+  before(async () => {
+    group = await makeGroup(t.app, { visibility: 0 });
+    roles = await castGroupRoles(t.app, group);
+  });
+  const expected: Array<[keyof RoleCast, number]> = [
+    ['anonymous', 401], ['nonMember', 404], ['guest', 403], ['reporter', 403], ['developer', 403],
+    ['maintainer', 403], ['owner', 200], ['admin', 200],
+  ];
+  for (const [role, status] of expected) {
+    test(`${role}: list ${status}, create ${status === 200 ? 201 : status}`, async () => {
+      const token = roles[role]?.token;
+      const list = await call(t.app, 'GET', `/groups/${group.id}/hooks`, { token });
+      assert.equal(list.status, status);
+      if (status === 401) assert.deepEqual(list.body, { message: '401 Unauthorized' });
+      if (status === 404) assert.deepEqual(list.body, { message: '404 Group Not Found' });
+      if (status === 403) assert.deepEqual(list.body, { message: '403 Forbidden' });
+      const n = await hookCount();
+      const made = await call(t.app, 'POST', `/groups/${group.id}/hooks`, { token, body: { url: 'http://127.0.0.1:9999/x' } });
+      assert.equal(made.status, status === 200 ? 201 : status);
+      assert.equal(await hookCount(), n + (status === 200 ? 1 : 0));
+    });
+  }
+});
+
+describe('group hooks: CRUD and deliveries', () => {
+  let owner: TestUser;
+  let group: Awaited<ReturnType<typeof makeGroup>>;
+  let sub: Awaited<ReturnType<typeof makeGroup>>;
+  let inSub: any;
+  let elsewhere: any;
+  before(async () => {
+    owner = await quickUser(t.app);
+    group = await makeGroup(t.app);
+    sub = await makeGroup(t.app, { parent: group });
+    const other = await makeGroup(t.app);
+    for (const g of [group, other]) await addMember(t.app, { type: 'Namespace', id: g.id }, owner.user.id, 50);
+    const a = await call(t.app, 'POST', '/projects', { token: owner.token, body: { name: 'in-sub', namespace_id: sub.id, initialize_with_readme: true } });
+    assert.equal(a.status, 201);
+    inSub = a.body;
+    const b = await call(t.app, 'POST', '/projects', { token: owner.token, body: { name: 'elsewhere', namespace_id: other.id } });
+    assert.equal(b.status, 201);
+    elsewhere = b.body;
+    await deliver();
+  });
+
+  test('create, read, update and delete, with the reference\'s GroupHook fields', async () => {
+    const r = await call(t.app, 'POST', `/groups/${group.id}/hooks`, {
+      token: owner.token, body: { url: hookUrl, token: 'g-secret', issues_events: true, subgroup_events: true, push_events: false, custom_headers: [{ key: 'X-Group', value: 'g' }] },
+    });
+    assert.equal(r.status, 201);
+    assert.deepEqual(r.body, {
+      id: r.body.id, url: hookUrl, name: '', description: '', created_at: new Date(t.clock.now()).toISOString(), push_events: false, tag_push_events: false,
+      merge_requests_events: false, repository_update_events: false, enable_ssl_verification: true, alert_status: 'executable',
+      disabled_until: null, url_variables: [], push_events_branch_filter: null, branch_filter_strategy: 'wildcard',
+      custom_webhook_template: null, custom_headers: [{ key: 'X-Group' }], group_id: group.id, issues_events: true,
+      confidential_issues_events: false, note_events: false, confidential_note_events: false, pipeline_events: false,
+      wiki_page_events: false, job_events: false, deployment_events: false, feature_flag_events: false, releases_events: false,
+      milestone_events: false, subgroup_events: true, emoji_events: false, resource_access_token_events: false, member_events: false,
+      vulnerability_events: false, project_events: false,
+    });
+    const id = r.body.id;
+    const row = await t.app.db.selectFrom('web_hooks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    assert.equal(row.group_id, group.id);
+    assert.equal(row.project_id, null);
+    assert.equal(row.token, 'g-secret');
+    assert.deepEqual((await call(t.app, 'GET', `/groups/${group.id}/hooks/${id}`, { token: owner.token })).body, r.body);
+    const list = await call(t.app, 'GET', `/groups/${group.id}/hooks`, { token: owner.token });
+    assert.deepEqual(list.body.map((h: any) => h.id), [id]);
+    assert.equal(list.headers['x-total'], '1');
+    const viaProject = await call(t.app, 'GET', `/projects/${inSub.id}/hooks/${id}`, { token: owner.token });
+    assert.equal(viaProject.status, 404, 'a group hook is not one of the project\'s hooks');
+    assert.deepEqual((await call(t.app, 'GET', `/projects/${inSub.id}/hooks`, { token: owner.token })).body, []);
+    const viaSub = await call(t.app, 'GET', `/groups/${sub.id}/hooks/${id}`, { token: owner.token });
+    assert.equal(viaSub.status, 404);
+    assert.deepEqual(viaSub.body, { message: '404 Group hook Not Found' });
+    const put = await call(t.app, 'PUT', `/groups/${group.id}/hooks/${id}`, { token: owner.token, body: { member_events: true, issues_events: false } });
+    assert.equal(put.status, 200);
+    assert.equal(put.body.member_events, true);
+    assert.equal(put.body.issues_events, false);
+    assert.equal(put.body.subgroup_events, true);
+    const del = await call(t.app, 'DELETE', `/groups/${group.id}/hooks/${id}`, { token: owner.token });
+    assert.equal(del.status, 204);
+    assert.equal(await t.app.db.selectFrom('web_hooks').select('id').where('id', '=', id).executeTakeFirst(), undefined);
+  });
+
+  test('bad input and private addresses: the same refusals as a project hook, nothing stored', async () => {
+    const n = await hookCount();
+    const missing = await call(t.app, 'POST', `/groups/${group.id}/hooks`, { token: owner.token, body: {} });
+    assert.equal(missing.status, 400);
+    const filter = await call(t.app, 'POST', `/groups/${group.id}/hooks`, { token: owner.token, body: { url: hookUrl, push_events_branch_filter: 'a..b' } });
+    assert.equal(filter.status, 422);
+    assert.deepEqual(filter.body, { message: 'Invalid branch filter given' });
+    await updateApplicationSettings(t.app, { allow_local_requests_from_web_hooks_and_services: false });
+    try {
+      for (const url of ['http://127.0.0.1:8080/x', 'http://10.1.2.3/x', 'http://169.254.169.254/x']) {
+        const r = await call(t.app, 'POST', `/groups/${group.id}/hooks`, { token: owner.token, body: { url } });
+        assert.equal(r.status, 422, url);
+        assert.deepEqual(r.body, { message: 'Invalid url given' });
+      }
+    } finally {
+      await updateApplicationSettings(t.app, { allow_local_requests_from_web_hooks_and_services: true });
+    }
+    assert.equal(await hookCount(), n);
+  });
+
+  test('a group hook receives the events of projects in the group and its subgroups, not of other groups', async () => {
+    const h = await call(t.app, 'POST', `/groups/${group.id}/hooks`, { token: owner.token, body: { url: `${hookUrl}?group`, token: 'g-tok', issues_events: true, push_events: false } });
+    assert.equal(h.status, 201);
+    const own = await call(t.app, 'POST', `/projects/${inSub.id}/hooks`, { token: owner.token, body: { url: `${hookUrl}?project`, issues_events: true, push_events: false } });
+    const issue = await call(t.app, 'POST', `/projects/${inSub.id}/issues`, { token: owner.token, body: { title: 'Seen by the group', description: 'd' } });
+    assert.equal(issue.status, 201);
+    const got = await deliver();
+    assert.equal(got.length, 2, 'the project hook and the group hook');
+    const fromGroup = got.find((g) => g.headers['x-gitlab-token'] === 'g-tok')!;
+    assert.ok(fromGroup, 'the group hook got it with its secret');
+    assert.equal(fromGroup.headers['x-gitlab-event'], 'Issue Hook');
+    const b = fromGroup.body;
+    assert.equal(b.object_kind, 'issue');
+    assert.equal(b.event_type, 'issue');
+    assert.deepEqual(b.user, { id: owner.user.id, name: owner.user.name, username: owner.user.username, avatar_url: null, email: '[REDACTED]' });
+    assert.equal(b.project.id, inSub.id);
+    assert.equal(b.project.path_with_namespace, inSub.path_with_namespace);
+    assert.equal(b.project.namespace, sub.name);
+    assert.equal(b.project.web_url, inSub.web_url);
+    assert.equal(b.object_attributes.id, issue.body.id);
+    assert.equal(b.object_attributes.iid, issue.body.iid);
+    assert.equal(b.object_attributes.project_id, inSub.id);
+    assert.equal(b.object_attributes.title, 'Seen by the group');
+    assert.equal(b.object_attributes.action, 'open');
+    assert.equal(b.object_attributes.url, `${inSub.web_url}/-/issues/${issue.body.iid}`);
+    assert.deepEqual(b, got.find((g) => g !== fromGroup)!.body, 'the same payload as the project hook\'s');
+
+    const other = await call(t.app, 'POST', `/projects/${elsewhere.id}/issues`, { token: owner.token, body: { title: 'Not seen' } });
+    assert.equal(other.status, 201);
+    assert.equal((await deliver()).length, 0, 'a project of another group is not sent to the group hook');
+    await call(t.app, 'DELETE', `/projects/${inSub.id}/hooks/${own.body.id}`, { token: owner.token });
+    await call(t.app, 'DELETE', `/groups/${group.id}/hooks/${h.body.id}`, { token: owner.token });
+  });
+
+  test('failures of a group hook count toward the same auto-disabling', async () => {
+    const h = await call(t.app, 'POST', `/groups/${group.id}/hooks`, { token: owner.token, body: { url: hookUrl, issues_events: true } });
+    answers = [500];
+    await call(t.app, 'POST', `/projects/${inSub.id}/issues`, { token: owner.token, body: { title: 'fails' } });
+    assert.equal((await deliver()).length, 1);
+    const row = await t.app.db.selectFrom('web_hooks').selectAll().where('id', '=', h.body.id).executeTakeFirstOrThrow();
+    assert.equal(row.recent_failures, 1);
+    (t.clock as ManualClock).advance(60_000);
+    assert.equal((await deliver()).length, 1, 'retried');
+    await call(t.app, 'DELETE', `/groups/${group.id}/hooks/${h.body.id}`, { token: owner.token });
+  });
+
+  test('a test run uses the group\'s first project with commits; without one, 422', async () => {
+    const h = await call(t.app, 'POST', `/groups/${group.id}/hooks`, { token: owner.token, body: { url: hookUrl } });
+    received = [];
+    const none = await call(t.app, 'POST', `/groups/${group.id}/hooks/${h.body.id}/test/push_events`, { token: owner.token });
+    assert.equal(none.status, 422);
+    assert.deepEqual(none.body, { message: 'Ensure the group has a project with commits.' });
+    assert.equal(received.length, 0);
+    const direct = await call(t.app, 'POST', '/projects', { token: owner.token, body: { name: 'direct', namespace_id: group.id, initialize_with_readme: true } });
+    assert.equal(direct.status, 201);
+    await deliver();
+    const bad = await call(t.app, 'POST', `/groups/${group.id}/hooks/${h.body.id}/test/nonsense`, { token: owner.token });
+    assert.equal(bad.status, 400);
+    received = [];
+    const ok = await call(t.app, 'POST', `/groups/${group.id}/hooks/${h.body.id}/test/push_events`, { token: owner.token });
+    assert.equal(ok.status, 201);
+    assert.deepEqual(ok.body, { message: '201 Created' });
+    assert.equal(received.length, 1);
+    assert.equal(received[0].headers['x-gitlab-event'], 'Push Hook');
+    assert.equal(received[0].body.object_kind, 'push');
+    assert.equal(received[0].body.project_id, direct.body.id);
+    assert.equal(received[0].body.ref, 'refs/heads/main');
+    await call(t.app, 'DELETE', `/groups/${group.id}/hooks/${h.body.id}`, { token: owner.token });
   });
 });

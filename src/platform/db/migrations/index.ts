@@ -28,6 +28,7 @@ import * as m0026 from './0026_webhooks.ts';
 import * as m0027 from './0027_notification_mail.ts';
 import * as m0028 from './0028_spam.ts';
 import * as m0029 from './0029_snippet_moves_group_wikis.ts';
+import * as m0031 from './0031_group_hooks.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -64,4 +65,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0027_notification_mail', up: m0027.up },
   { name: '0028_spam', up: m0028.up },
   { name: '0029_snippet_moves_group_wikis', up: m0029.up },
+  { name: '0031_group_hooks', up: m0031.up },
 ];
