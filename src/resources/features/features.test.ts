@@ -18,6 +18,10 @@ const redirectDefinition = {
   name: REDIRECT, introduced_by_url: null, rollout_issue_url: null, milestone: '0.1', log_state_changes: true,
   type: 'ops', group: 'group::source code', default_enabled: false,
 };
+const allMentionDefinition = {
+  name: 'disable_all_mention', introduced_by_url: null, rollout_issue_url: null, milestone: '0.1', log_state_changes: true,
+  type: 'ops', group: 'group::project management', default_enabled: false,
+};
 const rolesDefinition = {
   name: ROLES, introduced_by_url: null, rollout_issue_url: null, milestone: '0.1', log_state_changes: false,
   type: 'development', group: 'group::foundations', default_enabled: false,
@@ -54,7 +58,7 @@ test('every route needs an administrator; read_api may only read', async () => {
 test('GET /features/definitions lists the shipped definitions; GET /features starts empty', async () => {
   const d = await call(t.app, 'GET', '/features/definitions', { token: admin.token });
   assert.equal(d.status, 200);
-  assert.deepEqual(d.body, [redirectDefinition, rolesDefinition]);
+  assert.deepEqual(d.body, [redirectDefinition, allMentionDefinition, rolesDefinition]);
   assert.deepEqual(Object.keys(d.body[0]), ['name', 'introduced_by_url', 'rollout_issue_url', 'milestone', 'log_state_changes', 'type', 'group', 'default_enabled']);
   assert.deepEqual((await call(t.app, 'GET', '/features', { token: admin.token })).body, []);
 });
