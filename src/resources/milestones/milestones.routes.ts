@@ -36,6 +36,20 @@ async function present(req: ApiRequest<any>, rows: MilestoneRow[]) {
   return rows.map((m) => milestone(m, ctx));
 }
 
+/**
+ * Where a milestone's issues or merge requests are listed from: the project (empty when the caller may not read that
+ * feature of it) or the group itself, without subgroups, as the reference's milestone finders.
+ */
+function milestoneListScope(req: ApiRequest<any>, kind: Kind, ability: 'read_issue' | 'read_merge_request') {
+  if (kind === 'group') {
+    const group = req.group.group;
+    return { ctx: { kind: 'group', group, subgroups: false } as IssueListContext, from: { groupId: group.id } };
+  }
+  const p = req.project;
+  if (!canProject(req.actor, ability, p.project, p.level)) return null;
+  return { ctx: { kind: 'project', projectId: p.project.id, level: p.level } as IssueListContext, from: { projectId: p.project.id } };
+}
+
 /** A date parameter: a date or datetime names its day; an empty value clears it. */
 const DateParam = () => Type.Union([DateTime(), Type.Literal(''), Type.Null()], { description: 'YYYY-MM-DD' });
 const day = (v: string | null | undefined) => (v === undefined ? undefined : v === null || v === '' ? null : dayOf(parseDateTime(v)!));
@@ -85,17 +99,9 @@ function routesFor(kind: Kind): RouteDef<any>[] {
       handler: async (req, reply) => {
         const m = await getMilestone(req.server.db, parentOf(req, kind), req.input.milestone_id);
         // The reference's issues finder: the milestone's title, label priority order, confidential issues as the caller may see them.
-        let ctx: IssueListContext;
-        let from: { projectId?: number; groupId?: number };
-        if (kind === 'project') {
-          const p = req.project;
-          if (!canProject(req.actor, 'read_issue', p.project, p.level)) return paginateArray(req, reply, []);
-          ctx = { kind: 'project', projectId: p.project.id, level: p.level };
-          from = { projectId: p.project.id };
-        } else {
-          ctx = { kind: 'group', group: req.group.group, subgroups: false };
-          from = { groupId: req.group.group.id };
-        }
+        const scope = milestoneListScope(req, kind, 'read_issue');
+        if (!scope) return paginateArray(req, reply, []);
+        const { ctx, from } = scope;
         const q = await issuesListQuery(req.server, req.actor, ctx, { milestone: m.title, state: 'all', scope: 'all', non_archived: false, order_by: 'label_priority', sort: 'asc' });
         const rows = await paginateQuery(req, reply, q as any) as IssueRow[];
         const pres = await loadIssuePresentation(req.server, req.actor, rows, { from });
@@ -110,17 +116,9 @@ function routesFor(kind: Kind): RouteDef<any>[] {
       handler: async (req, reply) => {
         const m = await getMilestone(req.server.db, parentOf(req, kind), req.input.milestone_id);
         // The reference's merge requests finder: the milestone's title, every state, label priority order.
-        let ctx: IssueListContext;
-        let from: { projectId?: number; groupId?: number };
-        if (kind === 'project') {
-          const p = req.project;
-          if (!canProject(req.actor, 'read_merge_request', p.project, p.level)) return paginateArray(req, reply, []);
-          ctx = { kind: 'project', projectId: p.project.id, level: p.level };
-          from = { projectId: p.project.id };
-        } else {
-          ctx = { kind: 'group', group: req.group.group, subgroups: false };
-          from = { groupId: req.group.group.id };
-        }
+        const scope = milestoneListScope(req, kind, 'read_merge_request');
+        if (!scope) return paginateArray(req, reply, []);
+        const { ctx, from } = scope;
         const q = await mergeRequestsListQuery(req.server, req.actor, ctx, { milestone: m.title, state: 'all', scope: 'all', non_archived: false, order_by: 'label_priority', sort: 'asc' });
         const rows = await paginateQuery(req, reply, q as any) as MergeRequestRow[];
         const pres = await loadMergeRequestPresentation(req.server, req.actor, rows, { from });

@@ -163,12 +163,14 @@ export function hostOf(base: string) {
 // Entities are single object literals: a key whose condition fails holds undefined, which JSON leaves out,
 // so the wire has no such key while every entity keeps one shape (much cheaper to build and serialise).
 
-/** The simple form (BasicProjectDetails as the spec lists it). */
-export function simpleProject(p: Project, pres: Presentation): Record<string, unknown> {
+/**
+ * The fields every form of a project opens with (BasicProjectDetails as the spec lists it); `between` holds the
+ * full form's fields that the reference places after `web_url`.
+ */
+function projectHead(p: Project, pres: Presentation, readCode: boolean, between: Record<string, unknown> = {}): Record<string, unknown> {
   const base = pres.base;
   const ns = pres.namespaces.get(p.namespace_id);
   const topics = pres.topics.get(p.id) ?? [];
-  const readCode = canProject(pres.actor, 'download_code', p, levelOf(pres, p));
   const web = webUrl(base, p.full_path);
   return {
     id: p.id,
@@ -184,12 +186,18 @@ export function simpleProject(p: Project, pres: Presentation): Record<string, un
     ssh_url_to_repo: sshUrlToRepo(pres.ssh, p.full_path),
     http_url_to_repo: `${web}.git`,
     web_url: web,
+    ...between,
     avatar_url: avatarUrl(base, 'project', p.id, p.avatar),
     star_count: p.star_count,
     last_activity_at: iso(p.last_activity_at),
     namespace: namespaceEntity(ns, base),
     custom_attributes: pres.opts.customAttributes ? pres.custom.get(p.id) ?? [] : undefined,
   };
+}
+
+/** The simple form (BasicProjectDetails as the spec lists it). */
+export function simpleProject(p: Project, pres: Presentation): Record<string, unknown> {
+  return projectHead(p, pres, canProject(pres.actor, 'download_code', p, levelOf(pres, p)));
 }
 
 function statisticsEntity(s: Stats | undefined) {
@@ -223,31 +231,14 @@ export function fullProject(p: Project, pres: Presentation): Record<string, unkn
   const m = admin || level >= AccessLevel.MAINTAINER;
   const web = webUrl(base, p.full_path);
   const api = `${base}/api/v4/projects/${p.id}`;
-  const topics = pres.topics.get(p.id) ?? [];
   const registry = s.container_registry_access_level !== 'disabled';
   const source = p.forked_from_project_id !== null ? pres.forkedFrom.get(p.forked_from_project_id) : undefined;
   const owner = ns?.kind === 'user' && ns.owner_id !== null ? pres.owners.get(ns.owner_id) : undefined;
   return {
-    id: p.id,
-    description: p.description,
-    name: p.name,
-    name_with_namespace: ns ? `${ns.full_name} / ${p.name}` : p.name,
-    path: p.path,
-    path_with_namespace: p.full_path,
-    created_at: iso(p.created_at),
-    default_branch: readCode ? p.default_branch ?? 'main' : undefined,
-    tag_list: topics,
-    topics,
-    ssh_url_to_repo: sshUrlToRepo(pres.ssh, p.full_path),
-    http_url_to_repo: `${web}.git`,
-    web_url: web,
-    readme_url: readCode ? (p.readme_path ? `${web}/-/blob/${p.default_branch ?? 'main'}/${p.readme_path}` : null) : undefined,
-    forks_count: readCode ? p.forks_count : undefined,
-    avatar_url: avatarUrl(base, 'project', p.id, p.avatar),
-    star_count: p.star_count,
-    last_activity_at: iso(p.last_activity_at),
-    namespace: namespaceEntity(ns, base),
-    custom_attributes: pres.opts.customAttributes ? pres.custom.get(p.id) ?? [] : undefined,
+    ...projectHead(p, pres, readCode, {
+      readme_url: readCode ? (p.readme_path ? `${web}/-/blob/${p.default_branch ?? 'main'}/${p.readme_path}` : null) : undefined,
+      forks_count: readCode ? p.forks_count : undefined,
+    }),
     repository_storage: admin ? p.repository_storage : undefined,
     forked_from_project: source ? simpleProject(source, pres) : undefined,
     container_registry_image_prefix: registry ? `${hostOf(base).host}/${p.full_path_lower}` : undefined,

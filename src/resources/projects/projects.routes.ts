@@ -134,48 +134,35 @@ const UserListParams = {
   ...PaginationParams,
 };
 
+/** The filters the group and starred project listings share with the reference's other project finders. */
+const ListFilterParams = {
+  archived: Opt(Bool()),
+  visibility: Opt(Visibility),
+  order_by: Opt(Enum(USER_ORDER_BY, { default: 'created_at' })),
+  sort: Opt(Enum(['asc', 'desc'] as const, { default: 'desc' })),
+  search: Opt(Str()),
+  simple: Opt(Bool({ default: false })),
+  owned: Opt(Bool({ default: false })),
+  starred: Opt(Bool({ default: false })),
+  with_issues_enabled: Opt(Bool({ default: false })),
+  with_merge_requests_enabled: Opt(Bool({ default: false })),
+  min_access_level: Opt(IntEnum(ALL_ACCESS_LEVELS)),
+  with_custom_attributes: Opt(Bool({ default: false })),
+  statistics: Opt(Bool({ default: false })),
+  ...PaginationParams,
+};
+
 /** GET /groups/:id/projects: the reference's filters of a group's project listing. */
 const GroupListParams = {
   id: Str(),
-  archived: Opt(Bool()),
-  visibility: Opt(Visibility),
-  order_by: Opt(Enum(USER_ORDER_BY, { default: 'created_at' })),
-  sort: Opt(Enum(['asc', 'desc'] as const, { default: 'desc' })),
-  search: Opt(Str()),
-  simple: Opt(Bool({ default: false })),
-  owned: Opt(Bool({ default: false })),
-  starred: Opt(Bool({ default: false })),
-  with_issues_enabled: Opt(Bool({ default: false })),
-  with_merge_requests_enabled: Opt(Bool({ default: false })),
+  ...ListFilterParams,
   with_shared: Opt(Bool({ default: true })),
   include_subgroups: Opt(Bool({ default: false })),
-  min_access_level: Opt(IntEnum(ALL_ACCESS_LEVELS)),
-  with_custom_attributes: Opt(Bool({ default: false })),
-  statistics: Opt(Bool({ default: false })),
-  ...PaginationParams,
 };
-const { id: _gid, with_shared: _ws, include_subgroups: _is, ...GroupListFilters } = GroupListParams;
 
 /** GET /users/:user_id/starred_projects */
-const StarredListParams = {
-  user_id: Str(),
-  archived: Opt(Bool()),
-  visibility: Opt(Visibility),
-  order_by: Opt(Enum(USER_ORDER_BY, { default: 'created_at' })),
-  sort: Opt(Enum(['asc', 'desc'] as const, { default: 'desc' })),
-  search: Opt(Str()),
-  simple: Opt(Bool({ default: false })),
-  owned: Opt(Bool({ default: false })),
-  membership: Opt(Bool({ default: false })),
-  starred: Opt(Bool({ default: false })),
-  statistics: Opt(Bool({ default: false })),
-  with_issues_enabled: Opt(Bool({ default: false })),
-  with_merge_requests_enabled: Opt(Bool({ default: false })),
-  min_access_level: Opt(IntEnum(ALL_ACCESS_LEVELS)),
-  with_custom_attributes: Opt(Bool({ default: false })),
-  ...PaginationParams,
-};
-const { user_id: _uid, ...StarredListFilters } = StarredListParams;
+const StarredListFilters = { ...ListFilterParams, membership: Opt(Bool({ default: false })) };
+const StarredListParams = { user_id: Str(), ...StarredListFilters };
 
 function wantsFull(actor: Actor, simple: boolean | undefined): boolean {
   return !!actor.user && !simple;
@@ -482,7 +469,7 @@ export const projectRoutes: RouteDef<any>[] = [
     handler: async (req, reply) => {
       const { group } = req.group;
       const namespaceIds = req.input.include_subgroups ? await subtreeIds(req.server.db, group) : [group.id];
-      return listProjects(req, reply, { group: { namespaceIds, sharedWith: req.input.with_shared ? group.id : undefined } }, GroupListFilters);
+      return listProjects(req, reply, { group: { namespaceIds, sharedWith: req.input.with_shared ? group.id : undefined } }, ListFilterParams);
     },
   },
   {
