@@ -2,96 +2,33 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { parseMail, startSmtpReceiver, type ReceivedMail, type SmtpReceiver } from '../../../test/support/smtp-receiver.ts';
 import { addMember, castRoles, commitFiles, makeIssue, makeMergeRequest, makeProject, quickUser, Role, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
 import type { ManualClock } from '../../platform/clock.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 
 // Notification e-mails, received by a real SMTP server on loopback.
 
-interface Received {
-  to: string[];
-  headers: Map<string, string>;
-  text: string;
-  html: string;
-  raw: string;
-}
-
-/** Unfolded headers (names in lower case) and the decoded text and HTML parts of a MIME message. */
-function parse(raw: string, to: string[]): Received {
-  const split = (s: string) => {
-    const at = s.indexOf('\r\n\r\n');
-    const head = s.slice(0, at).replace(/\r\n[ \t]+/g, ' ');
-    const headers = new Map<string, string>();
-    for (const line of head.split('\r\n')) {
-      const i = line.indexOf(':');
-      headers.set(line.slice(0, i).toLowerCase(), line.slice(i + 1).trim());
-    }
-    return { headers, body: s.slice(at + 4) };
-  };
-  const top = split(raw);
-  const decode = (h: Map<string, string>, body: string) => {
-    const enc = (h.get('content-transfer-encoding') ?? '').toLowerCase();
-    if (enc === 'base64') return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
-    if (enc === 'quoted-printable') {
-      return Buffer.from(body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_, x) => String.fromCharCode(parseInt(x, 16))), 'latin1').toString('utf8');
-    }
-    return body;
-  };
-  let text = '';
-  let html = '';
-  const boundary = /boundary="?([^";]+)"?/.exec(top.headers.get('content-type') ?? '')?.[1];
-  for (const part of boundary ? top.body.split(`--${boundary}`).slice(1, -1) : []) {
-    const p = split(part.replace(/^\r\n/, ''));
-    const type = p.headers.get('content-type') ?? '';
-    if (type.startsWith('text/plain')) text = decode(p.headers, p.body.replace(/\r\n$/, ''));
-    if (type.startsWith('text/html')) html = decode(p.headers, p.body.replace(/\r\n$/, ''));
-  }
-  const decodeWord = (v: string) => v.replace(/=\?UTF-8\?Q\?([^?]*)\?=/gi, (_, q) => Buffer.from(q.replace(/_/g, ' ').replace(/=([0-9A-F]{2})/g, (_m: string, x: string) => String.fromCharCode(parseInt(x, 16))), 'latin1').toString('utf8'));
-  for (const [k, v] of top.headers) top.headers.set(k, decodeWord(v));
-  return { to, headers: top.headers, text, html, raw };
-}
+type Received = ReceivedMail;
 
 let t: TestApp;
-let smtp: SMTPServer;
-const inbox: Received[] = [];
-/** Refusals the server still has to give before it accepts messages again. */
-let refusals = 0;
+let smtp: SmtpReceiver;
 let n = 0;
 
 before(async () => {
-  smtp = new SMTPServer({
-    authOptional: true, disabledCommands: ['STARTTLS'], logger: false,
-    onData(stream, session, done) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        if (refusals > 0) {
-          refusals--;
-          const err = new Error('Try again later') as Error & { responseCode: number };
-          err.responseCode = 451;
-          return done(err);
-        }
-        inbox.push(parse(Buffer.concat(chunks).toString('utf8'), session.envelope.rcptTo.map((r) => r.address)));
-        done();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  const port = (smtp.server.address() as AddressInfo).port;
-  t = await buildTestApp({ config: { smtp: { address: '127.0.0.1', port, user: null, password: null, tls: false }, emailFrom: 'git@bellows.test' } });
+  smtp = await startSmtpReceiver();
+  t = await buildTestApp({ config: { smtp: { address: '127.0.0.1', port: smtp.port, user: null, password: null, tls: false }, emailFrom: 'git@bellows.test' } });
 });
 after(async () => {
   await t.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await smtp.close();
 });
 
 /** Runs the queued jobs and answers what arrived since the last call. */
 async function delivered(): Promise<Received[]> {
   await t.app.jobs.drain();
-  return inbox.splice(0);
+  return smtp.take();
 }
 const toOf = (mails: Received[]) => mails.map((m) => m.to[0]).sort();
 const mailOf = (u: TestUser) => u.user.email;
@@ -133,7 +70,7 @@ async function world(event: string): Promise<World> {
   await setLevel(w.customOn, p, { level: 'custom', [event]: true });
   await setLevel(w.disabled, p, { level: 'disabled' });
   await t.app.jobs.drain();
-  inbox.splice(0);
+  smtp.take();
   return w;
 }
 
@@ -444,7 +381,7 @@ describe('settings and unsubscribing', () => {
 describe('delivery', () => {
   test('an SMTP server that refuses, then accepts: the delivery job retries', async () => {
     const w = await world('new_issue');
-    refusals = 1;
+    smtp.refuse(1);
     assert.equal((await call(t.app, 'POST', `/projects/${w.project.id}/issues`, { token: w.roles.developer.token, body: { title: 'Retry me' } })).status, 201);
     const first = await delivered();
     assert.equal(first.length, 2);
@@ -474,7 +411,7 @@ describe('delivery', () => {
       const files = readdirSync(dir);
       assert.equal(files.length, 1);
       assert.match(files[0], /\.eml$/);
-      const msg = parse(readFileSync(join(dir, files[0]), 'utf8'), [watcher.user.email]);
+      const msg = parseMail(readFileSync(join(dir, files[0]), 'utf8'), [watcher.user.email]);
       assert.equal(msg.headers.get('to'), watcher.user.email);
       assert.equal(msg.headers.get('subject'), `${project.name} | Stored (#1)`);
       assert.equal(msg.headers.get('x-gitlab-project-id'), String(project.id));
