@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import { parseMail, startSmtpReceiver, type ReceivedMail, type SmtpReceiver } from '../../../test/support/smtp-receiver.ts';
-import { addMember, castRoles, commitFiles, makeIssue, makeMergeRequest, makeProject, quickUser, Role, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
+import { addMember, castRoles, commitFiles, makeIssue, makeMergeRequest, makeProject, makeSnippet, quickUser, Role, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
 import type { ManualClock } from '../../platform/clock.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 
@@ -235,6 +235,66 @@ describe('notes', () => {
   });
 });
 
+describe('notes on commits and snippets', () => {
+  test('new_note on a commit: its author and committer (users by e-mail), commenters, the mentioned, watchers; not a Guest, the commenter, custom off, disabled, an outsider', async () => {
+    const w = await world('new_note');
+    const outsider = await quickUser(t.app);
+    // Committed by the Developer, authored as the Reporter (matched by e-mail).
+    const made = await call(t.app, 'POST', `/projects/${w.project.id}/repository/commits`, {
+      token: w.roles.developer.token,
+      body: { branch: 'main', commit_message: 'Add notes.txt\n\nThe body', author_email: w.roles.reporter.user.email, author_name: 'Someone', actions: [{ action: 'create', file_path: 'notes.txt', content: 'n\n' }] },
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const sha: string = made.body.id;
+    await delivered();
+    const first = await call(t.app, 'POST', `/projects/${w.project.id}/repository/commits/${sha}/comments`, { token: w.roles.owner.token, body: { note: 'First look' } });
+    assert.equal(first.status, 201);
+    let mails = await delivered();
+    assert.deepEqual(toOf(mails), [w.watcher, w.customOn, w.roles.reporter, w.roles.developer].map(mailOf).sort());
+    const r = await call(t.app, 'POST', `/projects/${w.project.id}/repository/commits/${sha}/comments`, {
+      token: w.roles.maintainer.token, body: { note: `Why? @${w.mentionOnly.user.username} @${outsider.user.username}` },
+    });
+    assert.equal(r.status, 201);
+    mails = await delivered();
+    // The earlier commenter (the Owner) participates now; the Guest watcher may not read the code of a private project.
+    assert.deepEqual(toOf(mails), [w.watcher, w.mentionOnly, w.customOn, w.roles.reporter, w.roles.developer, w.roles.owner].map(mailOf).sort());
+    const noteId = (await t.app.db.selectFrom('notes').select('id').where('noteable_type', '=', 'Commit').where('commit_id', '=', sha)
+      .orderBy('id', 'desc').executeTakeFirstOrThrow()).id;
+    const m = forUser(mails, w.roles.reporter);
+    assert.equal(m.headers.get('subject'), `Re: ${w.project.name} | Add notes.txt (${sha.slice(0, 8)})`);
+    assert.equal(m.headers.get('message-id'), `<note_${noteId}@${host}>`);
+    assert.equal(m.headers.get('in-reply-to'), `<commit_${sha}@${host}>`);
+    assert.equal(m.headers.get('references'), `<commit_${sha}@${host}>`);
+    assert.equal(m.headers.get('x-bellows-notification-event'), 'new_note');
+    assert.equal(m.headers.get('x-gitlab-project-id'), String(w.project.id));
+    assert.equal(m.headers.get('list-unsubscribe'), undefined, 'a commit has no subscription to leave');
+    assert.ok(m.text.startsWith(`Why? @${w.mentionOnly.user.username}`), m.text);
+    assert.ok(m.text.includes(`http://${host}/${w.project.full_path}/-/commit/${sha}#note_${noteId}`), m.text);
+    assert.equal(forUser(mails, w.mentionOnly).headers.get('x-gitlab-notificationreason'), 'mentioned');
+  });
+
+  test('new_note on a project snippet: its author, commenters, the mentioned, watchers (a Guest too); not the commenter, custom off, disabled, an outsider', async () => {
+    const w = await world('new_note');
+    const outsider = await quickUser(t.app);
+    const snippet = await makeSnippet(t.app, w.roles.reporter.user, { project: w.project, title: 'Scratch' });
+    await delivered();
+    const url = `/projects/${w.project.id}/snippets/${snippet.id}/notes`;
+    assert.equal((await call(t.app, 'POST', url, { token: w.roles.developer.token, body: { body: 'First' } })).status, 201);
+    let mails = await delivered();
+    assert.deepEqual(toOf(mails), [w.watcher, w.guestWatcher, w.customOn, w.roles.reporter].map(mailOf).sort());
+    const r = await call(t.app, 'POST', url, { token: w.roles.maintainer.token, body: { body: `cc @${w.mentionOnly.user.username} @${outsider.user.username} <b>` } });
+    assert.equal(r.status, 201);
+    mails = await delivered();
+    assert.deepEqual(toOf(mails), [w.watcher, w.guestWatcher, w.mentionOnly, w.customOn, w.roles.reporter, w.roles.developer].map(mailOf).sort());
+    const m = forUser(mails, w.roles.developer);
+    assert.equal(m.headers.get('subject'), `Re: ${w.project.name} | Scratch ($${snippet.id})`);
+    assert.equal(m.headers.get('message-id'), `<note_${r.body.id}@${host}>`);
+    assert.equal(m.headers.get('in-reply-to'), `<project_snippet_${snippet.id}@${host}>`);
+    assert.ok(m.text.includes(`http://${host}/${w.project.full_path}/-/snippets/${snippet.id}#note_${r.body.id}`), m.text);
+    assert.ok(m.html.includes('&lt;b&gt;') && !m.html.includes('<b>'), 'the comment is escaped in HTML');
+  });
+});
+
 describe('merge requests', () => {
   async function mrWorld(event: string) {
     const w = await world(event);
@@ -287,6 +347,33 @@ describe('merge requests', () => {
     assert.deepEqual(toOf(mails), [w.watcher, w.roles.developer].map(mailOf).sort());
     assert.ok(forUser(mails, w.watcher).text.includes(`Merge request !${mr.iid} was merged by ${w.roles.maintainer.user.name}`));
     assert.equal(forUser(mails, w.watcher).headers.get('x-gitlab-mergerequest-state'), 'merged');
+  });
+  test('change_reviewer_merge_request: the previous and new reviewers (as mentions), participants, watchers, custom on; not custom off, disabled, a Guest, the actor', async () => {
+    const w = await mrWorld('change_reviewer_merge_request');
+    const mr = await makeMergeRequest(t.app, w.roles.developer.token, w.project, { source_branch: w.branch, target_branch: 'main', title: 'Review me', reviewer_ids: [w.roles.maintainer.user.id] });
+    await delivered();
+    const url = `/projects/${w.project.id}/merge_requests/${mr.iid}`;
+    assert.equal((await call(t.app, 'PUT', url, { token: w.roles.owner.token, body: { reviewer_ids: [w.mentionOnly.user.id] } })).status, 200);
+    let mails = await delivered();
+    assert.deepEqual(toOf(mails), [w.watcher, w.mentionOnly, w.customOn, w.roles.developer, w.roles.maintainer].map(mailOf).sort());
+    const added = forUser(mails, w.mentionOnly);
+    assert.equal(added.headers.get('x-gitlab-notificationreason'), 'review_requested');
+    assert.equal(added.headers.get('x-bellows-notification-event'), 'change_reviewer_merge_request');
+    assert.equal(added.headers.get('subject'), `Re: ${w.project.name} | Review me (!${mr.iid})`);
+    assert.equal(added.headers.get('in-reply-to'), `<merge_request_${mr.id}@${host}>`);
+    assert.ok(added.text.startsWith(`Reviewer changed from ${w.roles.maintainer.user.name} to ${w.mentionOnly.user.name}`), added.text);
+    assert.equal(forUser(mails, w.roles.maintainer).headers.get('x-gitlab-notificationreason'), undefined);
+    assert.ok(mails.every((m) => m.headers.get('x-bellows-notification-event') === 'change_reviewer_merge_request'), 'no reassignment mail');
+
+    // Every reviewer removed: the one removed is told, as a mention.
+    assert.equal((await call(t.app, 'PUT', url, { token: w.roles.owner.token, body: { reviewer_ids: [] } })).status, 200);
+    mails = await delivered();
+    assert.deepEqual(toOf(mails), [w.watcher, w.mentionOnly, w.customOn, w.roles.developer].map(mailOf).sort());
+    assert.ok(forUser(mails, w.mentionOnly).text.startsWith('All reviewers were removed.'));
+
+    // An unchanged list sends nothing.
+    assert.equal((await call(t.app, 'PUT', url, { token: w.roles.owner.token, body: { reviewer_ids: [], title: 'Review me' } })).status, 200);
+    assert.deepEqual(toOf(await delivered()), []);
   });
 });
 
