@@ -271,6 +271,24 @@ describe('notes on commits and snippets', () => {
     assert.ok(m.text.startsWith(`Why? @${w.mentionOnly.user.username}`), m.text);
     assert.ok(m.text.includes(`http://${host}/${w.project.full_path}/-/commit/${sha}#note_${noteId}`), m.text);
     assert.equal(forUser(mails, w.mentionOnly).headers.get('x-gitlab-notificationreason'), 'mentioned');
+
+    // An author matched by a confirmed secondary e-mail participates; one matched only by an unconfirmed one does not
+    // (customOff would be mailed as a participant).
+    const now = t.clock.now();
+    const alt = (u: TestUser) => `alt-${u.user.username}@example.com`;
+    await t.app.db.insertInto('emails').values([
+      { user_id: w.roles.owner.user.id, email: alt(w.roles.owner), email_lower: alt(w.roles.owner), confirmed_at: now, created_at: now, updated_at: now },
+      { user_id: w.customOff.user.id, email: alt(w.customOff), email_lower: alt(w.customOff), confirmed_at: null, created_at: now, updated_at: now },
+    ]).execute();
+    for (const [author, expected] of [[w.roles.owner, [w.watcher, w.customOn, w.roles.developer, w.roles.owner]], [w.customOff, [w.watcher, w.customOn, w.roles.developer]]] as const) {
+      const c = await call(t.app, 'POST', `/projects/${w.project.id}/repository/commits`, {
+        token: w.roles.developer.token,
+        body: { branch: 'main', commit_message: `By ${author.user.username}`, author_email: alt(author), actions: [{ action: 'create', file_path: `${author.user.username}.txt`, content: 'x\n' }] },
+      });
+      assert.equal(c.status, 201);
+      assert.equal((await call(t.app, 'POST', `/projects/${w.project.id}/repository/commits/${c.body.id}/comments`, { token: w.roles.maintainer.token, body: { note: 'Hm' } })).status, 201);
+      assert.deepEqual(toOf(await delivered()), expected.map(mailOf).sort(), author.user.username);
+    }
   });
 
   test('new_note on a project snippet: its author, commenters, the mentioned, watchers (a Guest too); not the commenter, custom off, disabled, an outsider', async () => {
