@@ -10,11 +10,14 @@ import { ancestorIds } from '../../platform/membership.ts';
 export const LEVELS = ['disabled', 'participating', 'watch', 'global', 'mention', 'custom'] as const;
 export type Level = (typeof LEVELS)[number];
 
-/** Event kinds in the spec's order. `new_epic` belongs to groups only (epics live in groups). */
+/**
+ * Event kinds in the spec's order, with the reference's `change_reviewer_merge_request` after
+ * `reassign_merge_request` (where its EMAIL_EVENTS has it). `new_epic` belongs to groups only (epics live in groups).
+ */
 export const EVENTS = [
   'new_note', 'new_issue', 'reopen_issue', 'close_issue', 'reassign_issue', 'issue_due',
   'new_merge_request', 'push_to_merge_request', 'reopen_merge_request', 'close_merge_request', 'reassign_merge_request',
-  'merge_merge_request', 'failed_pipeline', 'fixed_pipeline', 'success_pipeline', 'moved_project',
+  'change_reviewer_merge_request', 'merge_merge_request', 'failed_pipeline', 'fixed_pipeline', 'success_pipeline', 'moved_project',
   'merge_when_pipeline_succeeds', 'new_epic',
 ] as const;
 export type EventName = (typeof EVENTS)[number];

@@ -10,7 +10,8 @@ let admin: TestUser;
 
 const EVENTS = [
   'new_note', 'new_issue', 'reopen_issue', 'close_issue', 'reassign_issue', 'issue_due', 'new_merge_request',
-  'push_to_merge_request', 'reopen_merge_request', 'close_merge_request', 'reassign_merge_request', 'merge_merge_request',
+  'push_to_merge_request', 'reopen_merge_request', 'close_merge_request', 'reassign_merge_request',
+  'change_reviewer_merge_request', 'merge_merge_request',
   'failed_pipeline', 'fixed_pipeline', 'success_pipeline', 'moved_project', 'merge_when_pipeline_succeeds',
 ];
 /** Every event off except the two the reference turns on by default, with some overrides. */

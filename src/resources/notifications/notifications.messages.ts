@@ -9,7 +9,8 @@ import type { Reason, Recipient } from './notifications.recipients.ts';
 // The e-mails themselves, as the reference's mailers write them (app/mailers/notify.rb, emails/*.rb): the subject
 // `<project name> | <title> (#iid)` (`!iid` for merge requests, `Re: ` once the thread exists), a plain-text and an
 // HTML body (every user-written text escaped), and the headers mail filters and threading rely on:
-// - `Message-ID` `<issue_<id>@host>` / `<merge_request_<id>@host>` for the message that opens a record's thread,
+// - `Message-ID` `<issue_<id>@host>` / `<merge_request_<id>@host>` for the message that opens a record's thread (a comment
+//   on a commit or snippet answers `<commit_<sha>@host>` / `<project_snippet_<id>@host>`),
 //   `<note_<id>@host>` for a comment, a random one otherwise; `In-Reply-To` / `References` point at the thread;
 // - `X-GitLab-Project`, `X-GitLab-Project-Id`, `X-GitLab-Project-Path`, `List-Id` (`<path> <id.path-as-domain.host>`);
 // - `X-GitLab-Issue-ID` / `-IID` / `-State` (`X-GitLab-MergeRequest-...`), `X-GitLab-NotificationReason`,
@@ -17,14 +18,12 @@ import type { Reason, Recipient } from './notifications.recipients.ts';
 // - `List-Unsubscribe` (with `List-Unsubscribe-Post` for one-click) naming the signed link that unsubscribes the
 //   recipient from the record.
 
-/** The record whose thread a message belongs to. */
-export interface Thread {
-  kind: 'Issue' | 'MergeRequest';
-  id: number;
-  iid: number;
-  state: string;
-  title: string;
-}
+/** The record whose thread a message belongs to: an issue or merge request, or the commit or snippet of a comment. */
+export type Thread =
+  | { kind: 'Issue' | 'MergeRequest'; id: number; iid: number; state: string; title: string }
+  | { kind: 'Commit'; id: string; title: string }
+  | { kind: 'Snippet'; id: number; title: string };
+export type IssuableThread = Extract<Thread, { kind: 'Issue' | 'MergeRequest' }>;
 
 /** A paragraph of a body: plain text, a link, or preformatted user text. */
 export type Block = { text: string } | { text: string; href: string } | { pre: string };
@@ -50,12 +49,16 @@ function host(config: Config): string {
   return new URL(config.externalUrl).hostname;
 }
 
+/** The thread's root Message-ID, as the reference names it after the record's model (`project_snippet` for a snippet). */
 export function threadMessageId(config: Config, thread: Thread): string {
-  return `<${thread.kind === 'Issue' ? 'issue' : 'merge_request'}_${thread.id}@${host(config)}>`;
+  const model = { Issue: 'issue', MergeRequest: 'merge_request', Commit: 'commit', Snippet: 'project_snippet' }[thread.kind];
+  return `<${model}_${thread.id}@${host(config)}>`;
 }
 
-export function recordUrl(config: Config, project: Pick<ProjectRow, 'full_path'>, thread: Pick<Thread, 'kind' | 'iid'>): string {
-  return `${config.externalUrl}/${project.full_path}/-/${thread.kind === 'Issue' ? 'issues' : 'merge_requests'}/${thread.iid}`;
+export function recordUrl(config: Config, project: Pick<ProjectRow, 'full_path'>, thread: Thread): string {
+  const path = thread.kind === 'Issue' ? `issues/${thread.iid}` : thread.kind === 'MergeRequest' ? `merge_requests/${thread.iid}`
+    : thread.kind === 'Commit' ? `commit/${thread.id}` : `snippets/${thread.id}`;
+  return `${config.externalUrl}/${project.full_path}/-/${path}`;
 }
 
 /** The reference's list id: `<project id>.<path segments reversed, as a domain>.<host>`. */
@@ -84,7 +87,7 @@ export function render(config: Config, d: Draft, r: Recipient, unsubscribeUrl: s
     'List-Id': `${d.project.full_path} <${listId(config, d.project)}>`,
     'X-Bellows-Notification-Event': d.event,
   };
-  if (d.thread) {
+  if (d.thread && (d.thread.kind === 'Issue' || d.thread.kind === 'MergeRequest')) {
     const prefix = `X-GitLab-${d.thread.kind}`;
     headers[`${prefix}-ID`] = String(d.thread.id);
     headers[`${prefix}-IID`] = String(d.thread.iid);

@@ -1,6 +1,6 @@
 import type { ServiceDeps } from '../../platform/deps.ts';
 import { actorOf, type UserRow } from '../../platform/access/actor.ts';
-import { issueDenial, noteDenial, projectDenial } from '../../platform/access/policy.ts';
+import { issueDenial, noteDenial, projectDenial, snippetDenial, type PolicySnippet } from '../../platform/access/policy.ts';
 import { projectAccessLevels, type ProjectRow } from '../../platform/membership.ts';
 import { isFeatureEnabled } from '../../platform/features.ts';
 import { projectAncestorGroupIds } from '../labels/labels.lookup.ts';
@@ -43,6 +43,9 @@ export interface Recipient {
 export type Subject =
   | { kind: 'Issue'; issue: IssueRow; assigneeIds: number[]; internalNote?: boolean }
   | { kind: 'MergeRequest'; mr: MergeRequestRow; internalNote?: boolean }
+  /** A commit: its message, and the users its author and committer e-mails belong to. */
+  | { kind: 'Commit'; sha: string; message: string; authorIds: number[]; internalNote?: boolean }
+  | { kind: 'Snippet'; snippet: PolicySnippet & { id: number; description: string | null }; internalNote?: boolean }
   | { kind: 'Project' };
 
 const REASON_ORDER: Reason[] = ['own_activity', 'assigned', 'review_requested', 'mentioned', 'subscribed'];
@@ -59,17 +62,43 @@ const add = (out: Candidate[], ids: Iterable<number | null>, type: RecipientType
   for (const id of ids) if (id !== null) out.push({ userId: id, type, reason });
 };
 
-/** The record's participants: the author, commenters, assignees (and reviewers), and the users its texts mention. */
+/**
+ * The record's participants: the author, commenters, assignees (and reviewers), and the users its texts mention. A
+ * commit's are the users of its author and committer e-mails; a snippet's its author (the reference's
+ * `participant :author, :committer, :notes_with_associations`).
+ */
 export async function participantCandidates(deps: ServiceDeps, project: ProjectRow, subject: Subject, out: Candidate[]): Promise<void> {
   if (subject.kind === 'Project') return;
-  const [users, texts] = subject.kind === 'Issue'
-    ? [await issueParticipants(deps, subject.issue, project), [subject.issue.description]]
-    : [await mergeRequestParticipants(deps, subject.mr, project), [subject.mr.description]];
-  add(out, users.map((u) => u.id), 'participating', null);
-  const id = subject.kind === 'Issue' ? subject.issue.id : subject.mr.id;
-  const notes = await deps.db.selectFrom('notes').select('body').where('noteable_type', '=', subject.kind).where('noteable_id', '=', id)
-    .where('system', '=', 0).where('internal', '=', 0).execute();
-  add(out, await mentionedUserIds(deps, [...texts, ...notes.map((n) => n.body)].join('\n')), 'participating', null);
+  let ids: number[];
+  let texts: Array<string | null>;
+  let notes = deps.db.selectFrom('notes').select(['author_id', 'body']).where('system', '=', 0).where('internal', '=', 0);
+  switch (subject.kind) {
+    case 'Issue':
+      ids = (await issueParticipants(deps, subject.issue, project)).map((u) => u.id);
+      texts = [subject.issue.description];
+      notes = notes.where('noteable_type', '=', 'Issue').where('noteable_id', '=', subject.issue.id);
+      break;
+    case 'MergeRequest':
+      ids = (await mergeRequestParticipants(deps, subject.mr, project)).map((u) => u.id);
+      texts = [subject.mr.description];
+      notes = notes.where('noteable_type', '=', 'MergeRequest').where('noteable_id', '=', subject.mr.id);
+      break;
+    case 'Commit':
+      ids = subject.authorIds;
+      texts = [subject.message];
+      notes = notes.where('noteable_type', '=', 'Commit').where('project_id', '=', project.id).where('commit_id', '=', subject.sha);
+      break;
+    case 'Snippet':
+      ids = [subject.snippet.author_id];
+      texts = [subject.snippet.description];
+      notes = notes.where('noteable_type', '=', 'Snippet').where('noteable_id', '=', subject.snippet.id);
+      break;
+  }
+  const rows = await notes.execute();
+  // Commenters of issues and merge requests come with the record's participants; those of commits and snippets here.
+  if (subject.kind === 'Commit' || subject.kind === 'Snippet') ids = [...ids, ...rows.map((n) => n.author_id).filter((id): id is number => id !== null)];
+  add(out, ids, 'participating', null);
+  add(out, await mentionedUserIds(deps, [...texts, ...rows.map((n) => n.body)].join('\n')), 'participating', null);
 }
 
 /** Users whose effective level for the project is `watch` or `custom`: candidates of those types. */
@@ -95,7 +124,7 @@ export async function watcherCandidates(deps: ServiceDeps, project: ProjectRow, 
 
 /** Explicit subscribers of the record, and for a new one, of its labels. */
 export async function subscriberCandidates(deps: ServiceDeps, subject: Subject, withLabels: boolean, out: Candidate[]): Promise<void> {
-  if (subject.kind === 'Project') return;
+  if (subject.kind !== 'Issue' && subject.kind !== 'MergeRequest') return;
   const id = subject.kind === 'Issue' ? subject.issue.id : subject.mr.id;
   const subs = await deps.db.selectFrom('subscriptions').select('user_id').where('subscribable_type', '=', subject.kind)
     .where('subscribable_id', '=', id).where('subscribed', '=', 1).execute();
@@ -112,7 +141,7 @@ export async function subscriberCandidates(deps: ServiceDeps, subject: Subject, 
 /** The assignees (and reviewers) of the record. */
 export async function assigneeIds(deps: ServiceDeps, subject: Subject): Promise<{ assignees: number[]; reviewers: number[] }> {
   if (subject.kind === 'Issue') return { assignees: subject.assigneeIds, reviewers: [] };
-  if (subject.kind === 'Project') return { assignees: [], reviewers: [] };
+  if (subject.kind !== 'MergeRequest') return { assignees: [], reviewers: [] };
   const [a, r] = await Promise.all([
     userIdsOf(deps.db, 'merge_request_assignees', [subject.mr.id]),
     userIdsOf(deps.db, 'merge_request_reviewers', [subject.mr.id]),
@@ -202,6 +231,10 @@ async function mayRead(deps: ServiceDeps, user: UserRow, project: ProjectRow, su
     if (issueDenial(actor, 'read_issue', project, level, { ...subject.issue, assigneeIds: subject.assigneeIds })) return false;
   } else if (subject.kind === 'MergeRequest') {
     if (projectDenial(actor, 'read_merge_request', project, level)) return false;
+  } else if (subject.kind === 'Commit') {
+    if (projectDenial(actor, 'download_code', project, level)) return false;
+  } else if (subject.kind === 'Snippet') {
+    if (snippetDenial(actor, 'read_snippet', subject.snippet, project, level)) return false;
   } else if (projectDenial(actor, 'read_project', project, level)) return false;
   if (subject.kind !== 'Project' && subject.internalNote && noteDenial(actor, 'read_internal', project, level, { locked: false })) return false;
   return true;
@@ -209,7 +242,7 @@ async function mayRead(deps: ServiceDeps, user: UserRow, project: ProjectRow, su
 
 /** Whether the user turned the record's notifications off (an explicit unsubscription). */
 async function unsubscribed(deps: ServiceDeps, userId: number, subject: Subject): Promise<boolean> {
-  if (subject.kind === 'Project') return false;
+  if (subject.kind !== 'Issue' && subject.kind !== 'MergeRequest') return false;
   const id = subject.kind === 'Issue' ? subject.issue.id : subject.mr.id;
   const row = await deps.db.selectFrom('subscriptions').select('subscribed').where('subscribable_type', '=', subject.kind)
     .where('subscribable_id', '=', id).where('user_id', '=', userId).executeTakeFirst();

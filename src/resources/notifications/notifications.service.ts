@@ -1,5 +1,7 @@
 import type { ServiceDeps } from '../../platform/deps.ts';
+import type { Selectable } from 'kysely';
 import type { Db } from '../../platform/db/index.ts';
+import type { NotesTable } from '../../platform/db/schema.ts';
 import type { UserRow } from '../../platform/access/actor.ts';
 import type { DomainEvent } from '../../platform/events.ts';
 import type { MailMessage } from '../../platform/mail.ts';
@@ -8,7 +10,7 @@ import { liveProjectById } from '../../platform/project-rows.ts';
 import { serverSecret, signToken, verifyToken } from '../../platform/signed-links.ts';
 import { projectAncestorGroupIds } from '../labels/labels.lookup.ts';
 import { repoFor } from '../repository/repository.common.ts';
-import { usersByIds } from '../users/users.service.ts';
+import { userIdsByEmails, usersByIds } from '../users/users.service.ts';
 import { setSubscription as setIssueSubscription, type IssueRow } from '../issues/issues.service.ts';
 import { setSubscription as setMergeRequestSubscription, type MergeRequestRow } from '../merge-requests/merge-requests.service.ts';
 import type { EventName } from '../notification-settings/notification-settings.service.ts';
@@ -16,7 +18,7 @@ import {
   assigneeIds, issueSubject, mentionedUserIds, projectMemberIds, participantCandidates, selectRecipients, subscriberCandidates, watcherCandidates,
   type Candidate, type Subject,
 } from './notifications.recipients.ts';
-import { recordUrl, render, type Block, type Draft, type Thread } from './notifications.messages.ts';
+import { recordUrl, render, type Block, type Draft, type IssuableThread, type Thread } from './notifications.messages.ts';
 
 // What each domain event means in e-mail (the reference's NotificationService): the event name of the notification
 // settings, who receives it, and what it says. Events without an e-mail (wiki pages, pushes to branches without a
@@ -29,8 +31,8 @@ const SECRET = 'notification_links';
 const LISTED_COMMITS = 100;
 
 type Loaded =
-  | { kind: 'Issue'; project: ProjectRow; row: IssueRow; subject: Subject; thread: Thread }
-  | { kind: 'MergeRequest'; project: ProjectRow; row: MergeRequestRow; subject: Subject; thread: Thread };
+  | { kind: 'Issue'; project: ProjectRow; row: IssueRow; subject: Subject; thread: IssuableThread }
+  | { kind: 'MergeRequest'; project: ProjectRow; row: MergeRequestRow; subject: Subject; thread: IssuableThread };
 
 async function loadIssue(deps: ServiceDeps, issueId: number): Promise<Loaded | null> {
   const row = await deps.db.selectFrom('issues').selectAll().where('id', '=', issueId).executeTakeFirst();
@@ -48,22 +50,35 @@ async function loadMergeRequest(deps: ServiceDeps, id: number): Promise<Loaded |
 
 const names = (users: Map<number, UserRow>, ids: number[]) => ids.map((id) => users.get(id)?.name).filter(Boolean).join(', ');
 
-/** The subject line of a record's thread. */
-const threadSubject = (t: Thread) => `${t.title} (${t.kind === 'Issue' ? '#' : '!'}${t.iid})`;
+/** The subject line of a record's thread, the record named by its reference (`#iid`, `!iid`, short SHA, `$id`). */
+function threadSubject(t: Thread): string {
+  switch (t.kind) {
+    case 'Issue': return `${t.title} (#${t.iid})`;
+    case 'MergeRequest': return `${t.title} (!${t.iid})`;
+    case 'Commit': return `${t.title} (${t.id.slice(0, 8)})`;
+    case 'Snippet': return `${t.title} ($${t.id})`;
+  }
+}
 
 /**
  * Recipients of an action on an issue or merge request, as the reference's default builder gathers them:
- * participants, watchers and custom levels, the previous and new assignees of a reassignment, subscribers, and for a
+ * participants, watchers and custom levels, the previous and new assignees of a reassignment (reviewers of a reviewer
+ * change, `previousAssignees` then being the previous reviewers), subscribers, and for a
  * new record the users its description mentions, its assignees and the subscribers of its labels.
  */
 async function issuableCandidates(deps: ServiceDeps, l: Loaded, action: EventName, previousAssignees: number[] = []): Promise<Candidate[]> {
   const out: Candidate[] = [];
   await participantCandidates(deps, l.project, l.subject, out);
   await watcherCandidates(deps, l.project, out);
-  const { assignees } = await assigneeIds(deps, l.subject);
+  const { assignees, reviewers } = await assigneeIds(deps, l.subject);
   if (action === 'reassign_issue' || action === 'reassign_merge_request') {
     for (const id of previousAssignees) out.push({ userId: id, type: 'mention', reason: null });
     for (const id of assignees) out.push({ userId: id, type: 'mention', reason: 'assigned' });
+  }
+  // A reviewer change is a mention of the previous and the new reviewers, as the reference's builder has it.
+  if (action === 'change_reviewer_merge_request') {
+    for (const id of previousAssignees) out.push({ userId: id, type: 'mention', reason: null });
+    for (const id of reviewers) out.push({ userId: id, type: 'mention', reason: 'review_requested' });
   }
   const isNew = action === 'new_issue' || action === 'new_merge_request';
   await subscriberCandidates(deps, l.subject, isNew, out);
@@ -117,6 +132,13 @@ async function draftsFor(deps: ServiceDeps, l: Loaded, action: EventName, sender
       blocks.push({ text: ref, href: url });
       break;
     }
+    case 'change_reviewer_merge_request': {
+      const before = names(users, o.previousAssignees ?? []);
+      const after = names(users, reviewers);
+      blocks.push({ text: after ? (before ? `Reviewer changed from ${before} to ${after}` : `Reviewer changed to ${after}`) : 'All reviewers were removed.' });
+      blocks.push({ text: `${who} changed the reviewers of merge request !${l.thread.iid}`, href: url });
+      break;
+    }
     case 'push_to_merge_request': {
       const mr = l.row as MergeRequestRow;
       blocks.push({ text: `${who} pushed new commits to merge request !${mr.iid}`, href: url });
@@ -142,9 +164,11 @@ async function draftsFor(deps: ServiceDeps, l: Loaded, action: EventName, sender
 async function messages(deps: ServiceDeps, draft: Draft, subject: Subject, actingUserId: number | null, candidates: Candidate[]): Promise<MailMessage[]> {
   const recipients = await selectRecipients(deps, { project: draft.project, subject, action: draft.event, actingUserId, candidates });
   if (!recipients.length) return [];
-  const secret = draft.thread ? await serverSecret(deps.db, SECRET, deps.clock.now()) : null;
-  return recipients.map((r) => render(deps.config, draft, r, draft.thread && secret
-    ? `${deps.config.externalUrl}/-/sent_notifications/${signToken(secret, UNSUBSCRIBE, { u: r.user.id, t: draft.thread.kind, i: draft.thread.id })}/unsubscribe`
+  // Only issues and merge requests have subscriptions to leave.
+  const thread = draft.thread && (draft.thread.kind === 'Issue' || draft.thread.kind === 'MergeRequest') ? draft.thread : null;
+  const secret = thread ? await serverSecret(deps.db, SECRET, deps.clock.now()) : null;
+  return recipients.map((r) => render(deps.config, draft, r, thread && secret
+    ? `${deps.config.externalUrl}/-/sent_notifications/${signToken(secret, UNSUBSCRIBE, { u: r.user.id, t: thread.kind, i: thread.id })}/unsubscribe`
     : null));
 }
 
@@ -188,6 +212,8 @@ export async function notificationsFor(deps: ServiceDeps, event: DomainEvent): P
       if (event.action === 'update' && event.oldrev) out.push(...(await issuableMessages(deps, l, 'push_to_merge_request', actor, { oldrev: event.oldrev })));
       const previous = event.action !== 'open' ? previousIds(event.changes, 'assignee_ids') : null;
       if (previous) out.push(...(await issuableMessages(deps, l, 'reassign_merge_request', actor, { previousAssignees: previous })));
+      const previousReviewers = event.action !== 'open' ? previousIds(event.changes, 'reviewer_ids') : null;
+      if (previousReviewers) out.push(...(await issuableMessages(deps, l, 'change_reviewer_merge_request', actor, { previousAssignees: previousReviewers })));
       return out;
     }
     case 'note':
@@ -199,12 +225,39 @@ export async function notificationsFor(deps: ServiceDeps, event: DomainEvent): P
   }
 }
 
-/** A comment on an issue or merge request: the noteable's participants, the users it mentions, watchers, subscribers. */
+/** What a comment is on: its project, the record as a recipient subject, and the record's thread. */
+async function loadNoteable(deps: ServiceDeps, note: Selectable<NotesTable>): Promise<{ project: ProjectRow; subject: Subject; thread: Thread } | null> {
+  switch (note.noteable_type) {
+    case 'Issue': return loadIssue(deps, note.noteable_id);
+    case 'MergeRequest': return loadMergeRequest(deps, note.noteable_id);
+    case 'Commit': {
+      const project = note.project_id === null ? null : await liveProjectById(deps, note.project_id);
+      if (!project || !note.commit_id || !/^[0-9a-f]{7,64}$/.test(note.commit_id)) return null;
+      const commit = await repoFor(deps.config, project).getCommit(note.commit_id).catch(() => null);
+      if (!commit) return null;
+      const authorIds = await userIdsByEmails(deps, [commit.author_email, commit.committer_email]);
+      return { project, subject: { kind: 'Commit', sha: commit.id, message: commit.message, authorIds }, thread: { kind: 'Commit', id: commit.id, title: commit.title } };
+    }
+    case 'Snippet': {
+      const snippet = await deps.db.selectFrom('snippets').selectAll().where('id', '=', note.noteable_id).executeTakeFirst();
+      const project = snippet?.project_id ? await liveProjectById(deps, snippet.project_id) : null;
+      if (!snippet || !project) return null;
+      return { project, subject: { kind: 'Snippet', snippet }, thread: { kind: 'Snippet', id: snippet.id, title: snippet.title } };
+    }
+    default:
+      return null;
+  }
+}
+
+/**
+ * A comment (the reference's new_note builder): the noteable's participants (for a commit, the users of its author
+ * and committer e-mails; for a snippet, its author; the commenters of either), the users it mentions, watchers and
+ * custom levels with `new_note` on, and subscribers of an issue or merge request.
+ */
 async function noteMessages(deps: ServiceDeps, noteId: number, actor: UserRow | null): Promise<MailMessage[]> {
   const note = await deps.db.selectFrom('notes').selectAll().where('id', '=', noteId).executeTakeFirst();
   if (!note || note.system) return [];
-  const l = note.noteable_type === 'Issue' ? await loadIssue(deps, note.noteable_id)
-    : note.noteable_type === 'MergeRequest' ? await loadMergeRequest(deps, note.noteable_id) : null;
+  const l = await loadNoteable(deps, note);
   if (!l) return [];
   const subject = { ...l.subject, internalNote: !!note.internal } as Subject;
   const out: Candidate[] = [];

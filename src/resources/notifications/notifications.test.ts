@@ -2,96 +2,33 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { addMember, castRoles, commitFiles, makeIssue, makeMergeRequest, makeProject, quickUser, Role, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
+import { parseMail, startSmtpReceiver, type ReceivedMail, type SmtpReceiver } from '../../../test/support/smtp-receiver.ts';
+import { addMember, castRoles, commitFiles, makeIssue, makeMergeRequest, makeProject, makeSnippet, quickUser, Role, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
 import type { ManualClock } from '../../platform/clock.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 
 // Notification e-mails, received by a real SMTP server on loopback.
 
-interface Received {
-  to: string[];
-  headers: Map<string, string>;
-  text: string;
-  html: string;
-  raw: string;
-}
-
-/** Unfolded headers (names in lower case) and the decoded text and HTML parts of a MIME message. */
-function parse(raw: string, to: string[]): Received {
-  const split = (s: string) => {
-    const at = s.indexOf('\r\n\r\n');
-    const head = s.slice(0, at).replace(/\r\n[ \t]+/g, ' ');
-    const headers = new Map<string, string>();
-    for (const line of head.split('\r\n')) {
-      const i = line.indexOf(':');
-      headers.set(line.slice(0, i).toLowerCase(), line.slice(i + 1).trim());
-    }
-    return { headers, body: s.slice(at + 4) };
-  };
-  const top = split(raw);
-  const decode = (h: Map<string, string>, body: string) => {
-    const enc = (h.get('content-transfer-encoding') ?? '').toLowerCase();
-    if (enc === 'base64') return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
-    if (enc === 'quoted-printable') {
-      return Buffer.from(body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_, x) => String.fromCharCode(parseInt(x, 16))), 'latin1').toString('utf8');
-    }
-    return body;
-  };
-  let text = '';
-  let html = '';
-  const boundary = /boundary="?([^";]+)"?/.exec(top.headers.get('content-type') ?? '')?.[1];
-  for (const part of boundary ? top.body.split(`--${boundary}`).slice(1, -1) : []) {
-    const p = split(part.replace(/^\r\n/, ''));
-    const type = p.headers.get('content-type') ?? '';
-    if (type.startsWith('text/plain')) text = decode(p.headers, p.body.replace(/\r\n$/, ''));
-    if (type.startsWith('text/html')) html = decode(p.headers, p.body.replace(/\r\n$/, ''));
-  }
-  const decodeWord = (v: string) => v.replace(/=\?UTF-8\?Q\?([^?]*)\?=/gi, (_, q) => Buffer.from(q.replace(/_/g, ' ').replace(/=([0-9A-F]{2})/g, (_m: string, x: string) => String.fromCharCode(parseInt(x, 16))), 'latin1').toString('utf8'));
-  for (const [k, v] of top.headers) top.headers.set(k, decodeWord(v));
-  return { to, headers: top.headers, text, html, raw };
-}
+type Received = ReceivedMail;
 
 let t: TestApp;
-let smtp: SMTPServer;
-const inbox: Received[] = [];
-/** Refusals the server still has to give before it accepts messages again. */
-let refusals = 0;
+let smtp: SmtpReceiver;
 let n = 0;
 
 before(async () => {
-  smtp = new SMTPServer({
-    authOptional: true, disabledCommands: ['STARTTLS'], logger: false,
-    onData(stream, session, done) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        if (refusals > 0) {
-          refusals--;
-          const err = new Error('Try again later') as Error & { responseCode: number };
-          err.responseCode = 451;
-          return done(err);
-        }
-        inbox.push(parse(Buffer.concat(chunks).toString('utf8'), session.envelope.rcptTo.map((r) => r.address)));
-        done();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  const port = (smtp.server.address() as AddressInfo).port;
-  t = await buildTestApp({ config: { smtp: { address: '127.0.0.1', port, user: null, password: null, tls: false }, emailFrom: 'git@bellows.test' } });
+  smtp = await startSmtpReceiver();
+  t = await buildTestApp({ config: { smtp: { address: '127.0.0.1', port: smtp.port, user: null, password: null, tls: false }, emailFrom: 'git@bellows.test' } });
 });
 after(async () => {
   await t.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await smtp.close();
 });
 
 /** Runs the queued jobs and answers what arrived since the last call. */
 async function delivered(): Promise<Received[]> {
   await t.app.jobs.drain();
-  return inbox.splice(0);
+  return smtp.take();
 }
 const toOf = (mails: Received[]) => mails.map((m) => m.to[0]).sort();
 const mailOf = (u: TestUser) => u.user.email;
@@ -133,7 +70,7 @@ async function world(event: string): Promise<World> {
   await setLevel(w.customOn, p, { level: 'custom', [event]: true });
   await setLevel(w.disabled, p, { level: 'disabled' });
   await t.app.jobs.drain();
-  inbox.splice(0);
+  smtp.take();
   return w;
 }
 
@@ -298,6 +235,84 @@ describe('notes', () => {
   });
 });
 
+describe('notes on commits and snippets', () => {
+  test('new_note on a commit: its author and committer (users by e-mail), commenters, the mentioned, watchers; not a Guest, the commenter, custom off, disabled, an outsider', async () => {
+    const w = await world('new_note');
+    const outsider = await quickUser(t.app);
+    // Committed by the Developer, authored as the Reporter (matched by e-mail).
+    const made = await call(t.app, 'POST', `/projects/${w.project.id}/repository/commits`, {
+      token: w.roles.developer.token,
+      body: { branch: 'main', commit_message: 'Add notes.txt\n\nThe body', author_email: w.roles.reporter.user.email, author_name: 'Someone', actions: [{ action: 'create', file_path: 'notes.txt', content: 'n\n' }] },
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const sha: string = made.body.id;
+    await delivered();
+    const first = await call(t.app, 'POST', `/projects/${w.project.id}/repository/commits/${sha}/comments`, { token: w.roles.owner.token, body: { note: 'First look' } });
+    assert.equal(first.status, 201);
+    let mails = await delivered();
+    assert.deepEqual(toOf(mails), [w.watcher, w.customOn, w.roles.reporter, w.roles.developer].map(mailOf).sort());
+    const r = await call(t.app, 'POST', `/projects/${w.project.id}/repository/commits/${sha}/comments`, {
+      token: w.roles.maintainer.token, body: { note: `Why? @${w.mentionOnly.user.username} @${outsider.user.username}` },
+    });
+    assert.equal(r.status, 201);
+    mails = await delivered();
+    // The earlier commenter (the Owner) participates now; the Guest watcher may not read the code of a private project.
+    assert.deepEqual(toOf(mails), [w.watcher, w.mentionOnly, w.customOn, w.roles.reporter, w.roles.developer, w.roles.owner].map(mailOf).sort());
+    const noteId = (await t.app.db.selectFrom('notes').select('id').where('noteable_type', '=', 'Commit').where('commit_id', '=', sha)
+      .orderBy('id', 'desc').executeTakeFirstOrThrow()).id;
+    const m = forUser(mails, w.roles.reporter);
+    assert.equal(m.headers.get('subject'), `Re: ${w.project.name} | Add notes.txt (${sha.slice(0, 8)})`);
+    assert.equal(m.headers.get('message-id'), `<note_${noteId}@${host}>`);
+    assert.equal(m.headers.get('in-reply-to'), `<commit_${sha}@${host}>`);
+    assert.equal(m.headers.get('references'), `<commit_${sha}@${host}>`);
+    assert.equal(m.headers.get('x-bellows-notification-event'), 'new_note');
+    assert.equal(m.headers.get('x-gitlab-project-id'), String(w.project.id));
+    assert.equal(m.headers.get('list-unsubscribe'), undefined, 'a commit has no subscription to leave');
+    assert.ok(m.text.startsWith(`Why? @${w.mentionOnly.user.username}`), m.text);
+    assert.ok(m.text.includes(`http://${host}/${w.project.full_path}/-/commit/${sha}#note_${noteId}`), m.text);
+    assert.equal(forUser(mails, w.mentionOnly).headers.get('x-gitlab-notificationreason'), 'mentioned');
+
+    // An author matched by a confirmed secondary e-mail participates; one matched only by an unconfirmed one does not
+    // (customOff would be mailed as a participant).
+    const now = t.clock.now();
+    const alt = (u: TestUser) => `alt-${u.user.username}@example.com`;
+    await t.app.db.insertInto('emails').values([
+      { user_id: w.roles.owner.user.id, email: alt(w.roles.owner), email_lower: alt(w.roles.owner), confirmed_at: now, created_at: now, updated_at: now },
+      { user_id: w.customOff.user.id, email: alt(w.customOff), email_lower: alt(w.customOff), confirmed_at: null, created_at: now, updated_at: now },
+    ]).execute();
+    for (const [author, expected] of [[w.roles.owner, [w.watcher, w.customOn, w.roles.developer, w.roles.owner]], [w.customOff, [w.watcher, w.customOn, w.roles.developer]]] as const) {
+      const c = await call(t.app, 'POST', `/projects/${w.project.id}/repository/commits`, {
+        token: w.roles.developer.token,
+        body: { branch: 'main', commit_message: `By ${author.user.username}`, author_email: alt(author), actions: [{ action: 'create', file_path: `${author.user.username}.txt`, content: 'x\n' }] },
+      });
+      assert.equal(c.status, 201);
+      assert.equal((await call(t.app, 'POST', `/projects/${w.project.id}/repository/commits/${c.body.id}/comments`, { token: w.roles.maintainer.token, body: { note: 'Hm' } })).status, 201);
+      assert.deepEqual(toOf(await delivered()), expected.map(mailOf).sort(), author.user.username);
+    }
+  });
+
+  test('new_note on a project snippet: its author, commenters, the mentioned, watchers (a Guest too); not the commenter, custom off, disabled, an outsider', async () => {
+    const w = await world('new_note');
+    const outsider = await quickUser(t.app);
+    const snippet = await makeSnippet(t.app, w.roles.reporter.user, { project: w.project, title: 'Scratch' });
+    await delivered();
+    const url = `/projects/${w.project.id}/snippets/${snippet.id}/notes`;
+    assert.equal((await call(t.app, 'POST', url, { token: w.roles.developer.token, body: { body: 'First' } })).status, 201);
+    let mails = await delivered();
+    assert.deepEqual(toOf(mails), [w.watcher, w.guestWatcher, w.customOn, w.roles.reporter].map(mailOf).sort());
+    const r = await call(t.app, 'POST', url, { token: w.roles.maintainer.token, body: { body: `cc @${w.mentionOnly.user.username} @${outsider.user.username} <b>` } });
+    assert.equal(r.status, 201);
+    mails = await delivered();
+    assert.deepEqual(toOf(mails), [w.watcher, w.guestWatcher, w.mentionOnly, w.customOn, w.roles.reporter, w.roles.developer].map(mailOf).sort());
+    const m = forUser(mails, w.roles.developer);
+    assert.equal(m.headers.get('subject'), `Re: ${w.project.name} | Scratch ($${snippet.id})`);
+    assert.equal(m.headers.get('message-id'), `<note_${r.body.id}@${host}>`);
+    assert.equal(m.headers.get('in-reply-to'), `<project_snippet_${snippet.id}@${host}>`);
+    assert.ok(m.text.includes(`http://${host}/${w.project.full_path}/-/snippets/${snippet.id}#note_${r.body.id}`), m.text);
+    assert.ok(m.html.includes('&lt;b&gt;') && !m.html.includes('<b>'), 'the comment is escaped in HTML');
+  });
+});
+
 describe('merge requests', () => {
   async function mrWorld(event: string) {
     const w = await world(event);
@@ -350,6 +365,33 @@ describe('merge requests', () => {
     assert.deepEqual(toOf(mails), [w.watcher, w.roles.developer].map(mailOf).sort());
     assert.ok(forUser(mails, w.watcher).text.includes(`Merge request !${mr.iid} was merged by ${w.roles.maintainer.user.name}`));
     assert.equal(forUser(mails, w.watcher).headers.get('x-gitlab-mergerequest-state'), 'merged');
+  });
+  test('change_reviewer_merge_request: the previous and new reviewers (as mentions), participants, watchers, custom on; not custom off, disabled, a Guest, the actor', async () => {
+    const w = await mrWorld('change_reviewer_merge_request');
+    const mr = await makeMergeRequest(t.app, w.roles.developer.token, w.project, { source_branch: w.branch, target_branch: 'main', title: 'Review me', reviewer_ids: [w.roles.maintainer.user.id] });
+    await delivered();
+    const url = `/projects/${w.project.id}/merge_requests/${mr.iid}`;
+    assert.equal((await call(t.app, 'PUT', url, { token: w.roles.owner.token, body: { reviewer_ids: [w.mentionOnly.user.id] } })).status, 200);
+    let mails = await delivered();
+    assert.deepEqual(toOf(mails), [w.watcher, w.mentionOnly, w.customOn, w.roles.developer, w.roles.maintainer].map(mailOf).sort());
+    const added = forUser(mails, w.mentionOnly);
+    assert.equal(added.headers.get('x-gitlab-notificationreason'), 'review_requested');
+    assert.equal(added.headers.get('x-bellows-notification-event'), 'change_reviewer_merge_request');
+    assert.equal(added.headers.get('subject'), `Re: ${w.project.name} | Review me (!${mr.iid})`);
+    assert.equal(added.headers.get('in-reply-to'), `<merge_request_${mr.id}@${host}>`);
+    assert.ok(added.text.startsWith(`Reviewer changed from ${w.roles.maintainer.user.name} to ${w.mentionOnly.user.name}`), added.text);
+    assert.equal(forUser(mails, w.roles.maintainer).headers.get('x-gitlab-notificationreason'), undefined);
+    assert.ok(mails.every((m) => m.headers.get('x-bellows-notification-event') === 'change_reviewer_merge_request'), 'no reassignment mail');
+
+    // Every reviewer removed: the one removed is told, as a mention.
+    assert.equal((await call(t.app, 'PUT', url, { token: w.roles.owner.token, body: { reviewer_ids: [] } })).status, 200);
+    mails = await delivered();
+    assert.deepEqual(toOf(mails), [w.watcher, w.mentionOnly, w.customOn, w.roles.developer].map(mailOf).sort());
+    assert.ok(forUser(mails, w.mentionOnly).text.startsWith('All reviewers were removed.'));
+
+    // An unchanged list sends nothing.
+    assert.equal((await call(t.app, 'PUT', url, { token: w.roles.owner.token, body: { reviewer_ids: [], title: 'Review me' } })).status, 200);
+    assert.deepEqual(toOf(await delivered()), []);
   });
 });
 
@@ -444,7 +486,7 @@ describe('settings and unsubscribing', () => {
 describe('delivery', () => {
   test('an SMTP server that refuses, then accepts: the delivery job retries', async () => {
     const w = await world('new_issue');
-    refusals = 1;
+    smtp.refuse(1);
     assert.equal((await call(t.app, 'POST', `/projects/${w.project.id}/issues`, { token: w.roles.developer.token, body: { title: 'Retry me' } })).status, 201);
     const first = await delivered();
     assert.equal(first.length, 2);
@@ -474,7 +516,7 @@ describe('delivery', () => {
       const files = readdirSync(dir);
       assert.equal(files.length, 1);
       assert.match(files[0], /\.eml$/);
-      const msg = parse(readFileSync(join(dir, files[0]), 'utf8'), [watcher.user.email]);
+      const msg = parseMail(readFileSync(join(dir, files[0]), 'utf8'), [watcher.user.email]);
       assert.equal(msg.headers.get('to'), watcher.user.email);
       assert.equal(msg.headers.get('subject'), `${project.name} | Stored (#1)`);
       assert.equal(msg.headers.get('x-gitlab-project-id'), String(project.id));

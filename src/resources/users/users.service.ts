@@ -330,6 +330,20 @@ export async function usersByIds(deps: ServiceDeps, ids: number[]): Promise<Map<
   return new Map<number, User>(users.map((u) => [u.id, u]));
 }
 
+/**
+ * The users owning any of these e-mail addresses (case-insensitive): by their primary e-mail or a confirmed secondary
+ * one, as the reference matches a commit's author to a user.
+ */
+export async function userIdsByEmails(deps: ServiceDeps, emails: string[]): Promise<number[]> {
+  const list = [...new Set(emails.filter((e) => e.length > 0 && e.length <= 255).map((e) => e.toLowerCase()))];
+  if (!list.length) return [];
+  const [primary, secondary] = await Promise.all([
+    deps.db.selectFrom('users').select('id').where((eb) => eb.fn('lower', ['email']), 'in', list).execute(),
+    deps.db.selectFrom('emails').select('user_id').where('email_lower', 'in', list).where('confirmed_at', 'is not', null).execute(),
+  ]);
+  return [...new Set([...primary.map((u) => u.id), ...secondary.map((e) => e.user_id)])];
+}
+
 export async function findUser(deps: ServiceDeps, idOrUsername: string | number): Promise<User | undefined> {
   const q = deps.db.selectFrom('users').selectAll();
   const raw = String(idOrUsername);

@@ -1,51 +1,37 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gitClient } from '../repository/testing.ts';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { startHookReceiver, type HookReceiver, type ReceivedHook } from '../../../test/support/hook-receiver.ts';
 import { addMember, castGroupRoles, castRoles, makeGroup, makeProject, quickUser, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
 import { updateApplicationSettings } from '../../platform/application-settings.ts';
 import type { ManualClock } from '../../platform/clock.ts';
 
 // Project webhooks: the API, and deliveries received by a local HTTP server (local requests allowed by the setting).
 
-interface Received { headers: http.IncomingHttpHeaders; body: any }
-
 let t: TestApp;
-let server: http.Server;
+let hooks: HookReceiver;
 let hookUrl = '';
-let received: Received[] = [];
-/** Status codes the receiver answers with, in turn (200 once they run out). */
-let answers: number[] = [];
 
 before(async () => {
   t = await buildTestApp();
-  server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-      res.statusCode = answers.shift() ?? 200;
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  hookUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  hooks = await startHookReceiver();
+  hookUrl = hooks.url;
   await updateApplicationSettings(t.app, { allow_local_requests_from_web_hooks_and_services: true });
 });
 after(async () => {
-  server.close();
+  await hooks.close();
   await t.close();
 });
 
 const hookCount = async () => Number((await t.app.db.selectFrom('web_hooks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
 
-async function deliver(): Promise<Received[]> {
-  received = [];
+async function deliver(): Promise<ReceivedHook[]> {
+  hooks.take();
   await t.app.jobs.drain();
-  return received;
+  return hooks.take();
 }
 
 const ALL_EVENTS = {
@@ -392,7 +378,7 @@ describe('project hooks: confidentiality, retries, auto-disabling, refusal at de
 
   test('a failing receiver is retried with backoff until it accepts', async () => {
     const h = await makeHook({ issues_events: true });
-    answers = [500];
+    hooks.answers = [500];
     await newIssue();
     const first = await deliver();
     assert.equal(first.length, 1);
@@ -412,7 +398,7 @@ describe('project hooks: confidentiality, retries, auto-disabling, refusal at de
     const h = await makeHook({ issues_events: true });
     await newIssue();
     await deliver();
-    answers = [500, 500, 500, 500];
+    hooks.answers = [500, 500, 500, 500];
     for (let i = 0; i < 4; i++) {
       const r = await call(t.app, 'POST', `/projects/${project.id}/hooks/${h.id}/test/issues_events`, { token: owner.token });
       assert.equal(r.status, 422);
@@ -426,8 +412,8 @@ describe('project hooks: confidentiality, retries, auto-disabling, refusal at de
     const ok = await call(t.app, 'POST', `/projects/${project.id}/hooks/${h.id}/test/issues_events`, { token: owner.token });
     assert.equal(ok.status, 201);
     assert.deepEqual(ok.body, { message: '201 Created' });
-    assert.equal(received.length, 1, 'the test run was delivered at once');
-    assert.equal(received[0].body.object_kind, 'issue');
+    assert.equal(hooks.received.length, 1, 'the test run was delivered at once');
+    assert.equal(hooks.received[0].body.object_kind, 'issue');
     const again = await call(t.app, 'GET', `/projects/${project.id}/hooks/${h.id}`, { token: owner.token });
     assert.equal(again.body.alert_status, 'executable');
     await call(t.app, 'DELETE', `/projects/${project.id}/hooks/${h.id}`, { token: owner.token });
@@ -624,7 +610,7 @@ describe('group hooks: CRUD and deliveries', () => {
 
   test('failures of a group hook count toward the same auto-disabling', async () => {
     const h = await call(t.app, 'POST', `/groups/${group.id}/hooks`, { token: owner.token, body: { url: hookUrl, issues_events: true } });
-    answers = [500];
+    hooks.answers = [500];
     await call(t.app, 'POST', `/projects/${inSub.id}/issues`, { token: owner.token, body: { title: 'fails' } });
     assert.equal((await deliver()).length, 1);
     const row = await t.app.db.selectFrom('web_hooks').selectAll().where('id', '=', h.body.id).executeTakeFirstOrThrow();
@@ -636,25 +622,25 @@ describe('group hooks: CRUD and deliveries', () => {
 
   test('a test run uses the group\'s first project with commits; without one, 422', async () => {
     const h = await call(t.app, 'POST', `/groups/${group.id}/hooks`, { token: owner.token, body: { url: hookUrl } });
-    received = [];
+    hooks.take();
     const none = await call(t.app, 'POST', `/groups/${group.id}/hooks/${h.body.id}/test/push_events`, { token: owner.token });
     assert.equal(none.status, 422);
     assert.deepEqual(none.body, { message: 'Ensure the group has a project with commits.' });
-    assert.equal(received.length, 0);
+    assert.equal(hooks.received.length, 0);
     const direct = await call(t.app, 'POST', '/projects', { token: owner.token, body: { name: 'direct', namespace_id: group.id, initialize_with_readme: true } });
     assert.equal(direct.status, 201);
     await deliver();
     const bad = await call(t.app, 'POST', `/groups/${group.id}/hooks/${h.body.id}/test/nonsense`, { token: owner.token });
     assert.equal(bad.status, 400);
-    received = [];
+    hooks.take();
     const ok = await call(t.app, 'POST', `/groups/${group.id}/hooks/${h.body.id}/test/push_events`, { token: owner.token });
     assert.equal(ok.status, 201);
     assert.deepEqual(ok.body, { message: '201 Created' });
-    assert.equal(received.length, 1);
-    assert.equal(received[0].headers['x-gitlab-event'], 'Push Hook');
-    assert.equal(received[0].body.object_kind, 'push');
-    assert.equal(received[0].body.project_id, direct.body.id);
-    assert.equal(received[0].body.ref, 'refs/heads/main');
+    assert.equal(hooks.received.length, 1);
+    assert.equal(hooks.received[0].headers['x-gitlab-event'], 'Push Hook');
+    assert.equal(hooks.received[0].body.object_kind, 'push');
+    assert.equal(hooks.received[0].body.project_id, direct.body.id);
+    assert.equal(hooks.received[0].body.ref, 'refs/heads/main');
     await call(t.app, 'DELETE', `/groups/${group.id}/hooks/${h.body.id}`, { token: owner.token });
   });
 });
