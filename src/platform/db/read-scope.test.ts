@@ -32,11 +32,10 @@ test('a read past the limit answers 500 and stops in the database; writes wait; 
     const lock = await lockIssues(t.config.databaseUrl!);
     let locked = true;
     try {
-      const started = Date.now();
+      // Answered while the lock is still held: stopped by the limit (without it the read waits for the lock).
       const slow = await call(t.app, 'GET', list, { token: user.token });
       assert.equal(slow.status, 500);
       assert.deepEqual(slow.body, { message: '500 Internal Server Error' });
-      assert.ok(Date.now() - started < 5_000, 'stopped by the limit, not by the lock ending');
       // Nothing of it runs on in the database.
       const running = await lock.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and state = 'active' and pid <> pg_backend_pid()`);
       assert.equal(running.rows[0].n, 0);
