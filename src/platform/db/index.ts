@@ -151,11 +151,6 @@ export function runInReadScope<T>(scope: ReadScope, fn: () => T): T {
   return readScopes.run(scope, fn);
 }
 
-/** Whether an error is PostgreSQL stopping a statement (statement timeout, or cancelled): SQLSTATE 57014. */
-export function isStatementCancelled(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === '57014';
-}
-
 // The statement timeout each pool connection's session has now (null: the database's own).
 const sessionTimeouts = new WeakMap<pg.PoolClient, number>();
 
