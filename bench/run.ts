@@ -322,6 +322,10 @@ async function planning() {
     node: process.version, issues: total, duration, connections, pinned: pin, workers, loadgen, rows,
     loadAverage: { before: Math.round(loadBefore * 10) / 10, after: Math.round(loadavg()[0] * 10) / 10 },
   };
+  if (args.scratch) {
+    console.log(JSON.stringify(out.loadAverage));
+    return;
+  }
   if (!only) writeFileSync(join('bench', `results-planning-${dialect}${workers > 1 ? `-w${workers}` : ''}.json`), `${JSON.stringify(out, null, 2)}\n`);
   writeResults();
 }

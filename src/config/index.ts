@@ -33,6 +33,11 @@ export interface Config {
   monitoringAllowlist: string[];
   /** How long a resolved token and its user are reused without a lookup (0: never). */
   authCacheMs: number;
+  /**
+   * PostgreSQL: how long one statement of an API read (a GET or HEAD request, outside transactions) may run before
+   * the database stops it and the request is answered with a 500 (0: no limit).
+   */
+  dbStatementTimeoutMs: number;
   /** Server processes that share the port (`bellows serve`); 1 serves from the starting process itself. */
   workers: number;
   /**
@@ -64,7 +69,7 @@ export const FILE_KEYS = [
   'port', 'host', 'data_dir', 'external_url', 'database_url', 'root_password', 'root_token', 'log_level',
   'impersonation_enabled', 'admin_mode', 'max_query_string_bytes', 'rate_limit_authenticated',
   'rate_limit_unauthenticated', 'rate_limit_period', 'storage', 'monitoring_allowlist', 'password_hash_cost', 'auth_cache_ms',
-  'workers', 'default_branch_protection', 'ssh_enabled', 'ssh_port', 'ssh_host',
+  'db_statement_timeout_ms', 'workers', 'default_branch_protection', 'ssh_enabled', 'ssh_port', 'ssh_host',
   'smtp_address', 'smtp_port', 'smtp_user', 'smtp_password', 'smtp_tls', 'email_from',
 ] as const;
 
@@ -151,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     storage,
     monitoringAllowlist,
     authCacheMs: toInt('BELLOWS_AUTH_CACHE_MS', pick('BELLOWS_AUTH_CACHE_MS', 'auth_cache_ms', overrides.authCacheMs ?? 2000), 0, 60_000),
+    dbStatementTimeoutMs: toInt('BELLOWS_DB_STATEMENT_TIMEOUT_MS', pick('BELLOWS_DB_STATEMENT_TIMEOUT_MS', 'db_statement_timeout_ms', overrides.dbStatementTimeoutMs ?? 15_000), 0, 3_600_000),
     workers: toWorkers(pick('BELLOWS_WORKERS', 'workers', overrides.workers ?? 'auto')),
     defaultBranchProtection: toInt('BELLOWS_DEFAULT_BRANCH_PROTECTION', pick('BELLOWS_DEFAULT_BRANCH_PROTECTION', 'default_branch_protection', overrides.defaultBranchProtection ?? 2), 0, 4),
     sshEnabled: toBool('ssh_enabled', pick('BELLOWS_SSH_ENABLED', 'ssh_enabled', overrides.sshEnabled ?? true)),

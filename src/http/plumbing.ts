@@ -6,6 +6,7 @@ import qs from 'qs';
 import { methodNotAllowed, queryTooLong, routeNotFound, sendRendered, serviceUnavailable, tooManyRequests } from './errors.ts';
 import { API_PREFIX } from './route.ts';
 import { announceCacheVoid, settled } from '../platform/cache-bus.ts';
+import { runInReadScope } from '../platform/db/index.ts';
 
 // Request-level conventions of the v4 API: body parsing, request ids, security headers,
 // conditional GET, query-string limit, rate limits, CORS, unknown routes and methods.
@@ -143,6 +144,17 @@ export function installConventions(app: FastifyInstance): void {
     const limited = await app.rateLimiter.hit(req);
     if (limited) return sendRendered(reply, tooManyRequests(limited));
   });
+
+  // An API read runs as a read scope of the database (platform/db): on PostgreSQL its statements stop after the
+  // configured timeout (answered as any failure: 500), and the scope ends with the response, sent or abandoned.
+  if (app.database.dialect === 'postgres' && cfg.dbStatementTimeoutMs > 0) {
+    app.addHook('onRequest', (req, reply, done) => {
+      if ((req.method !== 'GET' && req.method !== 'HEAD') || !req.url.startsWith(API_PREFIX)) return done();
+      const scope = { timeoutMs: cfg.dbStatementTimeoutMs, open: true };
+      reply.raw.once('close', () => { scope.open = false; });
+      runInReadScope(scope, done);
+    });
+  }
 
   // One structured line per request, the useful subset of the reference's API log. The path is
   // logged without its query string: tokens may travel there (private_token, access_token).

@@ -71,6 +71,37 @@ test('a value loaded while a write passed serves its own read only', async () =>
   s.caches.close();
 });
 
+test('reads missing the same key at once share one load; a load begun before a write is not joined', async () => {
+  const s = setup();
+  const c = s.caches.define<number, string>('c', { max: 10 });
+  const releases: Array<(v: string) => void> = [];
+  let loads = 0;
+  const slow = () => new Promise<string>((resolve) => { loads++; releases.push(resolve); });
+  const first = c.get(1, slow);
+  const second = c.get(1, slow);
+  const other = c.get(2, s.load('two'));
+  assert.equal(loads, 1);
+  releases[0]('a');
+  assert.deepEqual(await Promise.all([first, second, other]), ['a', 'a', 'two']);
+  s.advance(1000);
+  const before = c.get(1, slow);
+  s.caches.voidAll();
+  const after = c.get(1, slow);
+  assert.equal(loads, 3);
+  releases[1]('stale');
+  releases[2]('b');
+  assert.deepEqual(await Promise.all([before, after]), ['stale', 'b']);
+  assert.equal(await c.get(1, s.load('c')), 'b');
+  // A failed load fails its joiners too, and is not remembered.
+  s.advance(1000);
+  const failing = () => new Promise<string>((_, reject) => { loads++; setImmediate(() => reject(new Error('boom'))); });
+  const r = await Promise.allSettled([c.get(3, failing), c.get(3, failing)]);
+  assert.deepEqual(r.map((x) => x.status), ['rejected', 'rejected']);
+  assert.equal(loads, 4);
+  assert.equal(await c.get(3, s.load('three')), 'three');
+  s.caches.close();
+});
+
 test('bounds: the least recently used entries go first', async () => {
   const s = setup();
   const c = s.caches.define<number, string>('c', { max: 2 });

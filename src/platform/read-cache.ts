@@ -55,6 +55,10 @@ export function createReadCaches(o: { window: number; now?: () => number }): Rea
     const window = opts.window ?? o.window;
     const version = opts.version;
     const entries = new LRUCache<K & {}, Entry<V>>({ max: opts.max });
+    // Loads under way, by key: a read that misses while the same key is being loaded since the last write waits for
+    // that load instead of making its own, so many readers missing at once (an entry's window ending under load)
+    // cost one load. A load begun before a write is not joined.
+    const loading = new Map<K, { gen: number; value: Promise<V> }>();
     const fresh = (e: Entry<V> | undefined, wanted: number | undefined, t: number): e is Entry<V> =>
       e !== undefined && cachingAllowed() && (version ? version(e.value) === wanted : e.gen === gen && t - e.at < window);
     // A versioned value is checked by its version, not by when it was read; without a value (a row deleted) it has
@@ -68,9 +72,21 @@ export function createReadCaches(o: { window: number; now?: () => number }): Rea
         const hit = version || window > 0 ? entries.get(key as K & {}) : undefined;
         if (fresh(hit, wanted, t)) return hit.value;
         const since = gen;
-        const value = await load();
-        if (storable(since, value)) entries.set(key as K & {}, { value, at: t, gen: since });
-        return value;
+        const shared = !version && window > 0 && cachingAllowed();
+        const running = shared ? loading.get(key) : undefined;
+        if (running && running.gen === since) return running.value;
+        const value = load().then((v) => {
+          if (storable(since, v)) entries.set(key as K & {}, { value: v, at: t, gen: since });
+          return v;
+        });
+        if (!shared) return value;
+        const entry = { gen: since, value };
+        loading.set(key, entry);
+        try {
+          return await value;
+        } finally {
+          if (loading.get(key) === entry) loading.delete(key);
+        }
       },
 
       async getMany(keys, load, versions) {

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -132,6 +133,27 @@ function withStatementCache(handle: SQLite.Database): SQLite.Database {
   });
 }
 
+/**
+ * The reads of one API request. On PostgreSQL a statement it runs outside a transaction is stopped by the server
+ * after `timeoutMs` (0: never), so that a read nobody waits for any more, or one that runs away, stops costing;
+ * statements in transactions (the writes) keep the database's own limit. `open` turns false when the request ends:
+ * work it started that goes on afterwards (jobs, cache refreshes) is not limited.
+ */
+export interface ReadScope {
+  timeoutMs: number;
+  open: boolean;
+}
+
+const readScopes = new AsyncLocalStorage<ReadScope>();
+
+/** Runs `fn`, and everything it starts, as the reads of `scope`. */
+export function runInReadScope<T>(scope: ReadScope, fn: () => T): T {
+  return readScopes.run(scope, fn);
+}
+
+// The statement timeout each pool connection's session has now (null: the database's own).
+const sessionTimeouts = new WeakMap<pg.PoolClient, number>();
+
 // A statement's name derives from its text alone; a pool connection's wrapper lives as long as the connection.
 const statementNames = defineMemo<string, string>('pg-statement-names', { max: 5000 });
 const wrappedClients = defineObjectMemo<pg.PoolClient, PostgresPoolClient>('pg-clients');
@@ -153,12 +175,30 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
   return {
     async connect() {
       const client = await pool.connect();
+      // The connection's session limit follows whoever takes it: the timeout of an open API request's reads, or the
+      // database's own. It is sent only when it changes.
+      const scope = readScopes.getStore();
+      const wanted = scope?.open && scope.timeoutMs > 0 ? scope.timeoutMs : undefined;
+      if (sessionTimeouts.get(client) !== wanted) {
+        try {
+          await client.query(wanted === undefined ? 'reset statement_timeout' : `set statement_timeout = ${Math.floor(wanted)}`);
+        } catch (err) {
+          client.release(err as Error);
+          throw err;
+        }
+        if (wanted === undefined) sessionTimeouts.delete(client);
+        else sessionTimeouts.set(client, wanted);
+      }
       let w = wrappedClients.get(client);
       if (!w) {
         w = {
           query: ((text: any, values?: readonly unknown[]) => {
             if (typeof text === 'string' && values && values.length > 0 && /^(select|insert|update|delete|with)\b/i.test(text)) {
               return client.query({ name: nameOf(text), text, values: values as unknown[] });
+            }
+            // A transaction is not cut short by a request's limit: it runs under the database's own.
+            if (typeof text === 'string' && sessionTimeouts.has(client) && /^(begin|start transaction)\b/i.test(text)) {
+              return (client.query as any)(`${text}; set local statement_timeout to default`);
             }
             return (client.query as any)(text, values);
           }) as PostgresPoolClient['query'],

@@ -559,6 +559,64 @@ describe('issues: list filters', () => {
   });
 });
 
+describe('issues: label filters over a root namespace', () => {
+  // As the reference's label filter: in a project's or a group's list, `labels` and `not[labels]` name the labels of
+  // the context's root namespace (its groups' and its projects' labels, whichever project or subgroup holds them);
+  // the instance-wide list matches any label so titled.
+  let p: ProjectRow;
+  let root: Awaited<ReturnType<typeof makeGroup>>;
+  let owner: { user: { id: number; username: string }; token: string };
+  before(async () => {
+    root = await makeGroup(t.app, { visibility: 20 });
+    const sub = await makeGroup(t.app, { visibility: 20, parent: root });
+    const elsewhere = await makeGroup(t.app, { visibility: 20 });
+    p = await makeProject(t.app, { namespace: sub, visibility: 20 });
+    const sibling = await makeProject(t.app, { namespace: root, visibility: 20 });
+    owner = await quickUser(t.app);
+    await addMember(t.app, { type: 'Namespace', id: root.id }, owner.user.id, Role.owner);
+    const area = await makeLabel(t.app, { groupId: root.id, title: 'area' });
+    const subTeam = await makeLabel(t.app, { groupId: sub.id, title: 'team' });
+    const projectTeam = await makeLabel(t.app, { projectId: p.id, title: 'team' });
+    const siblings = await makeLabel(t.app, { projectId: sibling.id, title: 'sibling' });
+    // A label of another root namespace linked to this project's issue (as a transfer leaves behind).
+    const foreignArea = await makeLabel(t.app, { groupId: elsewhere.id, title: 'area' });
+    const mk = async (title: string, labels: number[]) => { (t.app.clock as any).advance(1000); await makeIssue(t.app, p, { title, labels }); };
+    await mk('root area', [area.id]);
+    await mk('subgroup team', [subTeam.id]);
+    await mk('project team', [projectTeam.id]);
+    await mk('sibling label', [siblings.id]);
+    await mk('foreign area', [foreignArea.id]);
+    await mk('none', []);
+    await mk('area and team', [area.id, projectTeam.id]);
+  });
+  const titles = async (url: string, query: Record<string, string>) => {
+    const r = await call(t.app, 'GET', url, { token: owner.token, query });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.headers['x-total'], String(r.body.length));
+    return r.body.map((i: any) => i.title);
+  };
+  const cases: Array<[string, Record<string, string>, string[]]> = [
+    ['labels=area: the root group\'s label, not another root\'s', { labels: 'area' }, ['area and team', 'root area']],
+    ['labels=team: the subgroup\'s and the project\'s labels of that title', { labels: 'team' }, ['area and team', 'project team', 'subgroup team']],
+    ['labels=sibling: a label of another project under the root', { labels: 'sibling' }, ['sibling label']],
+    ['labels=area,team: both', { labels: 'area,team' }, ['area and team']],
+    ['labels=missing: no label so titled, nothing', { labels: 'missing' }, []],
+    ['labels=area,missing: nothing', { labels: 'area,missing' }, []],
+    ['not[labels]=team', { 'not[labels]': 'team' }, ['none', 'foreign area', 'sibling label', 'root area']],
+    ['not[labels]=area,sibling', { 'not[labels]': 'area,sibling' }, ['none', 'foreign area', 'project team', 'subgroup team']],
+    ['not[labels]=missing: no filter', { 'not[labels]': 'missing' }, ['area and team', 'none', 'foreign area', 'sibling label', 'project team', 'subgroup team', 'root area']],
+    ['labels=team&search=and', { labels: 'team', search: 'and' }, ['area and team']],
+  ];
+  for (const [name, query, expected] of cases) {
+    test(`project: ${name}`, async () => assert.deepEqual(await titles(`/projects/${p.id}/issues`, query), expected));
+    test(`group: ${name}`, async () => assert.deepEqual(await titles(`/groups/${root.id}/issues`, query), expected));
+  }
+  test('the instance-wide list matches any label so titled', async () => {
+    const all = await titles('/issues', { scope: 'all', labels: 'area' });
+    assert.deepEqual(all.filter((x: string) => ['area and team', 'foreign area', 'root area'].includes(x)), ['area and team', 'foreign area', 'root area']);
+  });
+});
+
 describe('issues: a search word the index holds for many rows, in one project', () => {
   // Over 5,000 indexed rows hold "overheat": in one project the word is matched on the project's rows (SQLite),
   // and the answer is the one the index gives.

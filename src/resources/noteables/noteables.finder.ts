@@ -81,8 +81,18 @@ export const idOr = (n: number) => (fitsIntColumn(n) ? n : -1);
 /** The filters, conditions and orders of one noteable table. */
 export function noteableFinder(n: NoteableTable) {
   const col = (c: string) => `${n.table}.${c}`;
-  const hasLabelTitled = (eb: any, title: string) => eb.exists(eb.selectFrom('label_links').innerJoin('labels', 'labels.id', 'label_links.label_id')
-    .select(sql`1`.as('one')).where('label_links.target_type', '=', n.type).whereRef('label_links.target_id', '=', col('id')).where('labels.title', '=', title));
+  // A row has one of the labels titled so. In a project's or a group's list, as the reference's label filter, the labels
+  // are those of the context's root namespace (its groups' and its projects' labels), so that the few matching labels'
+  // links lead to the rows instead of every row being checked against its own links; everywhere, any label so titled.
+  const hasLabelTitled = (eb: any, titles: string[], root: string | null) => {
+    const links = eb.selectFrom('label_links').select(sql`1`.as('one')).where('label_links.target_type', '=', n.type).whereRef('label_links.target_id', '=', col('id'));
+    if (root === null) return eb.exists(links.innerJoin('labels', 'labels.id', 'label_links.label_id').where('labels.title', 'in', titles));
+    const namespaces = eb.selectFrom('namespaces').select('namespaces.id').where('namespaces.traversal', '>=', root).where('namespaces.traversal', '<', `${root.slice(0, -1)}0`);
+    const labels = eb.selectFrom('labels').select('labels.id').where('labels.title', 'in', titles).where('labels.group_id', 'in', namespaces)
+      .unionAll(eb.selectFrom('labels').select('labels.id').where('labels.title', 'in', titles)
+        .where('labels.project_id', 'in', eb.selectFrom('projects').select('projects.id').where('projects.namespace_id', 'in', namespaces)));
+    return eb.exists(links.where('label_links.label_id', 'in', labels));
+  };
   const hasAnyLabel = (eb: any) => eb.exists(eb.selectFrom('label_links').select(sql`1`.as('one'))
     .where('label_links.target_type', '=', n.type).whereRef('label_links.target_id', '=', col('id')));
   const assignees = userLinks(n.table, n.assignees.table, n.assignees.key);
@@ -97,7 +107,7 @@ export function noteableFinder(n: NoteableTable) {
   const authorId = sql`coalesce(${sql.ref(col('author_id'))}, 0)`;
 
   /** Conditions shared by the positive filters and `not[...]`; one condition per given filter. */
-  function conditions(eb: any, f: NegatableFilter, actor: Actor, now: number, negated: boolean): Expression<SqlBool>[] {
+  function conditions(eb: any, f: NegatableFilter, actor: Actor, now: number, negated: boolean, labelRoot: string | null = null): Expression<SqlBool>[] {
     const out: Expression<SqlBool>[] = [];
     const today = Math.floor(now / DAY) * DAY;
     if (f.labels?.length) {
@@ -106,8 +116,8 @@ export function noteableFinder(n: NoteableTable) {
       if (first === 'none') out.push(eb.not(hasAnyLabel(eb)));
       else if (first === 'any') out.push(hasAnyLabel(eb));
       // not[labels]=a,b: none of them; labels=a,b: all of them.
-      else if (negated) out.push(eb.or(words.map((w) => hasLabelTitled(eb, w))));
-      else for (const w of words) out.push(hasLabelTitled(eb, w));
+      else if (negated) out.push(hasLabelTitled(eb, words, labelRoot));
+      else for (const w of words) out.push(hasLabelTitled(eb, [w], labelRoot));
     }
     if (f.milestone !== undefined) {
       const m = f.milestone.toLowerCase();
@@ -194,13 +204,28 @@ export function noteableFinder(n: NoteableTable) {
         q = q.where(indexedContains(deps.db, index, word, { perRow }));
       }
     }
-    const all = (eb: any, g: any, negated: boolean) => [...conditions(eb, g, actor, now, negated), ...(own.conditions?.(eb, g, now, negated) ?? [])];
+    const labelRoot = await labelRootOf(deps, ctx, f);
+    const all = (eb: any, g: any, negated: boolean) => [...conditions(eb, g, actor, now, negated, labelRoot), ...(own.conditions?.(eb, g, now, negated) ?? [])];
     q = q.where((eb: any) => {
       const out = all(eb, f, false);
       if (f.not) for (const c of all(eb, f.not, true)) out.push(eb.not(c));
       return out.length ? eb.and(out) : sql<SqlBool>`1 = 1`;
     });
     return order(q, f, own.orders ?? {});
+  }
+
+  /** The traversal path of the context's root namespace when the filter names labels in a project or a group (else null). */
+  async function labelRootOf(deps: ServiceDeps, ctx: ListContext, f: NoteableFilter<any>): Promise<string | null> {
+    const named = (labels?: string[]) => {
+      const words = (labels ?? []).map((l) => l.trim()).filter(Boolean);
+      return words.length > 1 || (words.length === 1 && special(words[0]) !== 'none' && special(words[0]) !== 'any');
+    };
+    if (ctx.kind === 'global' || !(named(f.labels) || named(f.not?.labels))) return null;
+    const traversal = ctx.kind === 'group' ? ctx.group.traversal
+      : (await deps.db.selectFrom('projects').innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+        .select('namespaces.traversal').where('projects.id', '=', ctx.projectId).executeTakeFirst())?.traversal;
+    const root = traversal?.split('/').filter(Boolean)[0];
+    return root === undefined ? null : `/${root}/`;
   }
 
   function order(q: any, f: NoteableFilter<any>, orders: Record<string, (q: any, dir: 'asc' | 'desc') => any>) {
