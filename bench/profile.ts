@@ -28,11 +28,27 @@ if (process.env.PROFILE_SQL && database.dialect === 'sqlite') {
     };
   }
 }
+if (process.env.PROFILE_SQL && database.dialect === 'postgres') {
+  // The time from sending a statement to its answer (round trip included), per SQL text.
+  const { default: pg } = await import('pg');
+  const orig = pg.Client.prototype.query as (...a: any[]) => any;
+  (pg.Client.prototype as any).query = function (this: unknown, ...a: any[]) {
+    const text: string = typeof a[0] === 'string' ? a[0] : a[0]?.text ?? '';
+    const t0 = performance.now();
+    const done = () => {
+      const e = sqlTime.get(text) ?? { ms: 0, n: 0, args: [] as unknown[] };
+      e.ms += performance.now() - t0; e.n++; e.args = a[1] ?? a[0]?.values; sqlTime.set(text, e);
+    };
+    const r = orig.apply(this, a);
+    if (r && typeof r.then === 'function') r.then(done, done);
+    return r;
+  };
+}
 const token = readFileSync(join(config.dataDir, 'bench-token'), 'utf8').trim();
 const post = process.env.PROFILE_POST;
 const headers: Record<string, string> = { ...(anon ? {} : { 'private-token': token }), ...(post ? { 'content-type': 'application/json' } : {}) };
 const send = () => app.inject({ url, headers, ...(post ? { method: 'POST' as const, payload: post } : {}) });
-for (let i = 0; i < 200; i++) await send();
+for (let i = 0; i < Number(process.env.PROFILE_WARM ?? 200); i++) await send();
 const t = performance.now();
 let bytes = 0;
 for (let i = 0; i < n; i++) bytes += (await send()).body.length;

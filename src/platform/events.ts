@@ -45,10 +45,8 @@ export function eventJobKind(subscriber: EventSubscriber): string {
 
 /** Records `event` for every subscriber defined in this process, inside `trx` (the change's transaction). */
 export async function emitEvent(deps: { jobs: JobQueue }, trx: Db, event: DomainEvent): Promise<void> {
-  for (const s of EVENT_SUBSCRIBERS) {
-    const kind = eventJobKind(s);
-    if (deps.jobs.defines(kind)) await deps.jobs.enqueue(trx, kind, event);
-  }
+  const kinds = EVENT_SUBSCRIBERS.map(eventJobKind).filter((kind) => deps.jobs.defines(kind));
+  await deps.jobs.enqueueAll(trx, kinds.map((kind) => ({ kind, args: event })));
 }
 
 /**

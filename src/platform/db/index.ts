@@ -24,6 +24,9 @@ export interface Database {
   poolStats(): { total: number; idle: number; waiting: number; max: number };
 }
 
+/** How long a statement waits for another SQLite connection's lock before it fails. */
+const BUSY_TIMEOUT_MS = 5000;
+
 // int8 (bigint) holds our epoch-millisecond datetimes; they fit a JS number exactly.
 pg.types.setTypeParser(20, (v: string) => Number(v));
 
@@ -45,13 +48,13 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
     const file = opts.sqliteFile ?? join(opts.dataDir, 'bellows.sqlite3');
     const handle = new SQLite(file);
     // First, so that a process opening the file while another turns it to WAL waits instead of failing.
-    handle.pragma('busy_timeout = 5000');
+    handle.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     handle.pragma('journal_mode = WAL');
     handle.pragma('synchronous = NORMAL');
     handle.pragma('foreign_keys = ON');
     // 64 MB of page cache per connection instead of 2 MB: the hot index and table pages stay in memory.
     handle.pragma('cache_size = -65536');
-    db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(handle) }) });
+    db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect(withStatementCache(handle)) });
   }
   (db as any).__dialect = dialect;
 
@@ -99,13 +102,42 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
 /**
  * Transactions take the write lock when they begin. A deferred transaction that reads and then writes fails with
  * SQLITE_BUSY_SNAPSHOT, without waiting, when another connection (another worker) wrote in between; an immediate
- * one waits its turn under the busy timeout instead.
+ * one waits its turn instead, up to the busy timeout.
+ *
+ * It waits without blocking the process: SQLite's own busy wait sleeps the whole thread (1, 2, 5, 10 ms ... between
+ * tries), so a worker whose transaction found the lock taken served nobody meanwhile and overslept its turn. Here
+ * the begin is tried without waiting and, while another worker holds the lock, tried again after giving the event
+ * loop a turn (the process's other requests parse, present and answer), soon at first, then every millisecond.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #handle: SQLite.Database;
+
+  constructor(handle: SQLite.Database) {
+    super({ database: handle });
+    this.#handle = handle;
+  }
+
   override createDriver() {
     const driver = super.createDriver();
-    driver.beginTransaction = async (connection) => {
-      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    const handle = this.#handle;
+    const begin = handle.prepare('begin immediate');
+    // The busy timeout pragma takes effect when its statement is prepared: it is prepared each time.
+    driver.beginTransaction = async () => {
+      const started = performance.now();
+      handle.pragma('busy_timeout = 0');
+      try {
+        for (let tries = 0; ; tries++) {
+          try {
+            begin.run();
+            return;
+          } catch (err) {
+            if ((err as { code?: string }).code !== 'SQLITE_BUSY' || performance.now() - started > BUSY_TIMEOUT_MS) throw err;
+          }
+          await new Promise((resolve) => (tries < 20 ? setImmediate(resolve) : setTimeout(resolve, 1)));
+        }
+      } finally {
+        handle.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      }
     };
     return driver;
   }

@@ -241,3 +241,24 @@ test('a recurring kind: queued once however many processes start, each run queue
   assert.deepEqual((await jobsOf('tick')).slice(-1).map((j) => [j.state, j.run_at]), [['queued', day('2026-06-08')]]);
   clock.set(Date.parse('2026-06-01T12:00:00Z'));
 });
+
+test('enqueueAll queues every job in the caller\'s transaction, or none when it rolls back', async () => {
+  const { q, ran } = queue();
+  q.define('all-a', { maxAttempts: 3, async run(args) { ran.push({ kind: 'all-a', args, attempt: 0 }); } });
+  q.define('all-b', { async run(args) { ran.push({ kind: 'all-b', args, attempt: 0 }); } });
+  await assert.rejects(t.app.db.transaction().execute(async (trx) => {
+    await q.enqueueAll(trx, [{ kind: 'all-a', args: { n: 0 } }, { kind: 'all-b', args: { n: 0 } }]);
+    throw new Error('rolled back');
+  }), /rolled back/);
+  assert.deepEqual([...await jobsOf('all-a'), ...await jobsOf('all-b')], []);
+  await t.app.db.transaction().execute((trx) => q.enqueueAll(trx, [{ kind: 'all-a', args: { n: 1 } }, { kind: 'all-b', args: { n: 1 } }]));
+  const [a] = await jobsOf('all-a');
+  const [b] = await jobsOf('all-b');
+  assert.deepEqual([a.state, a.attempts, a.max_attempts, a.run_at, a.unique_key, JSON.parse(a.args)], ['queued', 0, 3, clock.now(), null, { n: 1 }]);
+  assert.deepEqual([b.state, b.max_attempts, JSON.parse(b.args)], ['queued', 5, { n: 1 }]);
+  assert.ok(a.id < b.id);
+  await assert.rejects(q.enqueueAll(t.app.db, [{ kind: 'all-a', args: {} }, { kind: 'nope', args: {} }]), /unknown job kind nope/);
+  assert.equal((await jobsOf('all-a')).length, 1);
+  await q.drain();
+  assert.deepEqual(ran.map((r) => [r.kind, r.args]).sort(), [['all-a', { n: 1 }], ['all-b', { n: 1 }]]);
+});

@@ -144,6 +144,27 @@ export class JobQueue {
     return row?.id ?? null;
   }
 
+  /**
+   * Queues several jobs due now, without unique keys, in one statement (inside the caller's transaction when given
+   * one), e.g. one event for each of its subscribers.
+   */
+  async enqueueAll(db: Db, jobs: Array<{ kind: string; args: unknown }>): Promise<void> {
+    if (!jobs.length) return;
+    const now = this.#clock.now();
+    await db.insertInto('jobs').values(jobs.map(({ kind, args }) => {
+      const def = this.#kinds.get(kind);
+      if (!def) throw new Error(`unknown job kind ${kind}`);
+      return {
+        kind, args: JSON.stringify(args ?? null), state: 'queued', attempts: 0, max_attempts: def.maxAttempts,
+        run_at: now, locked_by: null, locked_until: null, unique_key: null, last_error: null, created_at: now, updated_at: now, finished_at: null,
+      };
+    })).execute();
+    if (this.#started) {
+      this.#soon = { until: performance.now() + SOON_MS, delayMs: 20 };
+      this.#wake(db.isTransaction ? 0 : 20);
+    }
+  }
+
   /** Starts claiming and running jobs in the background, with the next run of each recurring kind queued. */
   start(): void {
     if (this.#started) return;

@@ -454,7 +454,7 @@ export async function createAlertIssue(deps: ServiceDeps, actor: Actor, project:
   if (alert.issue_id !== null) throw new RuleError('unprocessable', 'An issue already exists');
   if (!canProject(actor, 'create_issue', project as PolicyProject, level)) throw new ForbiddenError();
   let linked: AlertRow | null = null;
-  const issue = await createIssue(deps, { actor, project, level }, { title: alert.title, description: issueDescription(alert), issue_type: 'incident' }, async (trx, issue) => {
+  const { issue } = await createIssue(deps, { actor, project, level }, { title: alert.title, description: issueDescription(alert), issue_type: 'incident' }, async (trx, issue) => {
     // Only an alert still without an issue takes this one: a concurrent request that linked first wins.
     const res = await trx.updateTable('alert_management_alerts').set({ issue_id: issue.id, updated_at: deps.clock.now() })
       .where('id', '=', alert.id).where('issue_id', 'is', null).returningAll().executeTakeFirst();

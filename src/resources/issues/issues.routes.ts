@@ -31,7 +31,7 @@ const tags = ['issues'];
 
 const scopeOf = (req: ApiRequest<any>): IssueScope => ({ actor: req.actor, project: req.project.project, level: req.project.level });
 
-async function present(req: ApiRequest<any>, rows: IssueRow[], opts: { subscribed?: boolean; from?: { projectId?: number; groupId?: number } } = {}) {
+async function present(req: ApiRequest<any>, rows: IssueRow[], opts: { subscribed?: boolean; from?: { projectId?: number; groupId?: number }; created?: { project: IssueScope['project']; assigneeIds: number[] } } = {}) {
   const pres = await loadIssuePresentation(req.server, req.actor, rows, { ...opts, withLabelsDetails: !!req.input.with_labels_details });
   return rows.map((r) => issueEntity(r, pres));
 }
@@ -203,7 +203,10 @@ export const issueRoutes: RouteDef<any>[] = [
       id: IdOrPath(), title: Str(), ...WriteParams, discussion_locked: Opt(Bool()), created_at: Opt(DateTime()),
       iid: Opt(Int({ description: 'from administrators and project owners only' })),
     }),
-    handler: async (req) => presentOne(req, await createIssue(req.server, scopeOf(req), issueInput(req.input))),
+    handler: async (req) => {
+      const { issue, assigneeIds } = await createIssue(req.server, scopeOf(req), issueInput(req.input));
+      return (await present(req, [issue], { subscribed: true, created: { project: req.project.project, assigneeIds } }))[0];
+    },
   },
   {
     method: 'PUT', url: issuePath, summary: 'Change an issue', tags, access: 'authenticated', project: { ability: 'read_issue' },

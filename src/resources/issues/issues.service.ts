@@ -190,8 +190,14 @@ async function columnsFrom(trx: Db, scope: IssueScope, input: IssueInput, groupI
   return set;
 }
 
+/** A new issue as its creating transaction wrote it, with the assignees it was given (for its answer). */
+export interface CreatedIssue {
+  issue: IssueRow;
+  assigneeIds: number[];
+}
+
 /** `within` runs inside the creating transaction once the issue is written (an alert links itself to it). */
-export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: IssueInput, within?: (trx: Db, issue: IssueRow) => Promise<void>): Promise<IssueRow> {
+export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: IssueInput, within?: (trx: Db, issue: IssueRow) => Promise<void>): Promise<CreatedIssue> {
   validate(input, true);
   const now = deps.clock.now();
   const groupIds = await projectAncestorGroupIds(deps.db, scope.project);
@@ -215,7 +221,7 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
     const change = await applyChange(deps, trx, scope, null, issue, input, groupIds, now);
     if (within) await within(trx, issue);
     if (scope.actor.user) await emitEvent(deps, trx, { type: 'issue', action: 'open', projectId: issue.project_id, issueId: issue.id, actorId: scope.actor.user.id, changes: await issueChanges(trx, change) });
-    return issue;
+    return { issue, assigneeIds: [...change.addedAssigneeIds].sort((a, b) => a - b) };
   });
 }
 
@@ -446,7 +452,15 @@ export interface IssuePresentation {
 /** Everything the issue entities need, in a constant number of queries. */
 export async function loadIssuePresentation(
   deps: ServiceDeps, actor: Actor, rows: IssueRow[],
-  opts: { withLabelsDetails?: boolean; subscribed?: boolean; from?: { projectId?: number; groupId?: number } } = {},
+  opts: {
+    withLabelsDetails?: boolean; subscribed?: boolean; from?: { projectId?: number; groupId?: number };
+    /**
+     * The one row is an issue this request just created (in `project`, by the caller, with these assignees): nothing
+     * else can refer to it yet, so it has no user notes, votes, time spent, closing merge requests or explicit
+     * subscriptions, and those are not read.
+     */
+    created?: { project: IssueScope['project']; assigneeIds: number[] };
+  } = {},
 ): Promise<IssuePresentation> {
   const db = deps.db;
   const ids = rows.map((r) => r.id);
@@ -459,16 +473,17 @@ export async function loadIssuePresentation(
   const milestoneIds = [...new Set(rows.map((r) => r.milestone_id).filter((x): x is number => x !== null))];
   const iterationIds = [...new Set(rows.map((r) => r.iteration_id).filter((x): x is number => x !== null))];
   const projectIds = [...new Set(rows.map((r) => r.project_id))];
+  const created = opts.created && rows.length === 1 ? opts.created : null;
   const [assignees, labels, milestones, iterations, projects, notes, votes, spent, mergeRequests] = await Promise.all([
-    assigneeIdsOf(db, ids),
+    created ? new Map([[rows[0].id, created.assigneeIds]]) : assigneeIdsOf(db, ids),
     labelsOfTargets(db, ISSUE, ids),
     milestoneIds.length ? db.selectFrom('milestones').selectAll().where('id', 'in', milestoneIds).execute() : [],
     iterationIds.length ? db.selectFrom('iterations').selectAll().where('id', 'in', iterationIds).execute() : [],
-    db.selectFrom('projects').select(['id', 'path', 'full_path', 'namespace_id']).where('id', 'in', projectIds).execute(),
-    userNotesCounts(db, ISSUE, ids),
-    votesOf(db, ISSUE, ids),
-    timeSpentOf(db, ids),
-    mergeRequestCounts(db, ids),
+    created ? [created.project] : db.selectFrom('projects').select(['id', 'path', 'full_path', 'namespace_id']).where('id', 'in', projectIds).execute(),
+    created ? new Map<number, number>() : userNotesCounts(db, ISSUE, ids),
+    created ? new Map<number, { up: number; down: number }>() : votesOf(db, ISSUE, ids),
+    created ? new Map<number, number>() : timeSpentOf(db, ids),
+    created ? new Map<number, number>() : mergeRequestCounts(db, ids),
   ]);
   pres.mergeRequests = mergeRequests;
   pres.assignees = assignees;
@@ -487,14 +502,18 @@ export async function loadIssuePresentation(
     for (const a of assignees.get(r.id)!) userIds.add(a);
   }
   const [users, groups] = await Promise.all([
-    usersByIds(deps, [...userIds]),
+    usersByIds(deps, [...userIds], actor.user),
     groupIds.length ? db.selectFrom('namespaces').select(['id', 'full_path']).where('id', 'in', groupIds).execute() : [],
   ]);
   pres.users = users;
   for (const g of groups) pres.groupPaths.set(g.id, g.full_path);
   if (opts.subscribed) {
     pres.subscribed = new Map();
-    for (const r of rows) pres.subscribed.set(r.id, await isSubscribed(db, actor.user?.id ?? null, r));
+    for (const r of rows) {
+      // A new issue has no explicit subscription and no notes: its author and assignees are subscribed.
+      const uid = actor.user?.id ?? null;
+      pres.subscribed.set(r.id, created ? uid !== null && (r.author_id === uid || created.assigneeIds.includes(uid)) : await isSubscribed(db, uid, r));
+    }
   }
   return pres;
 }

@@ -147,6 +147,26 @@ describe('issues: create, read, update, delete', () => {
     assert.deepEqual(ms.body.map((e: any) => [e.milestone.id, e.action, e.state]), [[milestone.id, 'add', 'opened']]);
   });
 
+  test('the answer to a create is the issue as it reads afterwards, for the author, an assignee or neither', async () => {
+    const milestone = await makeMilestone(t.app, { projectId: project.id, title: 'answer-m' });
+    await makeLabel(t.app, { groupId: group.id, title: 'Zeta', color: '#00ff00' });
+    const cases: Array<[Exclude<keyof RoleCast, 'anonymous'>, Record<string, unknown>]> = [
+      ['reporter', { title: 'a1', labels: 'zz-new,Zeta,alpha', assignee_ids: [roles.developer.user.id, roles.reporter.user.id], milestone_id: milestone.id, description: '- [ ] t' }],
+      ['developer', { title: 'a2', assignee_ids: [roles.maintainer.user.id], confidential: true, due_date: '2026-08-01', weight: 3 }],
+      ['guest', { title: 'a3', labels: 'ignored', assignee_ids: [roles.guest.user.id] }],
+      ['admin', { title: 'a4', discussion_locked: true, issue_type: 'incident' }],
+    ];
+    for (const [who, body] of cases) {
+      const made = await call(t.app, 'POST', `/projects/${project.id}/issues`, { token: roles[who].token, body });
+      assert.equal(made.status, 201, JSON.stringify(made.body));
+      const read = await call(t.app, 'GET', `/projects/${project.id}/issues/${made.body.iid}`, { token: roles[who].token });
+      assert.deepEqual(made.body, read.body, who);
+      // As another member sees it: only the subscription is the caller's own.
+      const other = await call(t.app, 'GET', `/projects/${project.id}/issues/${made.body.iid}`, { token: roles.owner.token });
+      assert.deepEqual({ ...made.body, subscribed: other.body.subscribed }, other.body, who);
+    }
+  });
+
   test('with_labels_details gives label objects', async () => {
     const r = await call(t.app, 'GET', `/projects/${project.id}/issues/1`, { token: roles.reporter.token, query: { with_labels_details: 'true' } });
     assert.equal(r.status, 200);

@@ -55,7 +55,7 @@ async function scopeOf(kind: NoteableKind, req: ApiRequest<any>): Promise<NoteSc
 async function presentation(kind: NoteableKind, req: ApiRequest<any>, s: NoteScope, notes: NoteRow[]): Promise<NotePresentation> {
   const diffNotes = notes.filter((n) => n.type === 'DiffNote');
   return {
-    base: req.server.config.externalUrl, users: await usersByIds(req.server, peopleOf(notes)), noteableIid: s.noteable.iid,
+    base: req.server.config.externalUrl, users: await usersByIds(req.server, peopleOf(notes), req.actor.user), noteableIid: s.noteable.iid,
     suggestions: kind.suggestions && diffNotes.length ? await kind.suggestions(req, s, diffNotes) : undefined,
   };
 }

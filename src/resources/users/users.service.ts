@@ -325,9 +325,13 @@ export async function deleteUser(deps: ServiceDeps, user: User): Promise<void> {
 }
 
 /** The users with these ids, by id; missing ids are absent. */
-export async function usersByIds(deps: ServiceDeps, ids: number[]): Promise<Map<number, User>> {
-  const users = ids.length ? await deps.db.selectFrom('users').selectAll().where('id', 'in', ids).execute() : [];
-  return new Map<number, User>(users.map((u) => [u.id, u]));
+/** Users by id; `known` (e.g. the caller's row, read by this request's authentication) is not read again. */
+export async function usersByIds(deps: ServiceDeps, ids: number[], known?: User | null): Promise<Map<number, User>> {
+  const wanted = known ? ids.filter((id) => id !== known.id) : ids;
+  const users = wanted.length ? await deps.db.selectFrom('users').selectAll().where('id', 'in', wanted).execute() : [];
+  const out = new Map<number, User>(users.map((u) => [u.id, u]));
+  if (known && ids.includes(known.id)) out.set(known.id, known);
+  return out;
 }
 
 /**
