@@ -199,6 +199,7 @@ async function extra(set: string) {
     node: process.version, duration, connections, ...table, uptime: { before, after: uptime() },
   };
   console.log(JSON.stringify(out, null, 2));
+  if (args.scratch) return;
   writeFileSync(join('bench', `results-${set}-${dialect}.json`), `${JSON.stringify(out, null, 2)}\n`);
   writeResults();
 }

@@ -5,15 +5,7 @@ import closeWithGrace from 'close-with-grace';
 import pino from 'pino';
 import { loadConfig, type Config } from './config/index.ts';
 import { openDatabase } from './platform/db/index.ts';
-import { ensureRoot } from './resources/users/users.service.ts';
-import { systemClock } from './platform/clock.ts';
-import { relayCacheVoids } from './platform/cache-bus.ts';
-import { relayMetrics } from './platform/metrics.ts';
-import { createReadCaches } from './platform/read-cache.ts';
-import { JobQueue } from './platform/jobs/queue.ts';
-import { Storage } from './platform/git/storage.ts';
-import { ensureHostKeys } from './resources/git-ssh/host-keys.ts';
-import { joinInstallation, oneStartAtATime, type Machine } from './platform/machines.ts';
+import type { Machine } from './platform/machines.ts';
 
 const STOP_DELAY_MS = 10_000;
 // Leftovers of work stopped mid-way are removed at start once older than any push may run (30 minutes).
@@ -43,6 +35,11 @@ export async function serve(): Promise<void> {
 }
 
 async function prepare(config: Config, log: pino.Logger, database: ReturnType<typeof openDatabase>, workers: Workers | null): Promise<void> {
+  // Loaded once the workers are started (they load the application meanwhile).
+  const [{ ensureRoot }, { systemClock }, { createReadCaches }, { JobQueue }, { Storage }, { ensureHostKeys }, { joinInstallation, oneStartAtATime }] = await Promise.all([
+    import('./resources/users/users.service.ts'), import('./platform/clock.ts'), import('./platform/read-cache.ts'), import('./platform/jobs/queue.ts'),
+    import('./platform/git/storage.ts'), import('./resources/git-ssh/host-keys.ts'), import('./platform/machines.ts'),
+  ]);
   const passwordFile = join(config.dataDir, 'initial_root_password');
   // Machines started together take turns here: the root account and its token are made once.
   const { machine, root } = await oneStartAtATime(database.db, async () => {
@@ -123,7 +120,7 @@ async function listen(config: Config, database: ReturnType<typeof openDatabase>,
   // A worker built its application while the primary prepared the database and the host keys: it waits for them.
   if (worker) await mayListen();
   // Git over SSH from the same process; workers share its port as they share the HTTP one.
-  const { createSshServer } = await import('./resources/git-ssh/ssh-server.ts');
+  const [{ createSshServer }, { ensureHostKeys }] = await Promise.all([import('./resources/git-ssh/ssh-server.ts'), import('./resources/git-ssh/host-keys.ts')]);
   const ssh = config.sshEnabled ? createSshServer(app, { hostKeys: ensureHostKeys(config.dataDir), log: app.log }) : null;
   // A worker is told to stop by the primary, which names the signal it received.
   let stopSignal: string | undefined;
@@ -168,9 +165,10 @@ interface Workers {
 
 /** The primary: starts the workers, replaces one that dies, and stops them all on SIGTERM/SIGINT. */
 function startWorkers(config: Config, log: pino.Logger): Workers {
-  relayCacheVoids();
-  relayMetrics();
   let stopping = false;
+  // Workers that listen; the others have served nothing yet.
+  const serving = new WeakSet<Worker>();
+  cluster.on('listening', (worker) => serving.add(worker));
   let released = false;
   let leave: () => Promise<void> = async () => {};
   process.on('SIGTERM', () => stop('SIGTERM'));
@@ -198,11 +196,19 @@ function startWorkers(config: Config, log: pino.Logger): Workers {
     }
     start();
   });
-  const workers = Array.from({ length: config.workers }, start);
-  const listening = Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
+  const listens = (w: Worker) => new Promise<void>((resolve, reject) => {
     w.once('listening', () => resolve());
     w.once('exit', (code) => reject(new Error(`a worker exited with ${code} while starting`)));
-  })));
+  });
+  // The first worker starts alone, with a core of its own while it loads and builds the application, so that the
+  // first answer comes as early as it can; the others start once it listens.
+  const workers = [start()];
+  const listening = listens(workers[0]!).then(() => {
+    if (stopping) return;
+    const others = Array.from({ length: config.workers - 1 }, start);
+    workers.push(...others);
+    return Promise.all(others.map(listens)).then(() => {});
+  });
   // Until released, a worker that fails is reported by release(); none is left unobserved.
   listening.catch(() => {});
   const abort = () => {
@@ -212,6 +218,10 @@ function startWorkers(config: Config, log: pino.Logger): Workers {
     abort,
     async release(leaveWith) {
       leave = leaveWith;
+      // The workers' announcements and metrics requests pass through here from the moment they may serve.
+      const [{ relayCacheVoids }, { relayMetrics }] = await Promise.all([import('./platform/cache-bus.ts'), import('./platform/metrics.ts')]);
+      relayCacheVoids();
+      relayMetrics();
       released = true;
       for (const w of asking) if (!w.isDead()) w.send({ bellows: 'listen' });
       asking.clear();
@@ -237,11 +247,14 @@ function startWorkers(config: Config, log: pino.Logger): Workers {
     const done = () => void leave().finally(() => process.exit(failed ? 1 : 0));
     if (left === 0) done();
     for (const w of running) {
+      const served = serving.has(w);
       w.once('exit', (code) => {
-        if (code !== 0) failed = true;
+        if (served && code !== 0) failed = true;
         if (--left === 0) done();
       });
-      w.send({ bellows: 'stop', signal });
+      // A worker still starting (it may not even hear messages yet) has nothing to finish: it is ended at once.
+      if (served) w.send({ bellows: 'stop', signal });
+      else w.process.kill('SIGTERM');
     }
     setTimeout(() => {
       for (const w of running) if (!w.isDead()) w.process.kill('SIGKILL');

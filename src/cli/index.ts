@@ -1,17 +1,17 @@
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig } from '../config/index.ts';
-import { openDatabase } from '../platform/db/index.ts';
-import { systemClock } from '../platform/clock.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
-import { createReadCaches } from '../platform/read-cache.ts';
-import { JobQueue } from '../platform/jobs/queue.ts';
-import { registerJobs } from '../resources/index.ts';
 import { JOB_STATES, discardJob, listJobs, retryJob } from '../platform/jobs/admin.ts';
-import { createUser, getUserOr404 } from '../resources/users/users.service.ts';
-import { createPersonalAccessToken } from '../resources/access-tokens/access-tokens.service.ts';
+
+// Each command loads what it uses when it runs: `serve` starts its worker processes before the application's
+// modules are read, and the other commands do not read the server's.
 
 async function withDeps<T>(fn: (deps: ServiceDeps) => Promise<T>, o: { migrate?: boolean } = {}): Promise<T> {
+  const [{ openDatabase }, { systemClock }, { createReadCaches }, { JobQueue }, { registerJobs }] = await Promise.all([
+    import('../platform/db/index.ts'), import('../platform/clock.ts'), import('../platform/read-cache.ts'),
+    import('../platform/jobs/queue.ts'), import('../resources/index.ts'),
+  ]);
   const config = loadConfig();
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   // One command reads nothing twice: no read cache.
@@ -43,6 +43,7 @@ export function buildCli(): Command {
   });
 
   program.command('migrate').description('apply pending database migrations').action(async () => {
+    const { openDatabase } = await import('../platform/db/index.ts');
     const config = loadConfig();
     const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     const applied = await database.migrate();
@@ -66,6 +67,7 @@ export function buildCli(): Command {
     .option('--password <password>', 'at least 8 characters')
     .option('--admin', 'grant administrator rights', false)
     .action(async (o) => {
+      const { createUser } = await import('../resources/users/users.service.ts');
       await withDeps(async (deps) => {
         const u = await createUser(deps, { username: o.username, email: o.email, name: o.name ?? o.username, password: o.password ?? null, admin: o.admin });
         console.log(JSON.stringify({ id: u.id, username: u.username, admin: !!u.admin }));
@@ -79,6 +81,8 @@ export function buildCli(): Command {
     .option('--scopes <scopes>', 'comma-separated scopes', 'api')
     .option('--expires-at <date>', 'YYYY-MM-DD', dateArg)
     .action(async (o) => {
+      const { getUserOr404 } = await import('../resources/users/users.service.ts');
+      const { createPersonalAccessToken } = await import('../resources/access-tokens/access-tokens.service.ts');
       await withDeps(async (deps) => {
         const u = await getUserOr404(deps, o.user);
         const { token: secret } = await createPersonalAccessToken(deps, u, {

@@ -1,7 +1,7 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Config } from '../config/index.ts';
 
 // The one way the server sends e-mail. With `smtp_address` configured, messages go to that SMTP server; without
@@ -32,16 +32,21 @@ export interface Mailer {
 
 export function createMailer(config: Config, log?: { info(obj: object, msg: string): void }): Mailer {
   const smtp = config.smtp.address;
-  const transport: Transporter = smtp
-    ? nodemailer.createTransport({
-      host: smtp, port: config.smtp.port, secure: config.smtp.tls,
-      auth: config.smtp.user ? { user: config.smtp.user, pass: config.smtp.password ?? '' } : undefined,
-      connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 60_000,
-    })
-    : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+  // nodemailer is read with the first message: a server that sends none (or not yet) never loads it.
+  let transport: Promise<Transporter> | null = null;
+  const open = async (): Promise<Transporter> => {
+    const { default: nodemailer } = await import('nodemailer');
+    return smtp
+      ? nodemailer.createTransport({
+        host: smtp, port: config.smtp.port, secure: config.smtp.tls,
+        auth: config.smtp.user ? { user: config.smtp.user, pass: config.smtp.password ?? '' } : undefined,
+        connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 60_000,
+      })
+      : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+  };
   return {
     async send(m) {
-      const info = await transport.sendMail({
+      const info = await (await (transport ??= open())).sendMail({
         from: { name: m.fromName, address: config.emailFrom }, to: m.to, subject: m.subject, text: m.text, html: m.html,
         messageId: m.messageId, inReplyTo: m.inReplyTo, references: m.references, headers: m.headers,
       });
@@ -56,7 +61,7 @@ export function createMailer(config: Config, log?: { info(obj: object, msg: stri
       return { file };
     },
     close() {
-      transport.close();
+      void transport?.then((t) => t.close(), () => {});
     },
   };
 }
