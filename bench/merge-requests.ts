@@ -133,6 +133,17 @@ export async function prepareWork(repoPath: string, prefix: string, count: numbe
   return names;
 }
 
+/** `count` new branches `<prefix><n>` at main: the targets of the spread merge row. Returns the branch names. */
+export async function prepareTargets(repoPath: string, prefix: string, count: number): Promise<string[]> {
+  const repo = new Repository(repoPath);
+  const main = await head(repo, 'main');
+  if (!main) throw new Error(`${repoPath} has no main branch`);
+  const names = Array.from({ length: count }, (_, n) => `${prefix}${n}`);
+  await repo.git(['update-ref', '--stdin'], { input: names.map((n) => `create refs/heads/${n} ${main}\n`).join('') });
+  repo.invalidate();
+  return names;
+}
+
 /** Deletes the branches left by earlier runs' creation and merge rows (those named `<prefix>...`). */
 export async function dropWork(repoPath: string, prefix: string): Promise<number> {
   const repo = new Repository(repoPath);
