@@ -37,7 +37,11 @@ const factsFile = (dataDir: string) => join(dataDir, 'bench-merge-requests.json'
 export function readFacts(dataDir: string): MergeRequestFacts {
   const file = factsFile(dataDir);
   if (!existsSync(file)) throw new Error(`${file} is missing: run bench/merge-requests.ts on this data dir first`);
-  return JSON.parse(readFileSync(file, 'utf8'));
+  const facts = JSON.parse(readFileSync(file, 'utf8')) as MergeRequestFacts;
+  // The repository of this data dir, also when the dir is a copy of the one the facts were written in.
+  const at = facts.repoPath.lastIndexOf('/repositories/');
+  if (at >= 0) facts.repoPath = join(dataDir, facts.repoPath.slice(at + 1));
+  return facts;
 }
 
 const COMMITTER = 'committer Bench <bench@example.com>';
@@ -126,6 +130,17 @@ export async function prepareWork(repoPath: string, prefix: string, count: numbe
     s += '\n';
   });
   await fastImport(repo, s);
+  return names;
+}
+
+/** `count` new branches `<prefix><n>` at main: the targets of the spread merge row. Returns the branch names. */
+export async function prepareTargets(repoPath: string, prefix: string, count: number): Promise<string[]> {
+  const repo = new Repository(repoPath);
+  const main = await head(repo, 'main');
+  if (!main) throw new Error(`${repoPath} has no main branch`);
+  const names = Array.from({ length: count }, (_, n) => `${prefix}${n}`);
+  await repo.git(['update-ref', '--stdin'], { input: names.map((n) => `create refs/heads/${n} ${main}\n`).join('') });
+  repo.invalidate();
   return names;
 }
 

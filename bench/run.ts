@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { startup, storageMove, twoServers, type Table } from './extra.ts';
-import { dropWork, prepareWork, readFacts, type MergeRequestFacts } from './merge-requests.ts';
+import { dropWork, prepareTargets, prepareWork, readFacts, type MergeRequestFacts } from './merge-requests.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -363,14 +363,20 @@ async function searchRows() {
 }
 
 /** Branches for the creation and merge rows, written before the server starts (after dropping earlier runs' ones). */
-async function mergeRequestWork(): Promise<{ facts: MergeRequestFacts; branches: string[] }> {
+async function mergeRequestWork(): Promise<{ facts: MergeRequestFacts; branches: string[]; targets: string[] }> {
   const facts = readFacts(dataDir);
   const dropped = await dropWork(facts.repoPath, 'bench-work-');
   const t = Date.now();
-  const branches = await prepareWork(facts.repoPath, `bench-work-${Date.now().toString(36)}-`, Number(args.work));
-  console.log(`${branches.length} work branches written in ${Date.now() - t} ms (${dropped} left by earlier runs dropped)`);
-  return { facts, branches };
+  const tag = `bench-work-${Date.now().toString(36)}-`;
+  const branches = await prepareWork(facts.repoPath, tag, Number(args.work));
+  // The targets of the spread merge row: branches made at main, one per connection of that row.
+  const targets = await prepareTargets(facts.repoPath, `${tag}target-`, SPREAD_TARGETS);
+  console.log(`${branches.length} work branches and ${targets.length} target branches written in ${Date.now() - t} ms (${dropped} left by earlier runs dropped)`);
+  return { facts, branches, targets };
 }
+
+/** How many target branches the spread merge row merges into at once (one connection each). */
+const SPREAD_TARGETS = 4;
 
 interface WorkItem { method: 'POST' | 'PUT'; path: string; body?: unknown }
 
@@ -379,7 +385,11 @@ interface WorkItem { method: 'POST' | 'PUT'; path: string; body?: unknown }
  * out or `duration` seconds pass. The rate counts successes only; the others are reported as non-2xx. `ok` receives
  * each successful answer's body with its item's index.
  */
-async function runWork(name: string, items: WorkItem[], conns: number, ok?: (body: any, i: number) => void): Promise<Row> {
+async function runWork(name: string, work: WorkItem[] | WorkItem[][], conns: number, ok?: (body: any, i: number) => void): Promise<Row> {
+  // Lanes: each connection sends its own list in order (the spread merge row: one target branch per connection).
+  const lanes = Array.isArray(work[0]) ? (work as WorkItem[][]) : null;
+  const items = lanes ? lanes.flat() : (work as WorkItem[]);
+  if (lanes) conns = lanes.length;
   const agent = new http.Agent({ keepAlive: true, maxSockets: conns });
   const latencies: number[] = [];
   let next = 0;
@@ -402,9 +412,20 @@ async function runWork(name: string, items: WorkItem[], conns: number, ok?: (bod
     req.end(payload);
   });
   let firstFailure = '';
-  await Promise.all(Array.from({ length: conns }, async () => {
-    while (next < items.length && performance.now() < deadline) {
-      const i = next++;
+  const laneNext = lanes ? lanes.map(() => 0) : [];
+  let sent = 0;
+  await Promise.all(Array.from({ length: conns }, async (_, lane) => {
+    for (;;) {
+      if (performance.now() >= deadline) break;
+      let i: number;
+      if (lanes) {
+        if (laneNext[lane] >= lanes[lane].length) break;
+        i = lanes.slice(0, lane).reduce((n, l) => n + l.length, 0) + laneNext[lane]++;
+      } else {
+        if (next >= items.length) break;
+        i = next++;
+      }
+      sent++;
       const at = performance.now();
       try {
         const r = await send(items[i]);
@@ -426,7 +447,7 @@ async function runWork(name: string, items: WorkItem[], conns: number, ok?: (bod
   latencies.sort((a, b) => a - b);
   const at = (q: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? NaN) * 10) / 10;
   const row: Row = { name: `${name} (${successes.toLocaleString('en')} done)`, rps: Math.round((successes / elapsed) * 10) / 10, p50: at(0.5), p99: at(0.99), non2xx, errors };
-  console.log(`${row.name.padEnd(58)} ${String(row.rps).padStart(7)} /s     p50 ${row.p50} ms  p99 ${row.p99} ms${non2xx ? `  non-2xx ${non2xx} (first: ${firstFailure})` : ''}${next === items.length && elapsed < duration ? '  (work ran out before the duration)' : ''}`);
+  console.log(`${row.name.padEnd(58)} ${String(row.rps).padStart(7)} /s     p50 ${row.p50} ms  p99 ${row.p99} ms${non2xx ? `  non-2xx ${non2xx} (first: ${firstFailure})` : ''}${sent === items.length && elapsed < duration ? '  (work ran out before the duration)' : ''}`);
   return row;
 }
 
@@ -436,7 +457,7 @@ async function runWork(name: string, items: WorkItem[], conns: number, ok?: (bod
  * 1,000-file diff, the mergeability of the 1,000-commit source when its pair was never checked, creation on prepared
  * branches and merging what was created.
  */
-async function mergeRequestRows({ facts, branches }: { facts: MergeRequestFacts; branches: string[] }) {
+async function mergeRequestRows({ facts, branches, targets }: { facts: MergeRequestFacts; branches: string[]; targets: string[] }) {
   const api = '/api/v4';
   const base = `http://127.0.0.1:${port}${api}`;
   const headers = { 'private-token': token, 'content-type': 'application/json' };
@@ -494,21 +515,30 @@ async function mergeRequestRows({ facts, branches }: { facts: MergeRequestFacts;
     rows.push(row);
   }
   // Creation: each request names a branch of its own (written before the server started); merging: what was created.
-  const created: number[] = [];
-  if (want('create') || want('merge')) {
-    rows.push(await runWork('POST /projects/:id/merge_requests, each from its own new branch', branches.map((b) => ({
-      method: 'POST', path: `${api}/projects/${p}/merge_requests`, body: { source_branch: b, target_branch: 'main', title: `Work ${b}` },
-    })), connections, (body) => created.push(body.iid)));
+  // With the spread row asked for, every second creation targets one of the spread targets in turn instead of main.
+  const spread = want('merge-spread');
+  const created: Array<{ iid: number; target: string }> = [];
+  if (want('create') || want('merge') || spread) {
+    const targetOf = (i: number) => (spread && i % 2 === 1 ? targets[((i - 1) / 2) % targets.length] : 'main');
+    rows.push(await runWork(`POST /projects/:id/merge_requests, each from its own new branch${spread ? ' (half into main, half into 4 other branches)' : ''}`, branches.map((b, i) => ({
+      method: 'POST', path: `${api}/projects/${p}/merge_requests`, body: { source_branch: b, target_branch: targetOf(i), title: `Work ${b}` },
+    })), connections, (body, i) => created.push({ iid: body.iid, target: targetOf(i) })));
   }
+  const mergeItem = (iid: number): WorkItem => ({ method: 'PUT', path: `${api}/projects/${p}/merge_requests/${iid}/merge` });
   if (want('merge')) {
     // One at a time: merges into one branch are serialised by the compare-and-swap of its ref (a concurrent one that
     // loses the race answers 409 and would be counted as a failure, not retried).
-    rows.push(await runWork('PUT .../merge_requests/:iid/merge, each a merge commit', created.map((iid) => ({
-      method: 'PUT', path: `${api}/projects/${p}/merge_requests/${iid}/merge`,
-    })), 1));
+    rows.push(await runWork('PUT .../merge_requests/:iid/merge, each a merge commit, into main one at a time',
+      created.filter((c) => c.target === 'main').map((c) => mergeItem(c.iid)), 1));
+  }
+  if (spread) {
+    // Merges into several branches at once: one connection per target branch, each merging into its own branch one
+    // at a time (so no merge loses a compare-and-swap to another of the row).
+    rows.push(await runWork(`PUT .../merge_requests/:iid/merge, each a merge commit, into ${targets.length} branches at once`,
+      targets.map((t) => created.filter((c) => c.target === t).map((c) => mergeItem(c.iid))), targets.length));
   }
   // What the creation row made and the merge row left open is deleted (the merged ones stay, as merged history).
-  const left = (await Promise.all(created.map(async (iid) => ({ iid, state: ((await get(`/projects/${p}/merge_requests/${iid}`)) as { state: string }).state }))))
+  const left = (await Promise.all(created.map(async ({ iid }) => ({ iid, state: ((await get(`/projects/${p}/merge_requests/${iid}`)) as { state: string }).state }))))
     .filter((m) => m.state === 'opened');
   for (const m of left) await fetch(`${base}/projects/${p}/merge_requests/${m.iid}`, { method: 'DELETE', headers: { 'private-token': token } });
   if (left.length) console.log(`${left.length} merge requests left open by the rows deleted`);

@@ -6,6 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Repository, type Identity } from './repository.ts';
 import { runGit, gitInvocationCount } from './command.ts';
+import { peekRefCache } from './ref-cache.ts';
+
+const peekBranches = (repo: Repository) => peekRefCache(repo.path, 'branches') !== undefined;
 import {
   FileExistsError,
   FileNotFoundError,
@@ -257,6 +260,25 @@ describe('Repository', { concurrency: true }, () => {
     // Writes through the class invalidate by themselves.
     await repo.deleteBranch('outside');
     assert.equal((await repo.listBranches()).length, 2);
+  });
+
+  test('branchHead reads one ref without listing the branches, and the list when it is cached', async () => {
+    const repo = await seeded();
+    await repo.createBranch('feature/h', 'main');
+    repo.invalidate();
+    const main = (await repo.resolveRef('main'))!;
+    let calls = gitInvocationCount(repo.path);
+    assert.equal(await repo.branchHead('main'), main);
+    assert.equal(await repo.branchHead('feature/h'), main);
+    assert.equal(await repo.branchHead('missing'), null);
+    assert.equal(await repo.branchHead('-x'), null);
+    assert.equal(gitInvocationCount(repo.path) - calls, 3, 'one rev-parse per existing-looking name, no listing');
+    assert.equal(peekBranches(repo), false, 'the branch list was not read');
+    await repo.listBranches();
+    calls = gitInvocationCount(repo.path);
+    assert.equal(await repo.branchHead('main'), main);
+    assert.equal(await repo.branchHead('missing'), null);
+    assert.equal(gitInvocationCount(repo.path) - calls, 0, 'answered from the cached list');
   });
 
   test('branch and tag refs: create, delete, errors', async () => {

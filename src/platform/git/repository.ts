@@ -378,6 +378,17 @@ export class Repository {
     return this.exists() ? snapshotOf(await this.listBranches(), branchEntry) : EMPTY_SNAPSHOT;
   }
 
+  /**
+   * The commit one branch points at (null: no such branch): from the cached branch list when one is held, else one
+   * `rev-parse` of that ref, which reads one ref and one commit where listing every branch reads them all.
+   */
+  async branchHead(name: string): Promise<string | null> {
+    const cached = peekRefCache<Promise<readonly Branch[]>>(this.path, 'branches');
+    if (cached) return (await this.branches()).byName.get(name)?.commit.id ?? null;
+    if (!isValidBranchName(name)) return null;
+    return this.resolveCommit(`refs/heads/${name}`);
+  }
+
   async tags(): Promise<RefSnapshot> {
     return this.exists() ? snapshotOf(await this.listTags(), tagEntry) : EMPTY_SNAPSHOT;
   }

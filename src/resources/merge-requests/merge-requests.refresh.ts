@@ -16,6 +16,9 @@ import { headRef, MERGE_REQUEST_CHANGE_KEYS, recordDiffVersion, setRef, type Mer
 /** How many of the pushed commits the note lists (the reference's `add_commits` shows them all; a huge push is cut). */
 const LISTED_COMMITS = 100;
 
+/** The stored `merge_status` values other than `unchecked` (the reference's public merge statuses). */
+const CHECKED_STATUSES = ['can_be_merged', 'cannot_be_merged', 'cannot_be_merged_recheck', 'checking'];
+
 /**
  * Brings the open merge requests of `project`'s moved branches up to date. `changedRefs`: the full refs that moved,
  * or undefined when unknown (every open merge request of the project's branches is checked). `userId`: the pusher,
@@ -28,9 +31,11 @@ export async function refreshMergeRequests(deps: ServiceDeps, project: ProjectRo
   if (branches) q = q.where('source_branch', 'in', branches);
   const sourced = await q.orderBy('id').execute();
   for (const mr of sourced) await refreshSource(deps, project, mr, userId);
-  // The target side: a moved target branch makes every stored mergeability answer stale.
+  // The target side: a moved target branch makes every stored mergeability answer stale. The rows are found by
+  // their status in `merge_requests_target_branch_status`, so a branch whose open merge requests all say unchecked
+  // already (however many) costs a few index probes.
   let t = deps.db.updateTable('merge_requests').set({ merge_status: 'unchecked' })
-    .where('target_project_id', '=', project.id).where('state', '=', 'opened').where('merge_status', '!=', 'unchecked');
+    .where('target_project_id', '=', project.id).where('state', '=', 'opened').where('merge_status', 'in', CHECKED_STATUSES);
   if (branches) t = t.where('target_branch', 'in', branches);
   await t.execute();
 }

@@ -153,11 +153,14 @@ async function issuesToClose(deps: ServiceDeps, mr: MergeRequestRow, project: Pr
 
 /**
  * Records a merge whose target ref already moved, in one transaction: the merged state and who merged, the merge's
- * commits, the state event, and the issues the merge request closes. A merge request already merged is left as is.
+ * commits, the state event, and the issues the merge request closes (`closing`, when the merge read them already).
+ * A merge request already merged is left as is.
  */
-async function recordMerge(deps: ServiceDeps, mr: MergeRequestRow, project: ProjectRow, p: InProgress, params: Record<string, unknown>): Promise<MergeRequestRow> {
+async function recordMerge(
+  deps: ServiceDeps, mr: MergeRequestRow, project: ProjectRow, p: InProgress, params: Record<string, unknown>, closing?: number[],
+): Promise<MergeRequestRow> {
   const now = deps.clock.now();
-  const closes = await issuesToClose(deps, mr, project);
+  const closes = closing ?? (await issuesToClose(deps, mr, project));
   // Read before the transaction: SQLite has one connection, which the transaction holds.
   const merger = p.user_id !== null ? (await usersByIds(deps, [p.user_id])).get(p.user_id) ?? null : null;
   return deps.db.transaction().execute(async (trx) => {
@@ -274,7 +277,7 @@ export async function mergeMergeRequest(deps: ServiceDeps, scope: MergeRequestSc
       if (e instanceof RefMovedError) throw new RuleError('conflict', 'The target branch moved while merging. Try again.');
       throw e;
     }
-    const merged = await recordMerge(deps, marked, project, mark, mergeParams);
+    const merged = await recordMerge(deps, marked, project, mark, mergeParams, closes);
     await afterRefsChanged(deps, project, repo, [`refs/heads/${mr.target_branch}`], null, { factsQueued: project.default_branch === mr.target_branch });
     const remove = params.should_remove_source_branch ?? (paramsOf(mr).should_remove_source_branch === true || !!mr.force_remove_source_branch);
     if (remove) await removeSourceBranch(deps, actor, merged, source);

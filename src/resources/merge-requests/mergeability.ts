@@ -156,6 +156,9 @@ export async function mergeStates(deps: ServiceDeps, rows: readonly MergeRequest
     return p && settingsOf(p).only_allow_merge_if_all_discussions_are_resolved;
   });
   const threads = await unresolvedThreadCounts(deps.db, needThreads.map((r) => r.id));
+  // One merge request of a repository (a merge, one entity) reads its target branch alone; a page lists the branches once.
+  const perProject = new Map<number, number>();
+  for (const r of open) perProject.set(r.target_project_id, (perProject.get(r.target_project_id) ?? 0) + 1);
   await inBatches(open, async (mr) => {
     const project = projects.get(mr.target_project_id);
     if (!project) return;
@@ -166,7 +169,8 @@ export async function mergeStates(deps: ServiceDeps, rows: readonly MergeRequest
     const state: MergeState = { project, repo, targetSha: null, sourceSha: mr.sha, check: null, detailed: 'unchecked', discussionsResolved };
     out.set(mr.id, state);
     try {
-      state.targetSha = (await repo.branches()).byName.get(mr.target_branch)?.commit.id ?? null;
+      state.targetSha = perProject.get(mr.target_project_id) === 1
+        ? await repo.branchHead(mr.target_branch) : (await repo.branches()).byName.get(mr.target_branch)?.commit.id ?? null;
       if (state.targetSha && state.sourceSha) state.check = await checkPair(deps, project.id, repo, state.targetSha, state.sourceSha, { counts: ffOnly || opts.counts });
     } catch {
       // A repository git cannot read now (moving, timed out): `unchecked`, and the next read asks again.

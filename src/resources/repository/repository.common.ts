@@ -62,11 +62,10 @@ export async function afterRefsChanged(
   await deps.db.updateTable('projects').set(patch as any).where('id', '=', project.id).execute();
   Object.assign(project, patch);
   const defaultRef = project.default_branch ? `refs/heads/${project.default_branch}` : null;
-  if (patch.default_branch === undefined && opts.factsQueued) {
-    // The caller's transaction queued the refresh (REPOSITORY_FACTS_JOB).
-  } else if (!changedRefs || patch.default_branch !== undefined || (defaultRef && changedRefs.includes(defaultRef))) {
-    await refreshRepositoryFacts(deps, project);
-  }
+  const defaultMayHaveMoved = !changedRefs || patch.default_branch !== undefined || (defaultRef !== null && changedRefs.includes(defaultRef));
+  // A default branch picked here is new to the caller too, whose queued job (REPOSITORY_FACTS_JOB) may not know it.
+  const queuedByCaller = !!opts.factsQueued && patch.default_branch === undefined;
+  if (defaultMayHaveMoved && !queuedByCaller) await refreshRepositoryFacts(deps, project);
   // Open merge requests follow their moved source branches (a new diff version each) before anyone reads them.
   await refreshMergeRequests(deps, project, changedRefs, userId);
   // Pushes and background jobs change the project outside a state-changing API request: every worker's read
