@@ -17,6 +17,11 @@ export interface CacheOptions<V> {
   window?: number;
   /** The version of a value: the entry serves reads that ask for this version, and no others. */
   version?: (value: V) => number;
+  /**
+   * The key names its value for ever (it holds a commit id, and the value is read from that commit alone): an entry
+   * serves every read until evicted, whatever the window or writes.
+   */
+  immutable?: boolean;
   /** Whether a loaded value may be kept (default: every value). */
   keep?: (value: V) => boolean;
 }
@@ -54,18 +59,19 @@ export function createReadCaches(o: { window: number; now?: () => number }): Rea
   function make<K, V>(opts: CacheOptions<V>): ReadCache<K, V> {
     const window = opts.window ?? o.window;
     const version = opts.version;
+    const immutable = !!opts.immutable;
     const entries = new LRUCache<K & {}, Entry<V>>({ max: opts.max });
     const fresh = (e: Entry<V> | undefined, wanted: number | undefined, t: number): e is Entry<V> =>
-      e !== undefined && cachingAllowed() && (version ? version(e.value) === wanted : e.gen === gen && t - e.at < window);
+      e !== undefined && cachingAllowed() && (immutable || (version ? version(e.value) === wanted : e.gen === gen && t - e.at < window));
     // A versioned value is checked by its version, not by when it was read; without a value (a row deleted) it has
     // no version to check and is not kept.
     const storable = (since: number, value: V) =>
-      cachingAllowed() && (version ? value !== undefined : window > 0 && gen === since) && (!opts.keep || opts.keep(value));
+      cachingAllowed() && (immutable || (version ? value !== undefined : window > 0 && gen === since)) && (!opts.keep || opts.keep(value));
 
     return {
       async get(key, load, wanted) {
         const t = now();
-        const hit = version || window > 0 ? entries.get(key as K & {}) : undefined;
+        const hit = immutable || version || window > 0 ? entries.get(key as K & {}) : undefined;
         if (fresh(hit, wanted, t)) return hit.value;
         const since = gen;
         const value = await load();
@@ -77,7 +83,7 @@ export function createReadCaches(o: { window: number; now?: () => number }): Rea
         const t = now();
         const out = new Map<K, V>();
         const missing = new Set<K>();
-        const on = version !== undefined || window > 0;
+        const on = immutable || version !== undefined || window > 0;
         keys.forEach((key, i) => {
           const hit = on ? entries.get(key as K & {}) : undefined;
           if (fresh(hit, versions?.[i], t)) {

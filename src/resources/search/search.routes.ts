@@ -20,9 +20,8 @@ import { userBasic } from '../users/users.presenter.ts';
 import { usersByIds } from '../users/users.service.ts';
 import { note, peopleOf } from '../notes/notes.presenter.ts';
 import { loadPresentation, simpleProject } from '../projects/projects.presenter.ts';
-import type { Repository } from '../../platform/git/index.ts';
 import {
-  blobLimit, blobsSearch, checkSearchParams, commitsSearch, isAbusive, issuesSearch, mergeRequestsSearch, milestonesSearch, notesSearch,
+  blobLimit, blobsSearch, checkSearchParams, commitsSearch, searchedCommit, isAbusive, issuesSearch, mergeRequestsSearch, milestonesSearch, notesSearch,
   projectsSearch, snippetsSearch, usersSearch, type Scope, type SearchLevel, type SearchQuery,
 } from './search.service.ts';
 import { foundBlob, foundWikiBlob } from './search.presenter.ts';
@@ -119,26 +118,18 @@ async function search(req: ApiRequest<any>, reply: FastifyReply, level: SearchLe
       const project = level.project;
       const wiki = q.scope === 'wiki_blobs';
       const repo = wiki ? wikiRepo(deps, project) : repoFor(deps.config, project);
-      const ref = await searchedRef(repo, q, wiki ? null : project);
-      if (!ref) return empty();
+      const at = await searchedCommit(repo, q.ref, () => (wiki ? repo.defaultBranch() : defaultBranchOf(project, repo)));
+      if (!at) return empty();
       const p = pageParams(req.input);
       const limit = blobLimit(p.page, p.perPage);
       if (q.scope === 'commits') {
-        const found = await commitsSearch(repo, ref, q.search, limit);
+        const found = await commitsSearch(deps, repo, at, q.search, limit);
         return paginateArray(req, reply, found).map((c) => presentCommitDetail(deps.config, project, c));
       }
-      const found = await blobsSearch(repo, ref, q.search, limit);
+      const found = await blobsSearch(deps, repo, at, q.search, limit);
       return paginateArray(req, reply, found).map((b) => (wiki ? foundWikiBlob(b, project.id) : foundBlob(b, project.id)));
     }
   }
-}
-
-/** The ref searched: the one asked for, else the default branch; null when it names no commit (nothing to find). */
-async function searchedRef(repo: Repository, q: SearchQuery, project: Parameters<typeof defaultBranchOf>[0] | null): Promise<string | null> {
-  if (!repo.exists()) return null;
-  const ref = q.ref || (project ? await defaultBranchOf(project, repo) : await repo.defaultBranch());
-  if (!ref) return null;
-  return (await repo.resolveCommit(ref).catch(() => null)) ? ref : null;
 }
 
 /** The iids of the issues and merge requests the notes are on. */

@@ -6,7 +6,7 @@ import { AccessLevel, ancestorIds, userAuthorization, type NamespaceRow, type Pr
 import { readableFeatureExpr, readableGroups, readableIssuesExpr, readableSnippetsExpr } from '../../platform/access/queries.ts';
 import { canProject } from '../../platform/access/policy.ts';
 import { containsText, dialectOf, fitsIntColumn, indexedContains } from '../../platform/db/dialect.ts';
-import type { Repository } from '../../platform/git/index.ts';
+import type { CommitInfo, Repository } from '../../platform/git/index.ts';
 import { issuesListQuery, type IssueListContext } from '../issues/issues.finder.ts';
 import { mergeRequestsListQuery } from '../merge-requests/merge-requests.finder.ts';
 import { buildListQuery } from '../projects/projects.list.ts';
@@ -299,39 +299,73 @@ const baseOf = (path: string) => path.replace(/\.[^./]*$/, '');
 /** How many results git is asked for: the reference fetches `100 + offset`. */
 export const blobLimit = (page: number, perPage: number) => 100 + (page - 1) * perPage;
 
+/** The ref a git search reads (its name, as the results show it) and the commit it named when the request came. */
+export interface SearchedCommit { ref: string; commit: string }
+
 /**
- * Blobs at `ref`: the files whose path holds the term first (with their content), then the blocks of lines
- * holding it with two lines of context either side, all narrowed by the query's filters.
+ * The ref searched: the one asked for, else the default branch; null when it names no commit (nothing to find).
+ * Branches and tags come from the repository's ref cache; anything else (a sha) is asked of git.
  */
-export async function blobsSearch(repo: Repository, ref: string, search: string, limit: number): Promise<FoundBlob[]> {
-  const { term, filters } = parseBlobQuery(search);
-  if (!term) return [];
-  const accept = keep(filters);
-  const out: FoundBlob[] = [];
-  const names = (await repo.searchPaths(ref, term, 100_000)).filter(accept).slice(0, limit);
-  for (const path of names) {
-    const blob = await repo.readBlob(ref, path, { maxBytes: 1024 * 1024 }).catch(() => null);
-    out.push({ basename: baseOf(path), data: blob ? blob.content.toString('utf8') : '', path, filename: path, id: blob?.id ?? null, ref, startline: 1 });
-  }
-  if (term !== '*' && out.length < limit) {
-    const blocks = await repo.searchContent(ref, term, { context: 2, limit: 10_000 });
-    for (const b of blocks) {
-      if (out.length >= limit) break;
-      if (!accept(b.path)) continue;
-      out.push({ basename: baseOf(b.path), data: b.data, path: b.path, filename: b.path, id: null, ref, startline: b.startline });
-    }
-  }
-  return out;
+export async function searchedCommit(repo: Repository, asked: string | undefined, defaultBranch: () => Promise<string | null>): Promise<SearchedCommit | null> {
+  if (!repo.exists()) return null;
+  const ref = asked || (await defaultBranch());
+  if (!ref) return null;
+  const commit = (await repo.branches()).byName.get(ref)?.commit.id ?? (await repo.tags()).byName.get(ref)?.commit.id ?? (await repo.resolveCommit(ref));
+  return commit ? { ref, commit } : null;
 }
 
-/** Commits on `ref` whose message holds the query, and the commit the query names when it is a SHA. */
-export async function commitsSearch(repo: Repository, ref: string, search: string, limit: number) {
-  const term = search.trim();
-  const found = await repo.searchMessages(ref, term, { limit });
-  if (/^[0-9a-f]{7,40}$/i.test(term) && !found.some((c) => c.id.startsWith(term.toLowerCase()))) {
-    const sha = await repo.resolveCommit(term).catch(() => null);
-    const commit = sha ? await repo.commit(sha) : null;
-    if (commit) found.unshift(commit);
-  }
-  return found.slice(0, limit);
+/** Whether an answer is small enough to keep: file-name matches carry whole files. */
+const keptSize = 2 * 1024 * 1024;
+const sizeOf = (found: ReadonlyArray<FoundBlob | { message?: string }>) =>
+  found.reduce((n, f) => n + ('data' in f ? f.data.length : 1024), 0);
+
+/**
+ * A git search's answer for one commit, query and bound: read once, then served from the read cache for as long
+ * as it is kept (the commit id in the key makes the answer final; a push moves the ref to another commit, so
+ * another key).
+ */
+async function cachedGitSearch<V extends FoundBlob | CommitInfo>(
+  deps: ServiceDeps, repo: Repository, at: SearchedCommit, what: string, limit: number, load: () => Promise<V[]>,
+): Promise<V[]> {
+  const key = `${repo.path}\0${at.commit}\0${at.ref}\0${what}\0${limit}`;
+  return deps.caches.define<string, V[]>('git-search', { max: 1_000, immutable: true, keep: (v) => sizeOf(v) <= keptSize }).get(key, load);
+}
+
+/**
+ * Blobs at the searched commit: the files whose path holds the term first (with their content), then the blocks
+ * of lines holding it with two lines of context either side, all narrowed by the query's filters; at most
+ * `limit`, git stopped once that many are read.
+ */
+export function blobsSearch(deps: ServiceDeps, repo: Repository, at: SearchedCommit, search: string, limit: number): Promise<FoundBlob[]> {
+  return cachedGitSearch(deps, repo, at, `blobs\0${search}`, limit, async () => {
+    const { term, filters } = parseBlobQuery(search);
+    if (!term) return [];
+    const accept = keep(filters);
+    const { ref, commit } = at;
+    const out: FoundBlob[] = [];
+    const names = (await repo.searchPaths(commit, term, 100_000)).filter(accept).slice(0, limit);
+    for (const path of names) {
+      const blob = await repo.readBlob(commit, path, { maxBytes: 1024 * 1024 }).catch(() => null);
+      out.push({ basename: baseOf(path), data: blob ? blob.content.toString('utf8') : '', path, filename: path, id: blob?.id ?? null, ref, startline: 1 });
+    }
+    if (term !== '*' && out.length < limit) {
+      const blocks = await repo.searchContent(commit, term, { context: 2, limit: limit - out.length, accept });
+      for (const b of blocks) out.push({ basename: baseOf(b.path), data: b.data, path: b.path, filename: b.path, id: null, ref, startline: b.startline });
+    }
+    return out;
+  });
+}
+
+/** Commits reachable from the searched commit whose message holds the query, and the commit the query names when it is a SHA. */
+export function commitsSearch(deps: ServiceDeps, repo: Repository, at: SearchedCommit, search: string, limit: number): Promise<CommitInfo[]> {
+  return cachedGitSearch(deps, repo, at, `commits\0${search}`, limit, async () => {
+    const term = search.trim();
+    const found = await repo.searchMessages(at.commit, term, { limit });
+    if (/^[0-9a-f]{7,40}$/i.test(term) && !found.some((c) => c.id.startsWith(term.toLowerCase()))) {
+      const sha = await repo.resolveCommit(term).catch(() => null);
+      const commit = sha ? await repo.commit(sha) : null;
+      if (commit) found.unshift(commit);
+    }
+    return found.slice(0, limit);
+  });
 }
