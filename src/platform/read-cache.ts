@@ -19,7 +19,7 @@ export interface CacheOptions<V> {
   version?: (value: V) => number;
   /**
    * The key names its value for ever (it holds a commit id, and the value is read from that commit alone): an entry
-   * serves every read until evicted, whatever the window or writes.
+   * serves every read until evicted, whatever the window or writes; concurrent reads of a key not held share one load.
    */
   immutable?: boolean;
   /** Whether a loaded value may be kept (default: every value). */
@@ -61,6 +61,7 @@ export function createReadCaches(o: { window: number; now?: () => number }): Rea
     const version = opts.version;
     const immutable = !!opts.immutable;
     const entries = new LRUCache<K & {}, Entry<V>>({ max: opts.max });
+    const loading = new Map<K, Promise<V>>();
     const fresh = (e: Entry<V> | undefined, wanted: number | undefined, t: number): e is Entry<V> =>
       e !== undefined && cachingAllowed() && (immutable || (version ? version(e.value) === wanted : e.gen === gen && t - e.at < window));
     // A versioned value is checked by its version, not by when it was read; without a value (a row deleted) it has
@@ -74,6 +75,17 @@ export function createReadCaches(o: { window: number; now?: () => number }): Rea
         const hit = immutable || version || window > 0 ? entries.get(key as K & {}) : undefined;
         if (fresh(hit, wanted, t)) return hit.value;
         const since = gen;
+        if (immutable && cachingAllowed()) {
+          const pending = loading.get(key);
+          if (pending) return pending;
+          const p = load();
+          loading.set(key, p);
+          const done = () => void loading.delete(key);
+          p.then(done, done);
+          const value = await p;
+          if (storable(since, value)) entries.set(key as K & {}, { value, at: t, gen: since });
+          return value;
+        }
         const value = await load();
         if (storable(since, value)) entries.set(key as K & {}, { value, at: t, gen: since });
         return value;

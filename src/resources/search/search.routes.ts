@@ -21,7 +21,7 @@ import { usersByIds } from '../users/users.service.ts';
 import { note, peopleOf } from '../notes/notes.presenter.ts';
 import { loadPresentation, simpleProject } from '../projects/projects.presenter.ts';
 import {
-  blobLimit, blobsSearch, checkSearchParams, commitsSearch, searchedCommit, isAbusive, issuesSearch, mergeRequestsSearch, milestonesSearch, notesSearch,
+  blobLimit, blobsSearch, checkSearchParams, commitsSearch, searchedCommit, searchQuery, isAbusive, issuesSearch, mergeRequestsSearch, milestonesSearch, notesSearch,
   projectsSearch, snippetsSearch, usersSearch, type Scope, type SearchLevel, type SearchQuery,
 } from './search.service.ts';
 import { foundBlob, foundWikiBlob } from './search.presenter.ts';
@@ -52,7 +52,7 @@ const PROJECT_ABILITY: Record<string, ProjectAbility> = {
 };
 
 async function search(req: ApiRequest<any>, reply: FastifyReply, level: SearchLevel) {
-  const q = checkSearchParams(level.kind, req.input);
+  const q = searchQuery(req.input);
   reply.header('x-search-type', 'basic');
   if (level.kind === 'global') reply.header('content-transfer-encoding', 'binary');
   const empty = () => {
@@ -67,9 +67,11 @@ async function search(req: ApiRequest<any>, reply: FastifyReply, level: SearchLe
   const from = level.kind === 'project' ? { projectId: level.project.id } : level.kind === 'group' ? { groupId: level.group.id } : {};
   switch (q.scope) {
     case 'projects': {
-      const built = await projectsSearch(deps, actor, level, q);
-      if (built.empty) return empty();
-      const rows = await paginateQuery(req, reply, built.query, { withCount });
+      const p = pageParams(req.input);
+      const found = await projectsSearch(deps, actor, level, q, p);
+      if (!found) return empty();
+      const rows = found.rows;
+      setOffsetHeaders(req, reply, p, null, found.hasNext);
       const pres = await loadPresentation(deps, actor, rows as any[], { full: false });
       return (rows as any[]).map((p) => simpleProject(p, pres));
     }
@@ -160,7 +162,7 @@ async function searchRateLimit(req: FastifyRequest, actor: Actor) {
 const limits = (kind: SearchLevel['kind']) => ({
   rateLimit: searchRateLimit,
   // Parameter errors come before the group or project is looked up (Grape validates before the endpoint runs).
-  checks: (input: any) => void checkSearchParams(kind, input),
+  checks: (input: any) => checkSearchParams(kind, input),
 });
 
 export const searchRoutes: RouteDef<any>[] = [

@@ -9,7 +9,9 @@ import { containsText, dialectOf, fitsIntColumn, indexedContains } from '../../p
 import type { CommitInfo, Repository } from '../../platform/git/index.ts';
 import { issuesListQuery, type IssueListContext } from '../issues/issues.finder.ts';
 import { mergeRequestsListQuery } from '../merge-requests/merge-requests.finder.ts';
-import { buildListQuery } from '../projects/projects.list.ts';
+import { buildListQuery, cachedPage } from '../projects/projects.list.ts';
+import { projectRows } from '../../platform/project-rows.ts';
+import type { PageParams } from '../../http/pagination.ts';
 import { searchWords } from '../feature-flag-user-lists/feature-flag-user-lists.service.ts';
 
 // The search API (GET /search, /groups/:id/search, /projects/:id/search): the parameter rules, the reference's
@@ -55,8 +57,12 @@ export interface SearchQuery {
   ref?: string;
 }
 
-/** The parameter rules, every problem at once in declaration order (search, scope, state), as the reference words them. */
-export function checkSearchParams(level: SearchLevel['kind'], i: SearchInput): SearchQuery {
+/**
+ * The parameter rules, every problem at once in declaration order (search, scope, state), as the reference words
+ * them. The routes run them once, before the group or project is looked up; the handler then reads the input as
+ * `searchQuery` has it.
+ */
+export function checkSearchParams(level: SearchLevel['kind'], i: SearchInput): void {
   const problems: Array<{ param: string; problem: ParamProblem }> = [];
   if (i.search === undefined) problems.push({ param: 'search', problem: 'missing' });
   const scopes: readonly string[] = SCOPES[level];
@@ -64,6 +70,10 @@ export function checkSearchParams(level: SearchLevel['kind'], i: SearchInput): S
   else if (!scopes.includes(i.scope)) problems.push({ param: 'scope', problem: 'value' });
   if (i.state !== undefined && !(STATES as readonly string[]).includes(i.state)) problems.push({ param: 'state', problem: 'value' });
   if (problems.length) throw new ParamError(problems);
+}
+
+/** The query of input that passed `checkSearchParams`. */
+export function searchQuery(i: SearchInput): SearchQuery {
   return {
     search: i.search!, scope: i.scope as Scope, state: i.state as State | undefined, confidential: i.confidential,
     includeArchived: !!i.include_archived, orderBy: i.order_by, sort: i.sort, ref: i.ref,
@@ -141,14 +151,30 @@ export async function mergeRequestsSearch(deps: ServiceDeps, actor: Actor, level
   } as any);
 }
 
-export async function projectsSearch(deps: ServiceDeps, actor: Actor, level: SearchLevel, q: SearchQuery) {
+/**
+ * One page of projects (rows and whether another follows; null when nothing can match), matched through the
+ * project names index (migration 0032) and filtered by visibility in the query. Which projects a page holds is kept
+ * as the project listing keeps its pages (`cachedPage`: per caller and query, voided by any write); the rows are
+ * read by their versions.
+ */
+export async function projectsSearch(deps: ServiceDeps, actor: Actor, level: SearchLevel, q: SearchQuery, p: PageParams): Promise<{ rows: ProjectRow[]; hasNext: boolean } | null> {
   const scope = level.kind === 'group'
     ? { group: { namespaceIds: (await subtree(deps, level.group).execute()).map((r) => r.id) } }
     : {};
-  return buildListQuery(deps, actor, {
-    search: q.search, search_namespaces: true, archived: q.includeArchived ? undefined : false,
-    order_by: 'created_at', sort: q.sort === 'asc' && q.orderBy === 'created_at' ? 'asc' : 'desc',
+  const sort = q.sort === 'asc' && q.orderBy === 'created_at' ? 'asc' : 'desc';
+  const built = await buildListQuery(deps, actor, {
+    search: q.search, search_namespaces: true, archived: q.includeArchived ? undefined : false, order_by: 'created_at', sort,
   }, scope);
+  if (built.empty) return null;
+  const key = JSON.stringify(['search', actor.user?.id ?? 0, actor.admin, level.kind === 'group' ? level.group.id : 0, q.search, q.includeArchived, sort, p.page, p.perPage]);
+  const page = await cachedPage(deps, key, async () => ({
+    keys: await built.query.clearSelect().select(['projects.id', 'projects.row_version']).limit(p.perPage + 1).offset((p.page - 1) * p.perPage).execute(),
+    total: null,
+  }));
+  const rows = await projectRows(deps, page.keys);
+  const hasNext = rows.length > p.perPage;
+  if (hasNext) rows.pop();
+  return { rows: rows as ProjectRow[], hasNext };
 }
 
 /**
