@@ -88,7 +88,7 @@ describe('search: projects through the names index', () => {
   test('finds what reading every project finds: _, %, any case, unicode, renamed projects and groups', async () => {
     const user = await quickUser(t.app);
     const group = await makeGroup(t.app, { visibility: 20 });
-    const made = [];
+    const made: number[] = [];
     const named: Array<[string, string | null]> = [
       ['Snake_Case_Tool', null], ['snakeXcaseXtool', 'not a snake_case one'], ['Percent Tool', 'fifty% off'], ['fifty off', 'fifty off'],
       ['MiXeD CaSe', null], ['Crème Brûlée', 'dessert'], ['ÜBER Straße', 'Ünïcödé text'], ['über strasse', null],

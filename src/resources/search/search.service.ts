@@ -369,14 +369,17 @@ export function blobsSearch(deps: ServiceDeps, repo: Repository, at: SearchedCom
     const accept = keep(filters);
     const { ref, commit } = at;
     const out: FoundBlob[] = [];
-    const names = (await repo.searchPaths(commit, term, 100_000)).filter(accept).slice(0, limit);
+    // Names and content are read side by side (the content search is bounded by the page either way).
+    const [names, blocks] = await Promise.all([
+      repo.searchPaths(commit, term, 100_000).then((paths) => paths.filter(accept).slice(0, limit)),
+      term === '*' ? [] : repo.searchContent(commit, term, { context: 2, limit, accept }),
+    ]);
     for (const path of names) {
       const blob = await repo.readBlob(commit, path, { maxBytes: 1024 * 1024 }).catch(() => null);
       out.push({ basename: baseOf(path), data: blob ? blob.content.toString('utf8') : '', path, filename: path, id: blob?.id ?? null, ref, startline: 1 });
     }
-    if (term !== '*' && out.length < limit) {
-      const blocks = await repo.searchContent(commit, term, { context: 2, limit: limit - out.length, accept });
-      for (const b of blocks) out.push({ basename: baseOf(b.path), data: b.data, path: b.path, filename: b.path, id: null, ref, startline: b.startline });
+    for (const b of blocks.slice(0, limit - out.length)) {
+      out.push({ basename: baseOf(b.path), data: b.data, path: b.path, filename: b.path, id: null, ref, startline: b.startline });
     }
     return out;
   });
