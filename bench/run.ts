@@ -358,6 +358,7 @@ async function searchRows() {
     node: process.version, projects: facts.projects, repository: { files: facts.files, mb: facts.repoMb, commits: facts.commits }, duration, connections,
     pinned: pin, workers, loadgen, rows, loadAverage: { before: Math.round(loadBefore * 10) / 10, after: Math.round(loadavg()[0] * 10) / 10 },
   };
+  if (args.scratch) return void console.log(JSON.stringify(out.loadAverage));
   if (!only) writeFileSync(join('bench', `results-search-${dialect}${workers > 1 ? `-w${workers}` : ''}.json`), `${JSON.stringify(out, null, 2)}\n`);
   writeResults();
 }

@@ -223,3 +223,28 @@ test('owned and named memos are bounded LRUs', () => {
   named.clear();
   assert.equal(named.get(2), undefined);
 });
+
+test('an immutable entry serves reads past the window and writes; concurrent reads of it share one load', async () => {
+  const s = setup();
+  const c = s.caches.define<string, string>('immutable', { max: 10, immutable: true, keep: (v) => v !== 'big' });
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let loads = 0;
+  const slow = async () => { loads++; await gate; return 'a'; };
+  const both = Promise.all([c.get('k', slow), c.get('k', slow)]);
+  release();
+  assert.deepEqual(await both, ['a', 'a']);
+  assert.equal(loads, 1);
+  s.advance(10_000);
+  s.caches.voidAll();
+  assert.equal(await c.get('k', s.load('b')), 'a');
+  assert.equal(s.loads(), 0);
+  // What `keep` refuses is loaded again.
+  assert.equal(await c.get('x', s.load('big')), 'big');
+  assert.equal(await c.get('x', s.load('small')), 'small');
+  assert.equal(s.loads(), 2);
+  // A failed load is not kept and does not hold the key.
+  await assert.rejects(c.get('e', async () => { throw new Error('boom'); }), /boom/);
+  assert.equal(await c.get('e', s.load('ok')), 'ok');
+  s.caches.close();
+});

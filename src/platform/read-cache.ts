@@ -17,6 +17,11 @@ export interface CacheOptions<V> {
   window?: number;
   /** The version of a value: the entry serves reads that ask for this version, and no others. */
   version?: (value: V) => number;
+  /**
+   * The key names its value for ever (it holds a commit id, and the value is read from that commit alone): an entry
+   * serves every read until evicted, whatever the window or writes; concurrent reads of a key not held share one load.
+   */
+  immutable?: boolean;
   /** Whether a loaded value may be kept (default: every value). */
   keep?: (value: V) => boolean;
 }
@@ -54,27 +59,28 @@ export function createReadCaches(o: { window: number; now?: () => number }): Rea
   function make<K, V>(opts: CacheOptions<V>): ReadCache<K, V> {
     const window = opts.window ?? o.window;
     const version = opts.version;
+    const immutable = !!opts.immutable;
     const entries = new LRUCache<K & {}, Entry<V>>({ max: opts.max });
     // Loads under way, by key: a read that misses while the same key is being loaded since the last write waits for
     // that load instead of making its own, so many readers missing at once (an entry's window ending under load)
-    // cost one load. A load begun before a write is not joined.
+    // cost one load. A load begun before a write is not joined, unless the value is immutable (a write cannot change it).
     const loading = new Map<K, { gen: number; value: Promise<V> }>();
     const fresh = (e: Entry<V> | undefined, wanted: number | undefined, t: number): e is Entry<V> =>
-      e !== undefined && cachingAllowed() && (version ? version(e.value) === wanted : e.gen === gen && t - e.at < window);
+      e !== undefined && cachingAllowed() && (immutable || (version ? version(e.value) === wanted : e.gen === gen && t - e.at < window));
     // A versioned value is checked by its version, not by when it was read; without a value (a row deleted) it has
     // no version to check and is not kept.
     const storable = (since: number, value: V) =>
-      cachingAllowed() && (version ? value !== undefined : window > 0 && gen === since) && (!opts.keep || opts.keep(value));
+      cachingAllowed() && (immutable || (version ? value !== undefined : window > 0 && gen === since)) && (!opts.keep || opts.keep(value));
 
     return {
       async get(key, load, wanted) {
         const t = now();
-        const hit = version || window > 0 ? entries.get(key as K & {}) : undefined;
+        const hit = immutable || version || window > 0 ? entries.get(key as K & {}) : undefined;
         if (fresh(hit, wanted, t)) return hit.value;
         const since = gen;
-        const shared = !version && window > 0 && cachingAllowed();
+        const shared = (immutable || (!version && window > 0)) && cachingAllowed();
         const running = shared ? loading.get(key) : undefined;
-        if (running && running.gen === since) return running.value;
+        if (running && (immutable || running.gen === since)) return running.value;
         const value = load().then((v) => {
           if (storable(since, v)) entries.set(key as K & {}, { value: v, at: t, gen: since });
           return v;
@@ -93,7 +99,7 @@ export function createReadCaches(o: { window: number; now?: () => number }): Rea
         const t = now();
         const out = new Map<K, V>();
         const missing = new Set<K>();
-        const on = version !== undefined || window > 0;
+        const on = immutable || version !== undefined || window > 0;
         keys.forEach((key, i) => {
           const hit = on ? entries.get(key as K & {}) : undefined;
           if (fresh(hit, versions?.[i], t)) {

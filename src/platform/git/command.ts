@@ -19,6 +19,11 @@ export interface GitRunOptions {
   okExitCodes?: number[];
   /** On reaching maxBuffer, stop git and resolve with the output so far instead of failing. */
   truncate?: boolean;
+  /**
+   * Given each piece of output as it comes, whether enough is read: git is stopped there and the call resolves with
+   * the output so far, `truncated` set (a bounded search stops once its page is full).
+   */
+  enough?: (chunk: Buffer) => boolean;
   signal?: AbortSignal;
 }
 
@@ -181,6 +186,14 @@ export function runGit(args: string[], opts: GitRunOptions = {}): Promise<GitRes
       truncated = true;
       child.kill('SIGKILL');
     });
+    if (opts.enough) {
+      const enough = opts.enough;
+      child.stdout!.on('data', (chunk: Buffer) => {
+        if (truncated || failure || !enough(chunk)) return;
+        truncated = true;
+        child.kill('SIGKILL');
+      });
+    }
     child.stderr!.on('data', (chunk: Buffer) => {
       // stderr is for the error message only; keep the start, which holds the "fatal:" line.
       if (errLen < 64 * 1024) err.push(chunk);

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { ChildProcess } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
 import { EMPTY_SNAPSHOT, branchEntry, derivedFromSnapshot, forgetDerived, cachedRefs, invalidateRefCache, peekRefCache, snapshotOf, tagEntry, withMillisDates, type RefSnapshot } from './ref-cache.ts';
 import { runGit, spawnGit, assertSafeArg, GitError, UnsafeArgumentError, type GitRunOptions } from './command.ts';
 import {
@@ -883,10 +884,14 @@ export class Repository {
 
   /**
    * Search: the lines at `ref` holding `term` (literal, case-insensitive, text files only) with `context` lines
-   * either side, one block per run of lines as git groups them, at most `limit` blocks; `paths` narrows the
-   * files (literal paths after "--"). The term goes after -e, so no term can become an option.
+   * either side, one block per run of lines as git groups them, at most `limit` blocks of the files `accept`
+   * keeps (every file without it); `paths` narrows the files (literal paths after "--"). git is stopped as soon
+   * as `limit` blocks are read, so the cost follows the page asked for, not the repository. The term goes after
+   * -e, so no term can become an option.
    */
-  async searchContent(ref: string, term: string, o: { context: number; limit: number; paths?: readonly string[] }): Promise<Array<{ path: string; startline: number; data: string }>> {
+  async searchContent(
+    ref: string, term: string, o: { context: number; limit: number; paths?: readonly string[]; accept?: (path: string) => boolean },
+  ): Promise<Array<{ path: string; startline: number; data: string }>> {
     if (typeof term !== 'string' || term === '' || /[\0\n]/.test(term)) throw new InvalidInputError('pattern');
     const rev = assertRevision(ref);
     const args = ['grep', '-z', '-n', '-I', '-i', '-F', '--no-color', `-C${Math.max(0, Math.trunc(o.context))}`, '-e', term, rev, '--'];
@@ -894,26 +899,46 @@ export class Repository {
       if (o.paths.length === 0) return [];
       args.push(...o.paths.map((p) => `:(literal)${p}`));
     }
-    const r = await this.git(args, { okExitCodes: [1], maxBuffer: 8 * 1024 * 1024, truncate: true });
+    const limit = Math.max(0, Math.trunc(o.limit));
+    if (limit === 0) return [];
     const prefix = `${rev}:`;
     const blocks: Array<{ path: string; startline: number; data: string }> = [];
     let current: { path: string; startline: number; data: string } | null = null;
-    const close = () => { if (current) blocks.push(current); current = null; };
-    for (const line of r.stdout.toString('utf8').split('\n')) {
-      if (blocks.length >= o.limit) break;
-      if (line === '--') { close(); continue; }
-      if (!line.startsWith(prefix)) continue;
+    const close = () => {
+      if (current && (!o.accept || o.accept(current.path))) blocks.push(current);
+      current = null;
+    };
+    const feed = (line: string) => {
+      if (line === '--') return close();
+      if (!line.startsWith(prefix)) return;
       // "<rev>:<path>\0<line>\0<text>"; the path may hold any byte but NUL.
       const a = line.indexOf('\0');
       const b = a === -1 ? -1 : line.indexOf('\0', a + 1);
-      if (b === -1) continue;
+      if (b === -1) return;
       const path = line.slice(prefix.length, a);
       if (current && current.path !== path) close();
       if (!current) current = { path, startline: Number(line.slice(a + 1, b)), data: '' };
       current.data += `${line.slice(b + 1)}\n`;
+    };
+    // Lines are parsed as git writes them; a line cut between two pieces waits for the rest.
+    const decoder = new StringDecoder('utf8');
+    let rest = '';
+    const enough = (chunk: Buffer) => {
+      const lines = (rest + decoder.write(chunk)).split('\n');
+      rest = lines.pop()!;
+      for (const line of lines) {
+        feed(line);
+        if (blocks.length >= limit) return true;
+      }
+      return false;
+    };
+    const r = await this.git(args, { okExitCodes: [1], maxBuffer: 8 * 1024 * 1024, truncate: true, enough });
+    if (blocks.length < limit && !r.truncated) {
+      const tail = rest + decoder.end();
+      if (tail) feed(tail);
+      close();
     }
-    if (blocks.length < o.limit) close();
-    return blocks;
+    return blocks.slice(0, limit);
   }
 
   /** Search: commits reachable from `ref` whose message contains `term` (literal, case-insensitive), newest first. */

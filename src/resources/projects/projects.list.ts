@@ -70,6 +70,29 @@ function searchExpr(eb: any, q: string, columns: any[]): Expression<SqlBool> {
   return eb.or(columns.map((c) => eb.and(terms.map((t) => containsText(c, t)))));
 }
 
+/**
+ * The candidates of a `search_namespaces` search taken from the index of migration 0032 (the exact condition is
+ * still applied): SQLite's trigram table of full path, name with namespace and description; on PostgreSQL the
+ * trigram indexes of each column, which together hold every match unless a term spans the " / " between the
+ * namespace's full name and the project's name (a term with a space or a slash: then no narrowing).
+ */
+function narrowByNamesIndex(db: ServiceDeps['db'], q: any, search: string): any {
+  const { terms, exact } = searchTerms(search);
+  if (exact) return q;
+  if (dialectOf(db) === 'sqlite') {
+    const match = terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND ');
+    return q.where('projects.id', 'in', sql`(select rowid from project_names_search where project_names_search match ${match})`);
+  }
+  if (terms.some((t) => /[\s/]/.test(t))) return q;
+  for (const t of terms) {
+    q = q.where((eb: any) => eb.or([
+      containsText('projects.full_path', t), containsText('projects.name', t), containsText('projects.description', t),
+      eb('projects.namespace_id', 'in', db.selectFrom('namespaces').select('namespaces.id').where(containsText('namespaces.full_name', t))),
+    ]));
+  }
+  return q;
+}
+
 export interface ListScope {
   /** GET /users/:user_id/projects: only that personal namespace; owned/membership do not apply. */
   namespaceId?: number;
@@ -193,6 +216,7 @@ export async function buildListQuery(deps: ServiceDeps, actor: Actor, i: ListInp
     if (i.search_namespaces) {
       q = q.innerJoin('namespaces as sns', 'sns.id', 'projects.namespace_id');
       q = q.where((eb: any) => searchExpr(eb, i.search!, [sql.ref('projects.full_path'), sql`(sns.full_name || ' / ' || projects.name)`, sql.ref('projects.description')]));
+      q = narrowByNamesIndex(db, q, i.search);
     } else {
       q = q.where((eb: any) => searchExpr(eb, i.search!, [sql.ref('projects.path'), sql.ref('projects.name'), sql.ref('projects.description')]));
       // SQLite: the trigram index narrows the candidates to projects holding every term in some column.

@@ -20,9 +20,8 @@ import { userBasic } from '../users/users.presenter.ts';
 import { usersByIds } from '../users/users.service.ts';
 import { note, peopleOf } from '../notes/notes.presenter.ts';
 import { loadPresentation, simpleProject } from '../projects/projects.presenter.ts';
-import type { Repository } from '../../platform/git/index.ts';
 import {
-  blobLimit, blobsSearch, checkSearchParams, commitsSearch, isAbusive, issuesSearch, mergeRequestsSearch, milestonesSearch, notesSearch,
+  blobLimit, blobsSearch, checkSearchParams, commitsSearch, searchedCommit, searchQuery, isAbusive, issuesSearch, mergeRequestsSearch, milestonesSearch, notesSearch,
   projectsSearch, snippetsSearch, usersSearch, type Scope, type SearchLevel, type SearchQuery,
 } from './search.service.ts';
 import { foundBlob, foundWikiBlob } from './search.presenter.ts';
@@ -53,7 +52,7 @@ const PROJECT_ABILITY: Record<string, ProjectAbility> = {
 };
 
 async function search(req: ApiRequest<any>, reply: FastifyReply, level: SearchLevel) {
-  const q = checkSearchParams(level.kind, req.input);
+  const q = searchQuery(req.input);
   reply.header('x-search-type', 'basic');
   if (level.kind === 'global') reply.header('content-transfer-encoding', 'binary');
   const empty = () => {
@@ -68,9 +67,11 @@ async function search(req: ApiRequest<any>, reply: FastifyReply, level: SearchLe
   const from = level.kind === 'project' ? { projectId: level.project.id } : level.kind === 'group' ? { groupId: level.group.id } : {};
   switch (q.scope) {
     case 'projects': {
-      const built = await projectsSearch(deps, actor, level, q);
-      if (built.empty) return empty();
-      const rows = await paginateQuery(req, reply, built.query, { withCount });
+      const p = pageParams(req.input);
+      const found = await projectsSearch(deps, actor, level, q, p);
+      if (!found) return empty();
+      const rows = found.rows;
+      setOffsetHeaders(req, reply, p, null, found.hasNext);
       const pres = await loadPresentation(deps, actor, rows as any[], { full: false });
       return (rows as any[]).map((p) => simpleProject(p, pres));
     }
@@ -119,26 +120,18 @@ async function search(req: ApiRequest<any>, reply: FastifyReply, level: SearchLe
       const project = level.project;
       const wiki = q.scope === 'wiki_blobs';
       const repo = wiki ? wikiRepo(deps, project) : repoFor(deps.config, project);
-      const ref = await searchedRef(repo, q, wiki ? null : project);
-      if (!ref) return empty();
+      const at = await searchedCommit(repo, q.ref, () => (wiki ? repo.defaultBranch() : defaultBranchOf(project, repo)));
+      if (!at) return empty();
       const p = pageParams(req.input);
       const limit = blobLimit(p.page, p.perPage);
       if (q.scope === 'commits') {
-        const found = await commitsSearch(repo, ref, q.search, limit);
+        const found = await commitsSearch(deps, repo, at, q.search, limit);
         return paginateArray(req, reply, found).map((c) => presentCommitDetail(deps.config, project, c));
       }
-      const found = await blobsSearch(repo, ref, q.search, limit);
+      const found = await blobsSearch(deps, repo, at, q.search, limit);
       return paginateArray(req, reply, found).map((b) => (wiki ? foundWikiBlob(b, project.id) : foundBlob(b, project.id)));
     }
   }
-}
-
-/** The ref searched: the one asked for, else the default branch; null when it names no commit (nothing to find). */
-async function searchedRef(repo: Repository, q: SearchQuery, project: Parameters<typeof defaultBranchOf>[0] | null): Promise<string | null> {
-  if (!repo.exists()) return null;
-  const ref = q.ref || (project ? await defaultBranchOf(project, repo) : await repo.defaultBranch());
-  if (!ref) return null;
-  return (await repo.resolveCommit(ref).catch(() => null)) ? ref : null;
 }
 
 /** The iids of the issues and merge requests the notes are on. */
@@ -169,7 +162,7 @@ async function searchRateLimit(req: FastifyRequest, actor: Actor) {
 const limits = (kind: SearchLevel['kind']) => ({
   rateLimit: searchRateLimit,
   // Parameter errors come before the group or project is looked up (Grape validates before the endpoint runs).
-  checks: (input: any) => void checkSearchParams(kind, input),
+  checks: (input: any) => checkSearchParams(kind, input),
 });
 
 export const searchRoutes: RouteDef<any>[] = [

@@ -6,10 +6,12 @@ import { AccessLevel, ancestorIds, userAuthorization, type NamespaceRow, type Pr
 import { readableFeatureExpr, readableGroups, readableIssuesExpr, readableSnippetsExpr } from '../../platform/access/queries.ts';
 import { canProject } from '../../platform/access/policy.ts';
 import { containsText, dialectOf, fitsIntColumn, indexedContains } from '../../platform/db/dialect.ts';
-import type { Repository } from '../../platform/git/index.ts';
+import type { CommitInfo, Repository } from '../../platform/git/index.ts';
 import { issuesListQuery, type IssueListContext } from '../issues/issues.finder.ts';
 import { mergeRequestsListQuery } from '../merge-requests/merge-requests.finder.ts';
-import { buildListQuery } from '../projects/projects.list.ts';
+import { buildListQuery, cachedPage } from '../projects/projects.list.ts';
+import { projectRows } from '../../platform/project-rows.ts';
+import type { PageParams } from '../../http/pagination.ts';
 import { searchWords } from '../feature-flag-user-lists/feature-flag-user-lists.service.ts';
 
 // The search API (GET /search, /groups/:id/search, /projects/:id/search): the parameter rules, the reference's
@@ -55,8 +57,12 @@ export interface SearchQuery {
   ref?: string;
 }
 
-/** The parameter rules, every problem at once in declaration order (search, scope, state), as the reference words them. */
-export function checkSearchParams(level: SearchLevel['kind'], i: SearchInput): SearchQuery {
+/**
+ * The parameter rules, every problem at once in declaration order (search, scope, state), as the reference words
+ * them. The routes run them once, before the group or project is looked up; the handler then reads the input as
+ * `searchQuery` has it.
+ */
+export function checkSearchParams(level: SearchLevel['kind'], i: SearchInput): void {
   const problems: Array<{ param: string; problem: ParamProblem }> = [];
   if (i.search === undefined) problems.push({ param: 'search', problem: 'missing' });
   const scopes: readonly string[] = SCOPES[level];
@@ -64,6 +70,10 @@ export function checkSearchParams(level: SearchLevel['kind'], i: SearchInput): S
   else if (!scopes.includes(i.scope)) problems.push({ param: 'scope', problem: 'value' });
   if (i.state !== undefined && !(STATES as readonly string[]).includes(i.state)) problems.push({ param: 'state', problem: 'value' });
   if (problems.length) throw new ParamError(problems);
+}
+
+/** The query of input that passed `checkSearchParams`. */
+export function searchQuery(i: SearchInput): SearchQuery {
   return {
     search: i.search!, scope: i.scope as Scope, state: i.state as State | undefined, confidential: i.confidential,
     includeArchived: !!i.include_archived, orderBy: i.order_by, sort: i.sort, ref: i.ref,
@@ -141,14 +151,30 @@ export async function mergeRequestsSearch(deps: ServiceDeps, actor: Actor, level
   } as any);
 }
 
-export async function projectsSearch(deps: ServiceDeps, actor: Actor, level: SearchLevel, q: SearchQuery) {
+/**
+ * One page of projects (rows and whether another follows; null when nothing can match), matched through the
+ * project names index (migration 0032) and filtered by visibility in the query. Which projects a page holds is kept
+ * as the project listing keeps its pages (`cachedPage`: per caller and query, voided by any write); the rows are
+ * read by their versions.
+ */
+export async function projectsSearch(deps: ServiceDeps, actor: Actor, level: SearchLevel, q: SearchQuery, p: PageParams): Promise<{ rows: ProjectRow[]; hasNext: boolean } | null> {
   const scope = level.kind === 'group'
     ? { group: { namespaceIds: (await subtree(deps, level.group).execute()).map((r) => r.id) } }
     : {};
-  return buildListQuery(deps, actor, {
-    search: q.search, search_namespaces: true, archived: q.includeArchived ? undefined : false,
-    order_by: 'created_at', sort: q.sort === 'asc' && q.orderBy === 'created_at' ? 'asc' : 'desc',
+  const sort = q.sort === 'asc' && q.orderBy === 'created_at' ? 'asc' : 'desc';
+  const built = await buildListQuery(deps, actor, {
+    search: q.search, search_namespaces: true, archived: q.includeArchived ? undefined : false, order_by: 'created_at', sort,
   }, scope);
+  if (built.empty) return null;
+  const key = JSON.stringify(['search', actor.user?.id ?? 0, actor.admin, level.kind === 'group' ? level.group.id : 0, q.search, q.includeArchived, sort, p.page, p.perPage]);
+  const page = await cachedPage(deps, key, async () => ({
+    keys: await built.query.clearSelect().select(['projects.id', 'projects.row_version']).limit(p.perPage + 1).offset((p.page - 1) * p.perPage).execute(),
+    total: null,
+  }));
+  const rows = await projectRows(deps, page.keys);
+  const hasNext = rows.length > p.perPage;
+  if (hasNext) rows.pop();
+  return { rows: rows as ProjectRow[], hasNext };
 }
 
 /**
@@ -299,39 +325,76 @@ const baseOf = (path: string) => path.replace(/\.[^./]*$/, '');
 /** How many results git is asked for: the reference fetches `100 + offset`. */
 export const blobLimit = (page: number, perPage: number) => 100 + (page - 1) * perPage;
 
+/** The ref a git search reads (its name, as the results show it) and the commit it named when the request came. */
+export interface SearchedCommit { ref: string; commit: string }
+
 /**
- * Blobs at `ref`: the files whose path holds the term first (with their content), then the blocks of lines
- * holding it with two lines of context either side, all narrowed by the query's filters.
+ * The ref searched: the one asked for, else the default branch; null when it names no commit (nothing to find).
+ * Branches and tags come from the repository's ref cache; anything else (a sha) is asked of git.
  */
-export async function blobsSearch(repo: Repository, ref: string, search: string, limit: number): Promise<FoundBlob[]> {
-  const { term, filters } = parseBlobQuery(search);
-  if (!term) return [];
-  const accept = keep(filters);
-  const out: FoundBlob[] = [];
-  const names = (await repo.searchPaths(ref, term, 100_000)).filter(accept).slice(0, limit);
-  for (const path of names) {
-    const blob = await repo.readBlob(ref, path, { maxBytes: 1024 * 1024 }).catch(() => null);
-    out.push({ basename: baseOf(path), data: blob ? blob.content.toString('utf8') : '', path, filename: path, id: blob?.id ?? null, ref, startline: 1 });
-  }
-  if (term !== '*' && out.length < limit) {
-    const blocks = await repo.searchContent(ref, term, { context: 2, limit: 10_000 });
-    for (const b of blocks) {
-      if (out.length >= limit) break;
-      if (!accept(b.path)) continue;
-      out.push({ basename: baseOf(b.path), data: b.data, path: b.path, filename: b.path, id: null, ref, startline: b.startline });
-    }
-  }
-  return out;
+export async function searchedCommit(repo: Repository, asked: string | undefined, defaultBranch: () => Promise<string | null>): Promise<SearchedCommit | null> {
+  if (!repo.exists()) return null;
+  const ref = asked || (await defaultBranch());
+  if (!ref) return null;
+  const commit = (await repo.branches()).byName.get(ref)?.commit.id ?? (await repo.tags()).byName.get(ref)?.commit.id ?? (await repo.resolveCommit(ref));
+  return commit ? { ref, commit } : null;
 }
 
-/** Commits on `ref` whose message holds the query, and the commit the query names when it is a SHA. */
-export async function commitsSearch(repo: Repository, ref: string, search: string, limit: number) {
-  const term = search.trim();
-  const found = await repo.searchMessages(ref, term, { limit });
-  if (/^[0-9a-f]{7,40}$/i.test(term) && !found.some((c) => c.id.startsWith(term.toLowerCase()))) {
-    const sha = await repo.resolveCommit(term).catch(() => null);
-    const commit = sha ? await repo.commit(sha) : null;
-    if (commit) found.unshift(commit);
-  }
-  return found.slice(0, limit);
+/** Whether an answer is small enough to keep: file-name matches carry whole files. */
+const keptSize = 2 * 1024 * 1024;
+const sizeOf = (found: ReadonlyArray<FoundBlob | { message?: string }>) =>
+  found.reduce((n, f) => n + ('data' in f ? f.data.length : 1024), 0);
+
+/**
+ * A git search's answer for one commit, query and bound: read once, then served from the read cache for as long
+ * as it is kept (the commit id in the key makes the answer final; a push moves the ref to another commit, so
+ * another key).
+ */
+async function cachedGitSearch<V extends FoundBlob | CommitInfo>(
+  deps: ServiceDeps, repo: Repository, at: SearchedCommit, what: string, limit: number, load: () => Promise<V[]>,
+): Promise<V[]> {
+  const key = `${repo.path}\0${at.commit}\0${at.ref}\0${what}\0${limit}`;
+  return deps.caches.define<string, V[]>('git-search', { max: 1_000, immutable: true, keep: (v) => sizeOf(v) <= keptSize }).get(key, load);
+}
+
+/**
+ * Blobs at the searched commit: the files whose path holds the term first (with their content), then the blocks
+ * of lines holding it with two lines of context either side, all narrowed by the query's filters; at most
+ * `limit`, git stopped once that many are read.
+ */
+export function blobsSearch(deps: ServiceDeps, repo: Repository, at: SearchedCommit, search: string, limit: number): Promise<FoundBlob[]> {
+  return cachedGitSearch(deps, repo, at, `blobs\0${search}`, limit, async () => {
+    const { term, filters } = parseBlobQuery(search);
+    if (!term) return [];
+    const accept = keep(filters);
+    const { ref, commit } = at;
+    const out: FoundBlob[] = [];
+    // Names and content are read side by side (the content search is bounded by the page either way).
+    const [names, blocks] = await Promise.all([
+      repo.searchPaths(commit, term, 100_000).then((paths) => paths.filter(accept).slice(0, limit)),
+      term === '*' ? [] : repo.searchContent(commit, term, { context: 2, limit, accept }),
+    ]);
+    for (const path of names) {
+      const blob = await repo.readBlob(commit, path, { maxBytes: 1024 * 1024 }).catch(() => null);
+      out.push({ basename: baseOf(path), data: blob ? blob.content.toString('utf8') : '', path, filename: path, id: blob?.id ?? null, ref, startline: 1 });
+    }
+    for (const b of blocks.slice(0, limit - out.length)) {
+      out.push({ basename: baseOf(b.path), data: b.data, path: b.path, filename: b.path, id: null, ref, startline: b.startline });
+    }
+    return out;
+  });
+}
+
+/** Commits reachable from the searched commit whose message holds the query, and the commit the query names when it is a SHA. */
+export function commitsSearch(deps: ServiceDeps, repo: Repository, at: SearchedCommit, search: string, limit: number): Promise<CommitInfo[]> {
+  return cachedGitSearch(deps, repo, at, `commits\0${search}`, limit, async () => {
+    const term = search.trim();
+    const found = await repo.searchMessages(at.commit, term, { limit });
+    if (/^[0-9a-f]{7,40}$/i.test(term) && !found.some((c) => c.id.startsWith(term.toLowerCase()))) {
+      const sha = await repo.resolveCommit(term).catch(() => null);
+      const commit = sha ? await repo.commit(sha) : null;
+      if (commit) found.unshift(commit);
+    }
+    return found.slice(0, limit);
+  });
 }

@@ -29,6 +29,7 @@ import * as m0027 from './0027_notification_mail.ts';
 import * as m0028 from './0028_spam.ts';
 import * as m0029 from './0029_snippet_moves_group_wikis.ts';
 import * as m0031 from './0031_group_hooks.ts';
+import * as m0032 from './0032_project_search.ts';
 import * as m0034 from './0034_merge_requests_target_status.ts';
 
 export interface VersionedMigration {
@@ -67,5 +68,6 @@ export const migrations: VersionedMigration[] = [
   { name: '0028_spam', up: m0028.up },
   { name: '0029_snippet_moves_group_wikis', up: m0029.up },
   { name: '0031_group_hooks', up: m0031.up },
+  { name: '0032_project_search', up: m0032.up },
   { name: '0034_merge_requests_target_status', up: m0034.up },
 ];
