@@ -183,7 +183,7 @@ describe('the entity\'s allow_collaboration: stored on and possible', () => {
   const shown = async (s: Setup) => {
     const r = await call(t.app, 'GET', s.url, { token: s.roles.admin.token });
     assert.equal(r.status, 200);
-    const listed = await call(t.app, 'GET', `/projects/${s.upstream.id}/merge_requests`, { token: s.roles.admin.token, query: { iids: [String(s.mr.iid)] } });
+    const listed = await call(t.app, 'GET', `/projects/${s.upstream.id}/merge_requests`, { token: s.roles.admin.token, query: { 'iids[]': String(s.mr.iid) } });
     assert.equal(listed.body[0].allow_collaboration, r.body.allow_collaboration);
     return [r.body.allow_collaboration, r.body.allow_maintainer_to_push];
   };
