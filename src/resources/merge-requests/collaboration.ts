@@ -3,7 +3,7 @@
 // through the API (rebase) and over git. The rule itself is policy.ts's `collaborationAllowsPush`.
 import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Actor } from '../../platform/access/actor.ts';
-import { canProject, collaborationAllowsPush, type PolicyCollaboration } from '../../platform/access/policy.ts';
+import { canProject, collaborationAllowed, collaborationAllowsPush, type PolicyCollaboration } from '../../platform/access/policy.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { liveProjectById } from '../../platform/project-rows.ts';
 import { canPushBranch, loadBranchRules, matching, type BranchRule } from '../repository/protection.ts';
@@ -40,8 +40,8 @@ export async function collaborativeBranches(deps: ServiceDeps, actor: Actor, pro
       allow_collaboration: mr.allow_collaboration, state: mr.state, target, source: project,
       sourceBranchProtected: matching(rules, mr.source_branch).length > 0, updatesTargetBranch: false,
     };
-    // The cheap facts first: the caller's rights on the target only for a merge request that could allow it.
-    if (!collaborationAllowsPush([{ ...candidate, updatesTargetBranch: true }])) continue;
+    // The caller's rights on the target are looked up only for a merge request that allows collaboration at all.
+    if (!collaborationAllowed(candidate)) continue;
     candidate.updatesTargetBranch = await canUpdateBranch(deps, actor, mr, target);
     if (collaborationAllowsPush([candidate])) allowed.add(mr.source_branch);
   }
