@@ -6,6 +6,7 @@ import { ed25519Key } from '../../../test/support/ssh-key-fixtures.ts';
 import {
   deployKeyDenial, groupDenial, instanceDenial, issueDenial, mergeRequestDenial, projectDenial, snippetDenial, type Denial, type GroupAbility, type IssueAbility,
   type MergeRequestAbility, type PolicyIssue, type PolicyMergeRequest, type PolicyProject, type PolicySnippet, type ProjectAbility, type SnippetAbility,
+  collaborationAllowed, collaborationAllowsPush, collaborativePushPossible, mayAllowCollaboration, type PolicyCollaboration,
 } from './policy.ts';
 import { anonymous, type Actor, type UserRow } from './actor.ts';
 import { projectAccessLevels } from '../membership.ts';
@@ -391,5 +392,33 @@ describe('snippet abilities', () => {
     const external: Actor = { user: user({ external: 1 }), admin: false, token: null, via: 'token', sudo: false };
     assert.equal(snippetDenial(external, 'read_snippet', snip({ visibility_level: INTERNAL }), null, 0), 'not_found');
     assert.equal(snippetDenial(external, 'read_snippet', snip({ visibility_level: INTERNAL, project_id: 1 }), project(), 10), null);
+  });
+});
+
+describe('collaboration on merge requests from forks', () => {
+  const m = (o: Partial<PolicyCollaboration> = {}): PolicyCollaboration => ({
+    allow_collaboration: 1, state: 'opened', target: { id: 1, visibility_level: 20 }, source: { id: 2, visibility_level: 10 },
+    sourceBranchProtected: false, updatesTargetBranch: true, ...o,
+  });
+  test('possible only across public or internal projects on an unprotected source branch', () => {
+    assert.equal(collaborativePushPossible(m()), true);
+    assert.equal(collaborativePushPossible(m({ source: { id: 1, visibility_level: 20 } })), false);
+    assert.equal(collaborativePushPossible(m({ source: { id: 2, visibility_level: 0 } })), false);
+    assert.equal(collaborativePushPossible(m({ target: { id: 1, visibility_level: 0 } })), false);
+    assert.equal(collaborativePushPossible(m({ sourceBranchProtected: true })), false);
+  });
+  test('the effective value, who may set it, and who may push through it', () => {
+    assert.equal(collaborationAllowed(m()), true);
+    assert.equal(collaborationAllowed(m({ allow_collaboration: 0 })), false);
+    assert.equal(collaborationAllowed(m({ state: 'closed' })), true);
+    assert.equal(mayAllowCollaboration(m(), true), true);
+    assert.equal(mayAllowCollaboration(m(), false), false);
+    assert.equal(mayAllowCollaboration(m({ sourceBranchProtected: true }), true), false);
+    assert.equal(collaborationAllowsPush([m()]), true);
+    for (const o of [{ state: 'closed' }, { state: 'merged' }, { updatesTargetBranch: false }, { allow_collaboration: 0 }, { sourceBranchProtected: true }]) {
+      assert.equal(collaborationAllowsPush([m(o)]), false, JSON.stringify(o));
+    }
+    assert.equal(collaborationAllowsPush([m({ state: 'closed' }), m()]), true);
+    assert.equal(collaborationAllowsPush([]), false);
   });
 });

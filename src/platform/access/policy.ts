@@ -343,13 +343,35 @@ export interface PolicyCollaboration {
 }
 
 /**
+ * The reference's `collaborative_push_possible?`: a merge request from a fork, both projects public or internal, no
+ * protection of the source project covering the source branch. Whatever its author stored, the merge request's
+ * `allow_collaboration` is false otherwise (the entity shows that), and nobody may turn it on.
+ */
+export function collaborativePushPossible(m: Pick<PolicyCollaboration, 'target' | 'source' | 'sourceBranchProtected'>): boolean {
+  return m.target.id !== m.source.id && m.target.visibility_level > 0 && m.source.visibility_level > 0 && !m.sourceBranchProtected;
+}
+
+/** The merge request's effective `allow_collaboration`: stored on and possible (the reference's `allow_collaboration`). */
+export function collaborationAllowed(m: Pick<PolicyCollaboration, 'allow_collaboration' | 'target' | 'source' | 'sourceBranchProtected'>): boolean {
+  return m.allow_collaboration === 1 && collaborativePushPossible(m);
+}
+
+/**
+ * The reference's `can_allow_collaboration?`: the caller may set `allow_collaboration` only when collaboration is
+ * possible and the caller may push code to the source project (`pushesSource`); otherwise the value is ignored.
+ */
+export function mayAllowCollaboration(m: Pick<PolicyCollaboration, 'target' | 'source' | 'sourceBranchProtected'>, pushesSource: boolean): boolean {
+  return pushesSource && collaborativePushPossible(m);
+}
+
+/**
  * The reference's collaborative push (`branch_allows_collaboration?`): someone who may update an open merge
  * request's target branch may push to its source branch in the fork when the author allowed collaboration, both
  * projects are public or internal and no protection covers the source branch. Any one such merge request suffices.
+ * Over git this is the only way into a project a caller may not push to, and only to such a branch.
  */
 export function collaborationAllowsPush(mrs: readonly PolicyCollaboration[]): boolean {
-  return mrs.some((m) => m.allow_collaboration === 1 && m.state === 'opened' && m.target.id !== m.source.id
-    && m.target.visibility_level > 0 && m.source.visibility_level > 0 && !m.sourceBranchProtected && m.updatesTargetBranch);
+  return mrs.some((m) => m.state === 'opened' && collaborationAllowed(m) && m.updatesTargetBranch);
 }
 // ---- snippets ------------------------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ import { serverHooksDir } from './hooks.ts';
 import { wikiRepositoryPath } from '../projects/repository.ts';
 import { afterSnippetPush, snippetRepo, snippetScopeFor, SNIPPET_BRANCH } from '../snippets/snippets.service.ts';
 import { WIKI_BRANCH } from '../wikis/wikis.service.ts';
+import { collaborativeBranches } from '../merge-requests/collaboration.ts';
 
 export type GitService = 'git-upload-pack' | 'git-receive-pack' | 'git-upload-archive';
 
@@ -47,6 +48,11 @@ export interface GitTarget {
   project: ProjectRow | null;
   repo: Repository;
   caller: Caller;
+  /**
+   * Set when the caller may not push to the project but collaborates on merge requests from it: the only branches
+   * the push may update (their source branches, see ../merge-requests/collaboration.ts).
+   */
+  collaboration?: ReadonlySet<string>;
   /** The bookkeeping after a push (the project's facts, the snippet's row); the refs moved are named. */
   afterPush(refs: string[], userId: number | null): Promise<void>;
 }
@@ -83,6 +89,7 @@ export async function openGitTarget(deps: ServiceDeps, who: GitIdentity, path: s
   const project = await liveProjectByPath(deps, fullPath.toLowerCase(), !push);
   if (!project) throw notFound();
   let caller: Caller;
+  let collaboration: Set<string> | undefined;
   if (who.kind === 'deploy_key') {
     const link = await deps.db.selectFrom('deploy_keys_projects').select('can_push')
       .where('deploy_key_id', '=', who.keyId).where('project_id', '=', project.id).executeTakeFirst();
@@ -103,7 +110,11 @@ export async function openGitTarget(deps: ServiceDeps, who: GitIdentity, path: s
       if (!actor.user) throw new GitRefusal('sign_in', MESSAGES.pushCode);
       if (!hasScope(actor, ['api', 'write_repository'])) throw new GitRefusal('forbidden', MESSAGES.pushScope);
       const denial = projectDenial(actor, 'push_code', project, access.effective);
-      if (denial) throw pushRefusal(denial, false);
+      if (denial) {
+        // Not a writer: perhaps a collaborator on a merge request from this fork, then only to its source branch.
+        if (denial === 'forbidden') collaboration = await collaborativeBranches(deps, actor, project);
+        if (!collaboration?.size) throw pushRefusal(denial, false);
+      }
     }
     const level = actor.admin ? AccessLevel.OWNER : access.effective;
     caller = { userId: actor.user?.id ?? null, level: actor.user ? level : 0, admin: actor.admin };
@@ -115,7 +126,7 @@ export async function openGitTarget(deps: ServiceDeps, who: GitIdentity, path: s
     if (current?.id !== project.id) throw notFound();
     await repo.ensure(current.default_branch ?? 'main');
   }
-  return { kind: 'project', project, repo, caller, afterPush: (refs, userId) => afterRefsChanged(deps, project, repo, refs, userId) };
+  return { kind: 'project', project, repo, caller, collaboration, afterPush: (refs, userId) => afterRefsChanged(deps, project, repo, refs, userId) };
 }
 
 /** The caller as the push policy sees it, at `level` in the project (an administrator as Owner). */
@@ -200,7 +211,7 @@ export async function servePush(deps: ServiceDeps, target: GitTarget, head: Push
   const [branchRules, tagRules, defaultBranch] = target.kind === 'project' && project
     ? await Promise.all([loadBranchRules(deps.db, project.id), loadTagRules(deps.db, project.id), defaultBranchOf(project, repo)])
     : [[], [], await repo.defaultBranch()];
-  const decision = await decidePush(deps.db, { commands: head.commands, caller, branchRules, tagRules, defaultBranch });
+  const decision = await decidePush(deps.db, { commands: head.commands, caller, branchRules, tagRules, defaultBranch, onlyBranches: target.collaboration });
   if (decision.refused.length) {
     await drain(body);
     return refusedPushResponse(head.commands, head.capabilities, decision.refused);

@@ -47,10 +47,16 @@ export async function decidePush(db: Db, o: {
   branchRules: BranchRule[];
   tagRules: TagRule[];
   defaultBranch: string | null;
+  /** A collaborator's push (not a writer of the project): the only branches it may update, never delete. */
+  onlyBranches?: ReadonlySet<string>;
 }): Promise<PushDecision> {
   const refused = new Set<string>();
   const noForce: string[] = [];
   for (const c of o.commands) {
+    if (o.onlyBranches && !(c.ref.startsWith('refs/heads/') && o.onlyBranches.has(c.ref.slice('refs/heads/'.length)) && !isZero(c.newSha))) {
+      refused.add(MESSAGES.pushCode);
+      continue;
+    }
     if (c.ref.startsWith('refs/heads/')) {
       const name = c.ref.slice('refs/heads/'.length);
       const rules = matching(o.branchRules, name);

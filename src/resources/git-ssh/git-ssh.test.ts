@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ssh2 from 'ssh2';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { makeDeployKey, makeSshKey, makeUser } from '../../../test/support/fixtures.ts';
+import {
+  addMember, commitFiles, makeDeployKey, makeFork, makeMergeRequest, makeProject as makeFixtureProject, makeSshKey, makeUser, quickUser,
+} from '../../../test/support/fixtures.ts';
 import { gitClient, makeProject, reloadProject, roleUsers, type RoleUsers } from '../repository/testing.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { MESSAGES } from '../git-http/push-policy.ts';
@@ -386,5 +388,37 @@ describe('limits', () => {
     } finally {
       c.end();
     }
+  });
+});
+
+describe('a collaborator on a merge request from a fork', () => {
+  test('pushes to its source branch over SSH, and only there; a Reporter upstream does not', async () => {
+    const upstream = await makeFixtureProject(t.app, { visibility: 20, repository: true });
+    await commitFiles(t.app, upstream, 'main', { 'README.md': 'one\n' });
+    await addMember(t.app, { type: 'Project', id: upstream.id }, u.developer.user.id, 30);
+    await addMember(t.app, { type: 'Project', id: upstream.id }, u.reporter.user.id, 20);
+    const author = await quickUser(t.app);
+    const fork = await makeFork(t.app, upstream, author.user, 'fix', { 'fix.txt': 'fixed\n' });
+    await makeMergeRequest(t.app, author.token, fork, { source_branch: 'fix', target_branch: 'main', title: 'Fix', target_project_id: upstream.id, allow_collaboration: true });
+    const before = await headOf(fork, 'fix');
+    const attempt = async (role: 'developer' | 'reporter', refspec: string) => {
+      const g = gitAs(keys[role]!.file);
+      const dir = join(g.home, `collab-${role}-${refspec.replace(/\W/g, '')}`);
+      assert.equal((await g.run(['clone', '-q', '-b', 'fix', url(fork), dir])).code, 0);
+      await g.run(['commit', '--allow-empty', '-q', '-m', `by ${role}`], dir);
+      const sha = (await g.run(['rev-parse', 'HEAD'], dir)).stdout.trim();
+      return { sha, push: await g.run(['push', 'origin', refspec], dir) };
+    };
+    const refused = await attempt('reporter', 'HEAD:fix');
+    assert.notEqual(refused.push.code, 0);
+    assert.ok(refused.push.stderr.includes(terminalMessage(MESSAGES.pushCode)), refused.push.stderr);
+    const other = await attempt('developer', 'HEAD:refs/heads/other');
+    assert.notEqual(other.push.code, 0);
+    assert.ok(other.push.stderr.includes(MESSAGES.pushCode), other.push.stderr);
+    assert.equal(await headOf(fork, 'other'), null);
+    assert.equal(await headOf(fork, 'fix'), before);
+    const ok = await attempt('developer', 'HEAD:fix');
+    assert.equal(ok.push.code, 0, ok.push.stderr);
+    assert.equal(await headOf(fork, 'fix'), ok.sha);
   });
 });

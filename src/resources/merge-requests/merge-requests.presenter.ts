@@ -102,7 +102,7 @@ export function mergeRequestBasicEntity(mr: MergeRequestRow, pres: MergeRequestP
     discussion_locked: mr.discussion_locked === null ? null : !!mr.discussion_locked,
     should_remove_source_branch: shouldRemoveSourceBranch(mr),
     force_remove_source_branch: !!mr.force_remove_source_branch,
-    ...(forked ? { allow_collaboration: !!mr.allow_collaboration, allow_maintainer_to_push: !!mr.allow_collaboration } : {}),
+    ...(forked ? { allow_collaboration: pres.collaboration.get(mr.id) ?? false, allow_maintainer_to_push: pres.collaboration.get(mr.id) ?? false } : {}),
     reference: references(mr, pres).short,
     references: references(mr, pres),
     web_url: webUrl(pres.base, project.full_path, '-/merge_requests', String(mr.iid)),

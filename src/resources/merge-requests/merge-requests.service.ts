@@ -6,7 +6,9 @@ import type { MergeRequestsTable, MilestonesTable } from '../../platform/db/sche
 import { fitsIntColumn } from '../../platform/db/dialect.ts';
 import { nextIid } from '../../platform/db/internal-ids.ts';
 import { projectAccessLevels, AccessLevel, type ProjectRow } from '../../platform/membership.ts';
-import { canProject, mergeRequestDenial, projectDenial, type MergeRequestAbility } from '../../platform/access/policy.ts';
+import {
+  canProject, collaborationAllowed, mayAllowCollaboration, mergeRequestDenial, projectDenial, type MergeRequestAbility,
+} from '../../platform/access/policy.ts';
 import type { Actor } from '../../platform/access/actor.ts';
 import { ForbiddenError, NotFoundError, RecordNotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
 import type { Repository } from '../../platform/git/repository.ts';
@@ -154,6 +156,8 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
   const targetHead = targetBranch && !targetBranch.startsWith('-') ? await targetRepo.resolveCommit(`refs/heads/${targetBranch}`) : null;
   if (!targetHead) throw new RuleError('unprocessable', [`Target branch "${targetBranch}" does not exist`]);
   const forked = target.project.id !== sourceProject.id;
+  const allowCollaboration = forked && !!input.allow_collaboration
+    && (await mayAllowCollaborationBy(deps, source.actor, { project: sourceProject, level: source.level }, target.project, sourceBranch));
 
   const now = deps.clock.now();
   const groupIds = await projectAncestorGroupIds(deps.db, target.project);
@@ -178,7 +182,7 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
       title, description: input.description ?? null, draft: isDraftTitle(title) ? 1 : 0, author_id: source.actor.user?.id ?? null,
       milestone_id: milestoneId, sha: head, squash: input.squash ? 1 : 0,
       force_remove_source_branch: input.remove_source_branch === undefined ? null : input.remove_source_branch ? 1 : 0,
-      allow_collaboration: forked && input.allow_collaboration ? 1 : 0, created_at: now, updated_at: now,
+      allow_collaboration: allowCollaboration ? 1 : 0, created_at: now, updated_at: now,
     }).returningAll().executeTakeFirstOrThrow();
     const diff = await recordDiffVersion(trx, targetRepo, row.id, { base, start: targetHead, head }, now);
     const after = await trx.updateTable('merge_requests').set({ latest_diff_id: diff }).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
@@ -250,6 +254,8 @@ export interface MergeRequestPresentation {
   /** Set for a single merge request: whether the caller is subscribed, and whether the caller may merge it. */
   subscribed: Map<number, boolean> | null;
   canMerge: Map<number, boolean> | null;
+  /** A fork's merge request's effective `allow_collaboration` (policy.ts's `collaborationAllowed`), by id. */
+  collaboration: Map<number, boolean>;
   /** The list's context, for `references.relative`. */
   from: { projectId?: number; groupId?: number };
 }
@@ -279,7 +285,8 @@ export async function loadMergeRequestPresentation(
   const pres: MergeRequestPresentation = {
     base: deps.config.externalUrl, users: new Map(), assignees: new Map(), reviewers: new Map(), labels: new Map(), milestones: new Map(),
     projects: new Map(), groupPaths: new Map(), notes: new Map(), votes: new Map(), spent: new Map(), mergeability: new Map(), diffs: new Map(),
-    now: deps.clock.now(), withLabelsDetails: !!opts.withLabelsDetails, subscribed: null, canMerge: null, from: opts.from ?? {},
+    now: deps.clock.now(), withLabelsDetails: !!opts.withLabelsDetails, subscribed: null, canMerge: null, collaboration: new Map(),
+    from: opts.from ?? {},
   };
   if (rows.length === 0) return pres;
   const milestoneIds = [...new Set(rows.map((r) => r.milestone_id).filter((x): x is number => x !== null))];
@@ -315,6 +322,10 @@ export async function loadMergeRequestPresentation(
   ]);
   pres.users = users;
   for (const g of groups) pres.groupPaths.set(g.id, g.full_path);
+  // Only a fork's merge request whose author allowed collaboration can show it on: its projects decide.
+  for (const r of rows) {
+    if (r.allow_collaboration === 1 && r.source_project_id !== r.target_project_id) pres.collaboration.set(r.id, await collaborationOn(deps, r));
+  }
   if (opts.single) {
     pres.subscribed = new Map();
     pres.canMerge = new Map();
@@ -341,6 +352,29 @@ export async function canMergeBy(deps: ServiceDeps, actor: Actor, mr: MergeReque
   return entriesAllow(deps.db, rules.flatMap((r) => r.merge), { userId: actor.user.id, level, admin: actor.admin });
 }
 export { repoFor };
+
+/** What policy.ts's collaboration rules read of a merge request from `source` (its branch) into `target`. */
+async function collaborationFacts(deps: ServiceDeps, source: ProjectRow, target: ProjectRow, sourceBranch: string) {
+  const sourceBranchProtected = matching(await cachedBranchRules(deps, source.id), sourceBranch).length > 0;
+  return { source, target, sourceBranchProtected };
+}
+
+/** The merge request's effective `allow_collaboration` (the reference's `allow_collaboration`): stored and possible. */
+async function collaborationOn(deps: ServiceDeps, mr: MergeRequestRow): Promise<boolean> {
+  if (mr.allow_collaboration !== 1 || mr.source_project_id === null || mr.source_project_id === mr.target_project_id) return false;
+  const [source, target] = await Promise.all([liveProjectById(deps, mr.source_project_id), liveProjectById(deps, mr.target_project_id)]);
+  if (!source || !target) return false;
+  return collaborationAllowed({ allow_collaboration: 1, ...(await collaborationFacts(deps, source, target, mr.source_branch)) });
+}
+
+/**
+ * Whether the caller may set `allow_collaboration` on a merge request from `source` (the caller's level there) into
+ * `target` (the reference's `can_allow_collaboration?`); the reference ignores the value otherwise.
+ */
+async function mayAllowCollaborationBy(deps: ServiceDeps, actor: Actor, source: { project: ProjectRow; level: number }, target: ProjectRow, sourceBranch: string): Promise<boolean> {
+  if (source.project.id === target.id) return false;
+  return mayAllowCollaboration(await collaborationFacts(deps, source.project, target, sourceBranch), canProject(actor, 'push_code', source.project, source.level));
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Changing
@@ -391,6 +425,12 @@ export async function updateMergeRequest(deps: ServiceDeps, scope: MergeRequestS
     if (!head) throw new RuleError('unprocessable', [`Target branch "${input.target_branch}" does not exist`]);
     newTarget = { branch: input.target_branch, head };
   }
+  let allowCollaboration: boolean | undefined;
+  if (input.allow_collaboration !== undefined && mr.source_project_id !== null && mr.source_project_id !== mr.target_project_id) {
+    const source = await liveProjectById(deps, mr.source_project_id);
+    const allowed = !!source && (await mayAllowCollaborationBy(deps, scope.actor, { project: source, level: await levelIn(deps.db, scope.actor, source) }, scope.project, mr.source_branch));
+    if (allowed) allowCollaboration = input.allow_collaboration;
+  }
   await checkSpam(deps, scope.actor, { kind: 'MergeRequest', project: scope.project, level: scope.level, before: mr, change: input });
   return deps.db.transaction().execute(async (trx) => {
     const set: Partial<MergeRequestRow> = {};
@@ -401,7 +441,7 @@ export async function updateMergeRequest(deps: ServiceDeps, scope: MergeRequestS
     if (input.description !== undefined) set.description = input.description;
     if (input.squash !== undefined) set.squash = input.squash ? 1 : 0;
     if (input.remove_source_branch !== undefined) set.force_remove_source_branch = input.remove_source_branch ? 1 : 0;
-    if (input.allow_collaboration !== undefined && mr.source_project_id !== mr.target_project_id) set.allow_collaboration = input.allow_collaboration ? 1 : 0;
+    if (allowCollaboration !== undefined) set.allow_collaboration = allowCollaboration ? 1 : 0;
     if (meta && input.discussion_locked !== undefined) set.discussion_locked = input.discussion_locked === null ? null : input.discussion_locked ? 1 : 0;
     if (meta && input.milestone_id !== undefined) {
       set.milestone_id = input.milestone_id && (await milestoneAvailable(trx, scope.project.id, groupIds, input.milestone_id)) ? input.milestone_id : null;

@@ -2,7 +2,7 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import { attributeChanges, emitEvent } from '../../platform/events.ts';
 import type { Db } from '../../platform/db/index.ts';
 import { actorOf, serverActor, type Actor } from '../../platform/access/actor.ts';
-import { canProject, collaborationAllowsPush } from '../../platform/access/policy.ts';
+import { canProject } from '../../platform/access/policy.ts';
 import { ForbiddenError, RuleError, UnauthorizedError } from '../../platform/errors.ts';
 import { RefMovedError } from '../../platform/git/errors.ts';
 import type { Repository } from '../../platform/git/repository.ts';
@@ -17,6 +17,7 @@ import {
   MERGE_REQUEST, MERGE_REQUEST_CHANGE_KEYS, canMergeBy, headRef, levelIn, recordDiffVersion, setRef, type MergeRequestRow, type MergeRequestScope,
 } from './merge-requests.service.ts';
 import { mergeStates, type MergeState } from './mergeability.ts';
+import { collaborativeBranches } from './collaboration.ts';
 
 // Merging a merge request on the repositories: the commits are written first (a merge commit, a squash commit, or
 // none for a fast-forward), the target branch moves by compare-and-swap from the head the merge was computed on,
@@ -348,28 +349,7 @@ export async function canPushSource(deps: ServiceDeps, actor: Actor, mr: MergeRe
   const rules = await loadBranchRules(deps.db, project.id);
   if (canProject(actor, 'push_code', project, level)) return canPushBranch(deps.db, rules, mr.source_branch, { userId: actor.user.id, level, admin: actor.admin });
   // Not a writer of the source project: a collaborator through an open merge request from this branch.
-  const sourceBranchProtected = matching(rules, mr.source_branch).length > 0;
-  const open = await deps.db.selectFrom('merge_requests').selectAll().where('source_project_id', '=', project.id)
-    .where('source_branch', '=', mr.source_branch).where('state', '=', 'opened').where('allow_collaboration', '=', 1).execute();
-  const candidates = [];
-  for (const other of open) {
-    const target = await liveProjectById(deps, other.target_project_id);
-    if (!target) continue;
-    candidates.push({
-      allow_collaboration: other.allow_collaboration, state: other.state, target, source: project, sourceBranchProtected,
-      updatesTargetBranch: await canUpdateBranch(deps, actor, other, target),
-    });
-  }
-  return collaborationAllowsPush(candidates);
-}
-
-/** The reference's `can_update_branch?` on a merge request's target branch: push to it, or merge into it. */
-async function canUpdateBranch(deps: ServiceDeps, actor: Actor, mr: MergeRequestRow, target: ProjectRow): Promise<boolean> {
-  if (!actor.user) return false;
-  if (await canMergeBy(deps, actor, mr)) return true;
-  const level = await levelIn(deps.db, actor, target);
-  return canProject(actor, 'push_code', target, level)
-    && canPushBranch(deps.db, await loadBranchRules(deps.db, target.id), mr.target_branch, { userId: actor.user.id, level, admin: actor.admin });
+  return (await collaborativeBranches(deps, actor, project, { branch: mr.source_branch, rules })).has(mr.source_branch);
 }
 
 /** `PUT .../rebase`: marks the rebase in progress and queues it (202); 403 unless the caller may push to the source branch. */
