@@ -37,7 +37,11 @@ const factsFile = (dataDir: string) => join(dataDir, 'bench-merge-requests.json'
 export function readFacts(dataDir: string): MergeRequestFacts {
   const file = factsFile(dataDir);
   if (!existsSync(file)) throw new Error(`${file} is missing: run bench/merge-requests.ts on this data dir first`);
-  return JSON.parse(readFileSync(file, 'utf8'));
+  const facts = JSON.parse(readFileSync(file, 'utf8')) as MergeRequestFacts;
+  // A copied data dir still names the original's repository: the copy's own one is used, never another's.
+  const at = facts.repoPath.indexOf('/repositories/');
+  if (at !== -1) facts.repoPath = join(dataDir, facts.repoPath.slice(at + 1));
+  return facts;
 }
 
 const COMMITTER = 'committer Bench <bench@example.com>';
