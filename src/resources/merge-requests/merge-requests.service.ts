@@ -173,11 +173,13 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
   const title = input.title!.trim();
   await checkSpam(deps, source.actor, { kind: 'MergeRequest', project: target.project, level: target.level, before: null, change: input });
   const mr = await deps.db.transaction().execute(async (trx) => {
+    // The iid first: on PostgreSQL its counter row stays locked until the commit, so a concurrent creation for the
+    // same branches waits here and then sees this one's row.
+    const iid = await nextIid(trx, 'merge_requests', target.project.id);
     const open = await trx.selectFrom('merge_requests').select('iid').where('target_project_id', '=', target.project.id)
       .where('source_project_id', '=', sourceProject.id).where('source_branch', '=', sourceBranch).where('target_branch', '=', targetBranch)
       .where('state', '=', 'opened').executeTakeFirst();
     if (open) throw new RuleError('conflict', [`Another open merge request already exists for this source branch: !${open.iid}`]);
-    const iid = await nextIid(trx, 'merge_requests', target.project.id);
     const milestoneId = meta && input.milestone_id ? ((await milestoneAvailable(trx, target.project.id, groupIds, input.milestone_id)) ? input.milestone_id : null) : null;
     const row = await trx.insertInto('merge_requests').values({
       target_project_id: target.project.id, iid, target_branch: targetBranch, source_project_id: sourceProject.id, source_branch: sourceBranch,
