@@ -262,22 +262,20 @@ describe('Repository', { concurrency: true }, () => {
     assert.equal((await repo.listBranches()).length, 2);
   });
 
-  test('branchHead reads one ref without listing the branches, and the list when it is cached', async () => {
+  test('branchHeads reads the named refs in one git call without listing the branches, and the list when it is cached', async () => {
     const repo = await seeded();
     await repo.createBranch('feature/h', 'main');
     repo.invalidate();
     const main = (await repo.resolveRef('main'))!;
     let calls = gitInvocationCount(repo.path);
-    assert.equal(await repo.branchHead('main'), main);
-    assert.equal(await repo.branchHead('feature/h'), main);
-    assert.equal(await repo.branchHead('missing'), null);
-    assert.equal(await repo.branchHead('-x'), null);
-    assert.equal(gitInvocationCount(repo.path) - calls, 3, 'one rev-parse per existing-looking name, no listing');
+    const heads = await repo.branchHeads(['main', 'feature/h', 'missing', '-x', 'main']);
+    assert.deepEqual([...heads], [['main', main], ['feature/h', main]]);
+    assert.equal(gitInvocationCount(repo.path) - calls, 1, 'one lookup for every name, no listing');
     assert.equal(peekBranches(repo), false, 'the branch list was not read');
+    assert.deepEqual([...(await repo.branchHeads(['-x']))], [], 'an option-like name asks git nothing');
     await repo.listBranches();
     calls = gitInvocationCount(repo.path);
-    assert.equal(await repo.branchHead('main'), main);
-    assert.equal(await repo.branchHead('missing'), null);
+    assert.deepEqual([...(await repo.branchHeads(['main', 'missing']))], [['main', main]]);
     assert.equal(gitInvocationCount(repo.path) - calls, 0, 'answered from the cached list');
   });
 

@@ -380,14 +380,29 @@ export class Repository {
   }
 
   /**
-   * The commit one branch points at (null: no such branch): from the cached branch list when one is held, else one
-   * `rev-parse` of that ref, which reads one ref and one commit where listing every branch reads them all.
+   * The head commits of the named branches (missing ones left out): from the cached branch list when one is held,
+   * else one `cat-file --batch-check` looking just those refs up, so a read after a ref change neither lists nor
+   * parses every branch of the repository.
    */
-  async branchHead(name: string): Promise<string | null> {
+  async branchHeads(names: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    const wanted = [...new Set(names)].filter((n) => isValidBranchName(n));
+    if (wanted.length === 0 || !this.exists()) return out;
     const cached = peekRefCache<Promise<readonly Branch[]>>(this.path, 'branches');
-    if (cached) return (await this.branches()).byName.get(name)?.commit.id ?? null;
-    if (!isValidBranchName(name)) return null;
-    return this.resolveCommit(`refs/heads/${name}`);
+    if (cached || wanted.length > 100) {
+      const snap = cached ? snapshotOf(await cached, branchEntry) : await this.branches();
+      for (const n of wanted) {
+        const e = snap.byName.get(n);
+        if (e) out.set(n, e.commit.id);
+      }
+      return out;
+    }
+    const found = await this.resolveCommits(wanted.map((n) => `refs/heads/${n}`));
+    for (const n of wanted) {
+      const sha = found.get(`refs/heads/${n}`);
+      if (sha) out.set(n, sha);
+    }
+    return out;
   }
 
   async tags(): Promise<RefSnapshot> {

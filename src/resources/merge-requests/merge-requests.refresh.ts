@@ -7,7 +7,7 @@ import { writeSystemNote } from '../notes/notes.service.ts';
 import { addedCommitsBody, mergeRequestNoteable } from '../notes/system-notes.ts';
 import { repoFor } from '../repository/repository.common.ts';
 import { markOutdatedDiffNotes } from './positions.ts';
-import { headRef, MERGE_REQUEST_CHANGE_KEYS, recordDiffVersion, setRef, type MergeRequestRow } from './merge-requests.service.ts';
+import { diffVersionOf, headRef, insertDiffVersion, MERGE_REQUEST_CHANGE_KEYS, setRef, type MergeRequestRow } from './merge-requests.service.ts';
 
 // A push (or any ref move: the commits API, branch deletion) reaches the open merge requests whose source branch
 // moved: each gets its head ref and `sha` moved, a new diff version, the "added N commits" system note, and its
@@ -57,13 +57,16 @@ async function refreshSource(deps: ServiceDeps, source: ProjectRow, mr: MergeReq
   const old = mr.sha;
   // The new commits: after the old head on a fast-forward, else (a force push) everything the version adds.
   const range = old && (await targetRepo.isAncestor(old, head)) ? `${old}..${head}` : base ? `${base}..${head}` : head;
-  const [added, addedCount] = await Promise.all([targetRepo.log({ ref: range, limit: LISTED_COMMITS }), targetRepo.countCommits(range)]);
+  const [added, addedCount, version] = await Promise.all([
+    targetRepo.log({ ref: range, limit: LISTED_COMMITS }), targetRepo.countCommits(range),
+    diffVersionOf(targetRepo, { base, start: targetHead ?? head, head }),
+  ]);
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     // Another refresh may have got here first: only the row still at the old head moves.
     const current = await trx.selectFrom('merge_requests').select(['sha', 'latest_diff_id']).where('id', '=', mr.id).executeTakeFirst();
     if (!current || current.sha !== old) return;
-    const diffId = await recordDiffVersion(trx, targetRepo, mr.id, { base, start: targetHead ?? head, head }, now);
+    const diffId = await insertDiffVersion(trx, mr.id, version, now);
     const after = await trx.updateTable('merge_requests').set({ sha: head, latest_diff_id: diffId, merge_status: 'unchecked', updated_at: now })
       .where('id', '=', mr.id).returningAll().executeTakeFirstOrThrow();
     const compare = old ? `/${target.full_path}/-/merge_requests/${mr.iid}/diffs?diff_id=${diffId}&start_sha=${old}` : null;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import { attributeChanges, emitEvent, listChange, type Changes } from '../../platform/events.ts';
 import type { ServiceDeps } from '../../platform/deps.ts';
@@ -23,7 +24,7 @@ import { userNotesCounts, writeSystemNote } from '../notes/notes.service.ts';
 import { mergeRequestNoteable, writeMergeRequestSystemNotes } from '../notes/system-notes.ts';
 import { repoFor } from '../repository/repository.common.ts';
 import { cachedBranchRules, entriesAllow, matching } from '../repository/protection.ts';
-import { mergeabilityFields, type MergeabilityFields } from './mergeability.ts';
+import { checkPair, mergeabilityFields, type MergeabilityFields } from './mergeability.ts';
 
 // Merge requests: finding one for a caller (the merge-request-level rules of the policy), creating one on the
 // repositories (the head ref `refs/merge-requests/<iid>/head` and the first diff version), and what the entities show.
@@ -127,9 +128,10 @@ export const metadataAllowed = (scope: MergeRequestScope) => canProject(scope.ac
  * Creates a merge request from the source project (`source` scope: the URL's project) into `target_project_id`
  * (default: the same project). Refusals as the reference: the same branch in the same project (422), a target
  * outside the source's fork network (422), a missing branch (422), an open merge request for the same branches
- * (409). The head ref and the first diff version are written with the row.
+ * (409). The first diff version is recorded with the row, from git answers asked before its transaction; the head
+ * ref follows the commit.
  */
-export async function createMergeRequest(deps: ServiceDeps, source: MergeRequestScope, input: MergeRequestInput, repos: { source: Repository; target: (p: ProjectRow) => Repository }): Promise<{ mr: MergeRequestRow; scope: MergeRequestScope }> {
+export async function createMergeRequest(deps: ServiceDeps, source: MergeRequestScope, input: MergeRequestInput, repos: { source: Repository; target: (p: ProjectRow) => Repository }): Promise<{ mr: MergeRequestRow; scope: MergeRequestScope; targetSha: string }> {
   validateText(input, true);
   const sourceProject = source.project;
   let target: MergeRequestScope = source;
@@ -151,13 +153,23 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
     throw new RuleError('unprocessable', ["You can't use same project/branch for source and target"]);
   }
   const targetRepo = repos.target(target.project);
-  const sourceHead = sourceBranch && !sourceBranch.startsWith('-') ? await repos.source.resolveCommit(`refs/heads/${sourceBranch}`) : null;
-  if (!sourceHead) throw new RuleError('unprocessable', [`Source branch "${sourceBranch}" does not exist`]);
-  const targetHead = targetBranch && !targetBranch.startsWith('-') ? await targetRepo.resolveCommit(`refs/heads/${targetBranch}`) : null;
-  if (!targetHead) throw new RuleError('unprocessable', [`Target branch "${targetBranch}" does not exist`]);
   const forked = target.project.id !== sourceProject.id;
   const allowCollaboration = forked && !!input.allow_collaboration
     && (await mayAllowCollaborationBy(deps, source.actor, { project: sourceProject, level: source.level }, target.project, sourceBranch));
+  // Git answers first, outside the transaction: on SQLite it holds the database's write lock, which no git process
+  // may keep waiting. Both heads in one read when both branches are in one repository.
+  const [sourceHeads, targetHeads] = forked
+    ? await Promise.all([repos.source.branchHeads([sourceBranch]), targetRepo.branchHeads([targetBranch])])
+    : await targetRepo.branchHeads([sourceBranch, targetBranch]).then((h) => [h, h]);
+  const sourceHead = sourceHeads.get(sourceBranch);
+  if (!sourceHead) throw new RuleError('unprocessable', [`Source branch "${sourceBranch}" does not exist`]);
+  const targetHead = targetHeads.get(targetBranch);
+  if (!targetHead) throw new RuleError('unprocessable', [`Target branch "${targetBranch}" does not exist`]);
+  // A fork's commits reach the target repository by fetch, under a staging ref until the head ref (named by the iid
+  // the transaction takes) is written.
+  const staging = forked ? `refs/tmp/merge-requests/${randomUUID()}` : null;
+  const head = staging ? await targetRepo.fetchBranchInto(repos.source.path, sourceBranch, staging) : sourceHead;
+  const version = await firstVersion(deps, target.project.id, targetRepo, targetHead, head);
 
   const now = deps.clock.now();
   const groupIds = await projectAncestorGroupIds(deps.db, target.project);
@@ -165,17 +177,13 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
   const title = input.title!.trim();
   await checkSpam(deps, source.actor, { kind: 'MergeRequest', project: target.project, level: target.level, before: null, change: input });
   const mr = await deps.db.transaction().execute(async (trx) => {
+    // The iid first: on PostgreSQL its counter row stays locked until the commit, so a concurrent creation for the
+    // same branches waits here and then sees this one's row.
+    const iid = await nextIid(trx, 'merge_requests', target.project.id);
     const open = await trx.selectFrom('merge_requests').select('iid').where('target_project_id', '=', target.project.id)
       .where('source_project_id', '=', sourceProject.id).where('source_branch', '=', sourceBranch).where('target_branch', '=', targetBranch)
       .where('state', '=', 'opened').executeTakeFirst();
     if (open) throw new RuleError('conflict', [`Another open merge request already exists for this source branch: !${open.iid}`]);
-    const iid = await nextIid(trx, 'merge_requests', target.project.id);
-    // The head ref first: a fork's commits reach the target repository by fetch, so the merge base can be found there.
-    const ref = headRef(iid);
-    let head = sourceHead;
-    if (forked) head = await targetRepo.fetchBranchInto(repos.source.path, sourceBranch, ref);
-    else await setRef(targetRepo, ref, head);
-    const base = await targetRepo.mergeBase(targetHead, head);
     const milestoneId = meta && input.milestone_id ? ((await milestoneAvailable(trx, target.project.id, groupIds, input.milestone_id)) ? input.milestone_id : null) : null;
     const row = await trx.insertInto('merge_requests').values({
       target_project_id: target.project.id, iid, target_branch: targetBranch, source_project_id: sourceProject.id, source_branch: sourceBranch,
@@ -184,7 +192,7 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
       force_remove_source_branch: input.remove_source_branch === undefined ? null : input.remove_source_branch ? 1 : 0,
       allow_collaboration: allowCollaboration ? 1 : 0, created_at: now, updated_at: now,
     }).returningAll().executeTakeFirstOrThrow();
-    const diff = await recordDiffVersion(trx, targetRepo, row.id, { base, start: targetHead, head }, now);
+    const diff = await insertDiffVersion(trx, row.id, version, now);
     const after = await trx.updateTable('merge_requests').set({ latest_diff_id: diff }).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
     await linkClosingIssues(trx, after, now);
     if (meta) {
@@ -198,8 +206,37 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
     }
     if (source.actor.user) await emitEvent(deps, trx, { type: 'merge_request', action: 'open', projectId: after.target_project_id, mergeRequestId: after.id, actorId: source.actor.user.id, changes: attributeChanges(null, after, MERGE_REQUEST_CHANGE_KEYS) });
     return after;
+  }).catch(async (e: unknown) => {
+    if (staging) await targetRepo.deleteRef(staging).catch(() => undefined);
+    throw e;
   });
-  return { mr, scope: target };
+  // The head ref once the row is there. It only keeps the head's commits reachable in the target repository (the
+  // row holds the SHAs every answer uses, and a push to the source branch writes it again), so a failure here, or a
+  // stop before it, leaves a usable merge request: a fork's commits stay under the staging ref then.
+  try {
+    const ref = headRef(mr.iid);
+    // Usually new; one left by a creation whose transaction rolled back is taken over.
+    await targetRepo.updateRef(ref, head, null).catch(() => setRef(targetRepo, ref, head));
+    if (staging) await targetRepo.deleteRef(staging);
+  } catch {
+    // Kept as it is: see above.
+  }
+  return { mr, scope: target, targetSha: targetHead };
+}
+
+/**
+ * The first diff version's git answers, beside the mergeability check of the pair (which the answer shows, and which
+ * is kept for the reads after): one walk over the two sides gives the merge base and the commits only the source
+ * has (the version's base and commit count), then the changed files are counted from that base.
+ */
+async function firstVersion(deps: ServiceDeps, projectId: number, repo: Repository, targetHead: string, head: string): Promise<DiffVersion> {
+  const [walk] = await Promise.all([
+    repo.divergenceAndBase(targetHead, head),
+    // A merge git cannot finish now (a timeout) leaves the answer to the read, as before.
+    checkPair(deps, projectId, repo, targetHead, head).catch(() => undefined),
+  ]);
+  if (walk.base === undefined) return diffVersionOf(repo, { base: await repo.mergeBase(targetHead, head), start: targetHead, head });
+  return { base: walk.base, start: targetHead, head, files: await repo.changedFileCount(walk.base ?? targetHead, head), commits: walk.ahead };
 }
 
 /** Points `ref` at `sha` whatever it held (a head ref left by a create that rolled back is taken over). */
@@ -209,24 +246,48 @@ export async function setRef(repo: Repository, ref: string, sha: string): Promis
   await repo.updateRef(ref, sha, current);
 }
 
-/**
- * Records a diff version: the merge base (`base`), the target head it was compared with (`start`) and the source
- * head (`head`), with its commit and file counts (the reference's `real_size`, "1000+" past the file limit).
- * Returns the version's id; the caller points `latest_diff_id` at it.
- */
-export async function recordDiffVersion(trx: Db, repo: Repository, mergeRequestId: number, shas: { base: string | null; start: string; head: string }, now: number): Promise<number> {
+/** The SHAs of a diff version: the merge base (`base`), the target head compared with (`start`), the source head (`head`). */
+export interface DiffVersionShas {
+  base: string | null;
+  start: string;
+  head: string;
+}
+
+/** A diff version as git describes it, before it is recorded: its SHAs with its file and commit counts. */
+export interface DiffVersion extends DiffVersionShas {
+  files: number;
+  commits: number;
+}
+
+/** Asks git for a diff version's counts (bounded by the merge base: the changed files and the commits it adds). */
+export async function diffVersionOf(repo: Repository, shas: DiffVersionShas): Promise<DiffVersion> {
   const from = shas.base ?? shas.start;
   const [files, commits] = await Promise.all([
     repo.changedFileCount(from, shas.head),
     repo.countCommits(`${from}..${shas.head}`),
   ]);
+  return { ...shas, files, commits };
+}
+
+/**
+ * Records a diff version whose counts git gave (`diffVersionOf`, asked before the transaction), with the
+ * reference's `real_size` ("1000+" past the file limit). Returns the version's id; the caller points
+ * `latest_diff_id` at it.
+ */
+export async function insertDiffVersion(trx: Db, mergeRequestId: number, v: DiffVersion, now: number): Promise<number> {
+  const { files, commits } = v;
   const row = await trx.insertInto('merge_request_diffs').values({
-    merge_request_id: mergeRequestId, base_commit_sha: shas.base, head_commit_sha: shas.head, start_commit_sha: shas.start,
+    merge_request_id: mergeRequestId, base_commit_sha: v.base, head_commit_sha: v.head, start_commit_sha: v.start,
     state: files === 0 && commits === 0 ? 'empty' : files > MAX_DIFF_FILES ? 'overflow' : 'collected',
     real_size: files > MAX_DIFF_FILES ? `${MAX_DIFF_FILES}+` : String(files), commits_count: commits, files_count: files,
     created_at: now, updated_at: now,
   }).returning('id').executeTakeFirstOrThrow();
   return row.id;
+}
+
+/** Asks git for a diff version and records it (for callers already inside their transaction). */
+export async function recordDiffVersion(trx: Db, repo: Repository, mergeRequestId: number, shas: DiffVersionShas, now: number): Promise<number> {
+  return insertDiffVersion(trx, mergeRequestId, await diffVersionOf(repo, shas), now);
 }
 
 /** The reference's default diff file limit: beyond it a version is "overflow" and its size reads "1000+". */
@@ -278,7 +339,11 @@ export async function isSubscribed(db: Db, userId: number | null, mr: MergeReque
 /** Everything the merge request entities need, in a constant number of queries. */
 export async function loadMergeRequestPresentation(
   deps: ServiceDeps, actor: Actor, rows: MergeRequestRow[],
-  opts: { withLabelsDetails?: boolean; single?: boolean; from?: { projectId?: number; groupId?: number }; withDivergedCount?: boolean } = {},
+  opts: {
+    withLabelsDetails?: boolean; single?: boolean; from?: { projectId?: number; groupId?: number }; withDivergedCount?: boolean;
+    /** Target branch heads already read by the caller (a creation), by merge request id. */
+    targetShas?: ReadonlyMap<number, string>;
+  } = {},
 ): Promise<MergeRequestPresentation> {
   const db = deps.db;
   const ids = rows.map((r) => r.id);
@@ -301,7 +366,7 @@ export async function loadMergeRequestPresentation(
     userNotesCounts(db, MERGE_REQUEST, ids),
     votesOf(db, MERGE_REQUEST, ids),
     timeSpentOf(db, ids, MERGE_REQUEST),
-    mergeabilityFields(deps, rows, { counts: opts.withDivergedCount }),
+    mergeabilityFields(deps, rows, { counts: opts.withDivergedCount, targetShas: opts.targetShas }),
     diffIds.length ? db.selectFrom('merge_request_diffs').select(['id', 'base_commit_sha', 'head_commit_sha', 'start_commit_sha', 'real_size']).where('id', 'in', diffIds).execute() : [],
   ]);
   Object.assign(pres, { assignees, reviewers, labels, notes, spent, mergeability });
@@ -431,6 +496,10 @@ export async function updateMergeRequest(deps: ServiceDeps, scope: MergeRequestS
     const allowed = !!source && (await mayAllowCollaborationBy(deps, scope.actor, { project: source, level: await levelIn(deps.db, scope.actor, source) }, scope.project, mr.source_branch));
     if (allowed) allowCollaboration = input.allow_collaboration;
   }
+  // The new target's diff version from git before the transaction (the head stays `sha`: an update never moves it).
+  const retargeted = newTarget && mr.sha
+    ? await diffVersionOf(targetRepo, { base: await targetRepo.mergeBase(newTarget.head, mr.sha), start: newTarget.head, head: mr.sha })
+    : null;
   await checkSpam(deps, scope.actor, { kind: 'MergeRequest', project: scope.project, level: scope.level, before: mr, change: input });
   return deps.db.transaction().execute(async (trx) => {
     const set: Partial<MergeRequestRow> = {};
@@ -461,8 +530,9 @@ export async function updateMergeRequest(deps: ServiceDeps, scope: MergeRequestS
     set.updated_at = now;
     let after = await trx.updateTable('merge_requests').set(set).where('id', '=', mr.id).returningAll().executeTakeFirstOrThrow();
     if (newTarget && after.sha) {
-      const base = await targetRepo.mergeBase(newTarget.head, after.sha);
-      const diff = await recordDiffVersion(trx, targetRepo, mr.id, { base, start: newTarget.head, head: after.sha }, now);
+      // A push that moved the head meanwhile: its version is asked for here instead.
+      const diff = retargeted && retargeted.head === after.sha ? await insertDiffVersion(trx, mr.id, retargeted, now)
+        : await recordDiffVersion(trx, targetRepo, mr.id, { base: await targetRepo.mergeBase(newTarget.head, after.sha), start: newTarget.head, head: after.sha }, now);
       after = await trx.updateTable('merge_requests').set({ latest_diff_id: diff }).where('id', '=', mr.id).returningAll().executeTakeFirstOrThrow();
     }
     const change: MergeRequestChange = {

@@ -145,7 +145,7 @@ async function inBatches<T>(items: T[], fn: (x: T) => Promise<void>): Promise<vo
  * when the target moved on), discussions_not_resolved (when the project asks for it), then mergeable. A repository
  * git cannot read answers `unchecked`. No approval rule applies on this tier, so `not_approved` never shows.
  */
-export async function mergeStates(deps: ServiceDeps, rows: readonly MergeRequestRow[], opts: { counts?: boolean } = {}): Promise<Map<number, MergeState>> {
+export async function mergeStates(deps: ServiceDeps, rows: readonly MergeRequestRow[], opts: { counts?: boolean; targetShas?: ReadonlyMap<number, string> } = {}): Promise<Map<number, MergeState>> {
   const out = new Map<number, MergeState>();
   const open = rows.filter((r) => r.state === 'opened');
   if (open.length === 0) return out;
@@ -156,9 +156,13 @@ export async function mergeStates(deps: ServiceDeps, rows: readonly MergeRequest
     return p && settingsOf(p).only_allow_merge_if_all_discussions_are_resolved;
   });
   const threads = await unresolvedThreadCounts(deps.db, needThreads.map((r) => r.id));
-  // One merge request of a repository (a merge, one entity) reads its target branch alone; a page lists the branches once.
-  const perProject = new Map<number, number>();
-  for (const r of open) perProject.set(r.target_project_id, (perProject.get(r.target_project_id) ?? 0) + 1);
+  // The target heads, one git read per project for the page's target branches.
+  const heads = new Map<number, Promise<Map<string, string>>>();
+  for (const [id, p] of projects) {
+    const unknown = open.filter((r) => r.target_project_id === id && !opts.targetShas?.has(r.id));
+    if (p && unknown.length) heads.set(id, repoFor(deps.config, p).branchHeads(unknown.map((r) => r.target_branch)));
+  }
+  for (const h of heads.values()) h.catch(() => undefined);
   await inBatches(open, async (mr) => {
     const project = projects.get(mr.target_project_id);
     if (!project) return;
@@ -169,8 +173,7 @@ export async function mergeStates(deps: ServiceDeps, rows: readonly MergeRequest
     const state: MergeState = { project, repo, targetSha: null, sourceSha: mr.sha, check: null, detailed: 'unchecked', discussionsResolved };
     out.set(mr.id, state);
     try {
-      state.targetSha = perProject.get(mr.target_project_id) === 1
-        ? await repo.branchHead(mr.target_branch) : (await repo.branches()).byName.get(mr.target_branch)?.commit.id ?? null;
+      state.targetSha = opts.targetShas?.get(mr.id) ?? (await heads.get(project.id))?.get(mr.target_branch) ?? null;
       if (state.targetSha && state.sourceSha) state.check = await checkPair(deps, project.id, repo, state.targetSha, state.sourceSha, { counts: ffOnly || opts.counts });
     } catch {
       // A repository git cannot read now (moving, timed out): `unchecked`, and the next read asks again.
@@ -191,7 +194,7 @@ export async function mergeStates(deps: ServiceDeps, rows: readonly MergeRequest
  * The fields for each merge request of a page, keyed by merge request id (one batch for a whole list);
  * `diverged_commits_count` only with `counts` (the entity shows it only when asked).
  */
-export async function mergeabilityFields(deps: ServiceDeps, rows: readonly MergeRequestRow[], opts: { counts?: boolean } = {}): Promise<Map<number, MergeabilityFields>> {
+export async function mergeabilityFields(deps: ServiceDeps, rows: readonly MergeRequestRow[], opts: { counts?: boolean; targetShas?: ReadonlyMap<number, string> } = {}): Promise<Map<number, MergeabilityFields>> {
   const out = new Map<number, MergeabilityFields>();
   const states = await mergeStates(deps, rows, opts);
   for (const mr of rows) {
