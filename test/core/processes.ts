@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
+import http from 'node:http';
 import pg from 'pg';
 
 // Support for tests that run the real command line: a temp data dir and, on PostgreSQL, an empty database.
@@ -119,4 +120,31 @@ export async function startServer(env: Record<string, string>): Promise<Server> 
       return code;
     },
   };
+}
+
+export interface Answer {
+  status: number;
+  /** The parsed body when it is JSON, else its text. */
+  json: any;
+  headers: http.IncomingHttpHeaders;
+}
+
+/**
+ * One request on a connection of its own (`connection: close`, no agent), so that successive calls spread over a
+ * server's workers instead of riding one kept-alive connection to the same one.
+ */
+export function callServer(url: string, method: string, token: string | null, body?: unknown): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(url, {
+      method, agent: false,
+      headers: { ...(token ? { 'private-token': token } : {}), connection: 'close', ...(data ? { 'content-type': 'application/json' } : {}) },
+    }, (res) => {
+      let text = '';
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => resolve({ status: res.statusCode!, json: text && res.headers['content-type']?.startsWith('application/json') ? JSON.parse(text) : text, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
 }

@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { scratch, startServer } from './processes.ts';
+import { callServer, scratch, startServer } from './processes.ts';
 
 // `bellows serve` with two workers sharing the port: a write through one worker is seen at once by reads on the
 // other, although each keeps read caches (credentials, authorisations and rules for a minute here, refs until
@@ -9,23 +8,7 @@ import { scratch, startServer } from './processes.ts';
 
 const ROOT = 'glpat-workers-root-token-0123456789';
 
-/** One request on a connection of its own, so that successive calls spread over the workers. */
-function call(url: string, method: string, token: string, body?: unknown): Promise<{ status: number; json: any }> {
-  // (Each call opens its own connection, which the primary hands to the workers in turn.)
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(url, {
-      method, agent: false,
-      headers: { 'private-token': token, connection: 'close', ...(data ? { 'content-type': 'application/json' } : {}) },
-    }, (res) => {
-      let text = '';
-      res.on('data', (d) => { text += d; });
-      res.on('end', () => resolve({ status: res.statusCode!, json: text ? JSON.parse(text) : null }));
-    });
-    req.on('error', reject);
-    req.end(data);
-  });
-}
+const call = callServer;
 
 test('two workers: revocations, edits and new branches are seen by the next read on any worker', async () => {
   const sc = await scratch();

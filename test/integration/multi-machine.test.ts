@@ -1,12 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { scratch, startServer, type Server } from '../core/processes.ts';
+import { callServer, scratch, startServer, type Server } from '../core/processes.ts';
 import { diskPath } from '../../src/platform/git/storage.ts';
 
 // Two machines of one installation: two `bellows serve` processes with data directories of their own, one
@@ -17,21 +16,7 @@ import { diskPath } from '../../src/platform/git/storage.ts';
 const ROOT = 'glpat-multi-machine-root-token-0123';
 const LIMIT = 40;
 
-function call(url: string, method: string, token: string | null, body?: unknown): Promise<{ status: number; json: any; headers: http.IncomingHttpHeaders }> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(url, {
-      method, agent: false,
-      headers: { ...(token ? { 'private-token': token } : {}), connection: 'close', ...(data ? { 'content-type': 'application/json' } : {}) },
-    }, (res) => {
-      let text = '';
-      res.on('data', (d) => { text += d; });
-      res.on('end', () => resolve({ status: res.statusCode!, json: text && res.headers['content-type']?.startsWith('application/json') ? JSON.parse(text) : text, headers: res.headers }));
-    });
-    req.on('error', reject);
-    req.end(data);
-  });
-}
+const call = callServer;
 
 function git(args: string[], cwd: string): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {

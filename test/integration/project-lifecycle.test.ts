@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildTestApp, call, type TestApp } from '../support/app.ts';
+import { buildTestApp, call, listening, type TestApp } from '../support/app.ts';
 import { makeUser, type TestUser } from '../support/fixtures.ts';
 import { gitClient } from '../../src/resources/repository/testing.ts';
 
@@ -15,8 +15,7 @@ const g = gitClient();
 
 before(async () => {
   t = await buildTestApp();
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  host = `127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+  host = new URL(await listening(t)).host;
   owner = await makeUser(t.app);
 });
 after(async () => { await t.close(); });

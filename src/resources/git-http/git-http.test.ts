@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { rmSync, utimesSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { buildTestApp, call, listening, type TestApp } from '../../../test/support/app.ts';
 import { makeToken, makeUser } from '../../../test/support/fixtures.ts';
 import { gitClient, makeProject, reloadProject, roleUsers, type RoleUsers } from '../repository/testing.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
@@ -40,8 +40,7 @@ async function commit(dir: string, msg: string): Promise<string> {
 
 before(async () => {
   t = await buildTestApp();
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  host = `127.0.0.1:${(t.app.server.address() as any).port}`;
+  host = new URL(await listening(t)).host;
   const owner = await makeUser(t.app, { password: 'secret-password-1' });
   project = await makeProject(t.app, owner.user, { visibility: 0 });
   publicProject = await makeProject(t.app, owner.user, { visibility: 20 });

@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { buildTestApp, call, listening, type TestApp } from '../../../test/support/app.ts';
 import { castRoles, commitFiles, makeFork, makeMergeRequest, makeProject, quickUser, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { gitClient } from '../repository/testing.ts';
@@ -17,8 +17,7 @@ let host: string;
 const g = gitClient();
 before(async () => {
   t = await buildTestApp();
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  host = `127.0.0.1:${(t.app.server.address() as any).port}`;
+  host = new URL(await listening(t)).host;
 });
 after(async () => { await t.close(); });
 

@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { scratch, startServer } from '../../../test/core/processes.ts';
+import { callServer, scratch, startServer } from '../../../test/core/processes.ts';
 
 // Merge requests created at the same time through both workers of one server (one database, one repository): every
 // creation answers 201 with its own iid (a writer waits for the other's transaction, it never fails), a second
@@ -9,22 +8,7 @@ import { scratch, startServer } from '../../../test/core/processes.ts';
 
 const ROOT = 'glpat-mr-workers-root-token-012345';
 
-/** One request on a connection of its own, so that successive calls spread over the workers. */
-function call(url: string, method: string, body?: unknown): Promise<{ status: number; json: any }> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(url, {
-      method, agent: false,
-      headers: { 'private-token': ROOT, connection: 'close', ...(data ? { 'content-type': 'application/json' } : {}) },
-    }, (res) => {
-      let text = '';
-      res.on('data', (d) => { text += d; });
-      res.on('end', () => resolve({ status: res.statusCode!, json: text ? JSON.parse(text) : null }));
-    });
-    req.on('error', reject);
-    req.end(data);
-  });
-}
+const call = (url: string, method: string, body?: unknown) => callServer(url, method, ROOT, body);
 
 test('concurrent merge request creations on two workers: each 201 or the 409 of a duplicate, never a 500', async () => {
   const sc = await scratch();

@@ -2,7 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { buildTestApp, call, listening, type TestApp } from '../../../test/support/app.ts';
 import { makeSnippet, makeToken, makeUser, type TestUser } from '../../../test/support/fixtures.ts';
 import { gitClient, makeProject, roleUsers, type RoleUsers } from '../repository/testing.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
@@ -22,8 +22,7 @@ const at = (path: string, cred?: string) => `http://${cred ? `${cred}@` : ''}${h
 
 before(async () => {
   t = await buildTestApp();
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  host = `127.0.0.1:${(t.app.server.address() as any).port}`;
+  host = new URL(await listening(t)).host;
   const owner = await makeUser(t.app);
   project = await makeProject(t.app, owner.user, { visibility: 20 });
   u = await roleUsers(t.app, project, owner, (o) => makeUser(t.app, o));

@@ -1,9 +1,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gitClient } from '../repository/testing.ts';
-import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
+import { buildTestApp, call, listening, type TestApp } from '../../../test/support/app.ts';
 import { startHookReceiver, type HookReceiver, type ReceivedHook } from '../../../test/support/hook-receiver.ts';
 import { addMember, castGroupRoles, castRoles, makeGroup, makeProject, quickUser, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
 import { updateApplicationSettings } from '../../platform/application-settings.ts';
@@ -437,8 +436,7 @@ describe('project hooks: confidentiality, retries, auto-disabling, refusal at de
 
 describe('project hooks: git pushes over HTTP', () => {
   test('one push event per updated branch, one tag_push per tag, with the commits pushed', async () => {
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const host = `127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    const host = new URL(await listening(t)).host;
     const owner = await quickUser(t.app);
     const project = await makeProject(t.app, { owner: owner.user });
     await call(t.app, 'POST', `/projects/${project.id}/hooks`, { token: owner.token, body: { url: hookUrl, push_events: true, tag_push_events: true } });
