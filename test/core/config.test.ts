@@ -37,6 +37,7 @@ describe('loadConfig', () => {
       storage: undefined,
       monitoringAllowlist: ['127.0.0.0/8', '::1'],
       authCacheMs: 2000,
+      dbStatementTimeoutMs: 15000,
       workers: Math.min(16, availableParallelism()),
       defaultBranchProtection: 2,
       sshEnabled: true,
