@@ -18,13 +18,27 @@ export function hostKeyFile(dataDir: string, type: (typeof HOST_KEY_TYPES)[numbe
   return join(hostKeysDir(dataDir), `ssh_host_${type}_key`);
 }
 
+/**
+ * A new key pair that the SSH server will accept. ssh2's generator now and then writes a private key its own parser
+ * then refuses ("Malformed OpenSSH private key"), which would stop every worker at start: a key is kept only once it
+ * parses, and a few tries are made before giving up.
+ */
+function generateKeyPair(type: (typeof HOST_KEY_TYPES)[number]): { private: string; public: string } {
+  for (let tries = 0; ; tries++) {
+    const pair = type === 'rsa' ? utils.generateKeyPairSync('rsa', { bits: 3072 }) : utils.generateKeyPairSync('ed25519');
+    const parsed = utils.parseKey(pair.private);
+    if (!(parsed instanceof Error)) return pair;
+    if (tries >= 4) throw parsed;
+  }
+}
+
 /** Makes the missing host keys (and their `.pub` files for administrators to publish) and returns the private keys. */
 export function ensureHostKeys(dataDir: string): Buffer[] {
   mkdirSync(hostKeysDir(dataDir), { recursive: true, mode: 0o700 });
   return HOST_KEY_TYPES.map((type) => {
     const file = hostKeyFile(dataDir, type);
     if (!existsSync(file)) {
-      const pair = type === 'rsa' ? utils.generateKeyPairSync('rsa', { bits: 3072 }) : utils.generateKeyPairSync('ed25519');
+      const pair = generateKeyPair(type);
       const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
       writeFileSync(tmp, pair.private, { mode: 0o600 });
       try {
