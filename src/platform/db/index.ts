@@ -183,8 +183,8 @@ export function runInReadScope<T>(scope: ReadScope, fn: () => T): T {
   return readScopes.run(scope, fn);
 }
 
-// The statement timeout each pool connection's session has now (null: the database's own).
-const sessionTimeouts = new WeakMap<pg.PoolClient, number>();
+// The statement timeout each pool connection's session has now (undefined: the database's own).
+const sessionTimeouts = defineObjectMemo<pg.PoolClient, number | undefined>('pg-session-timeouts');
 
 // A statement's name derives from its text alone; a pool connection's wrapper lives as long as the connection.
 const statementNames = defineMemo<string, string>('pg-statement-names', { max: 5000 });
@@ -218,8 +218,7 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
           client.release(err as Error);
           throw err;
         }
-        if (wanted === undefined) sessionTimeouts.delete(client);
-        else sessionTimeouts.set(client, wanted);
+        sessionTimeouts.set(client, wanted);
       }
       let w = wrappedClients.get(client);
       if (!w) {
@@ -229,7 +228,7 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
               return client.query({ name: nameOf(text), text, values: values as unknown[] });
             }
             // A transaction is not cut short by a request's limit: it runs under the database's own.
-            if (typeof text === 'string' && sessionTimeouts.has(client) && /^(begin|start transaction)\b/i.test(text)) {
+            if (typeof text === 'string' && sessionTimeouts.get(client) !== undefined && /^(begin|start transaction)\b/i.test(text)) {
               return (client.query as any)(`${text}; set local statement_timeout to default`);
             }
             return (client.query as any)(text, values);
