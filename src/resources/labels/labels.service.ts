@@ -9,6 +9,7 @@ import { ancestorIds, groupAccessLevels, groupOfProject, userAuthorization, type
 import type { LabelsTable } from '../../platform/db/schema.ts';
 import { ConflictError, ForbiddenError, NotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
 import { isValidColor, normalizeColor } from './colors.ts';
+import { availableLabelsByTitle, projectAncestorGroupIds } from './labels.lookup.ts';
 
 // Which labels a project or a group may use: a project its own and those of its group and the group's ancestors;
 // a group its own and its ancestors' (and, when asked, its descendants').
@@ -117,6 +118,14 @@ async function assertTitleFree(db: Db, scope: LabelScope, title: string) {
   if (taken) throw new ConflictError('Label already exists');
 }
 
+/** Writes a label row whose title and colour were checked. */
+async function insertLabel(trx: Db, now: number, owner: LabelOwner, fields: Pick<LabelRow, 'title' | 'color' | 'description'>): Promise<LabelRow> {
+  return trx.insertInto('labels').values({
+    title: fields.title, color: fields.color, description: fields.description,
+    project_id: owner.projectId ?? null, group_id: owner.groupId ?? null, created_at: now, updated_at: now,
+  }).returningAll().executeTakeFirstOrThrow();
+}
+
 export async function createLabel(deps: ServiceDeps, owner: LabelOwner, scope: LabelScope, input: Required<Pick<LabelInput, 'title' | 'color'>> & LabelInput & { priority?: number }): Promise<LabelRow> {
   const c = checked(input);
   checkPriority(input.priority, c.errors);
@@ -125,10 +134,7 @@ export async function createLabel(deps: ServiceDeps, owner: LabelOwner, scope: L
   const now = deps.clock.now();
   try {
     return await deps.db.transaction().execute(async (trx) => {
-      const label = await trx.insertInto('labels').values({
-        title: c.title!, color: c.color!, description: input.description ?? null,
-        project_id: owner.projectId ?? null, group_id: owner.groupId ?? null, created_at: now, updated_at: now,
-      }).returningAll().executeTakeFirstOrThrow();
+      const label = await insertLabel(trx, now, owner, { title: c.title!, color: c.color!, description: input.description ?? null });
       if (owner.projectId !== undefined && input.priority !== undefined) await setPriority(trx, owner.projectId, label.id, input.priority);
       return label;
     });
@@ -319,4 +325,43 @@ export async function promoteLabel(deps: ServiceDeps, actor: Actor, project: { i
     if (keep.length) await trx.updateTable('subscriptions').set({ subscribable_id: created.id, updated_at: now }).where('id', 'in', keep).execute();
     return created;
   });
+}
+
+/**
+ * After a project moved to another namespace (its row already names the new one), inside the moving transaction: the
+ * group labels its issues and merge requests carry that it can no longer use (the reference's Labels::TransferService)
+ * are replaced in the project by the label of that title it can use (its own, or one of its new groups'), or else by a
+ * new project label with the old one's title, colour and description. The project's links and priorities move to it;
+ * the group labels themselves and the label events are left as they are.
+ */
+export async function transferProjectLabels(trx: Db, now: number, project: { id: number; namespace_id: number }): Promise<void> {
+  const targets = {
+    Issue: trx.selectFrom('issues').select('issues.id').where('issues.project_id', '=', project.id),
+    MergeRequest: trx.selectFrom('merge_requests').select('merge_requests.id').where('merge_requests.target_project_id', '=', project.id),
+  };
+  const ofProject = (eb: any) => eb.or(Object.entries(targets).map(([type, ids]) => eb.and([eb('label_links.target_type', '=', type), eb('label_links.target_id', 'in', ids)])));
+  const groupIds = await projectAncestorGroupIds(trx, project);
+  let q = trx.selectFrom('labels').selectAll().where('labels.group_id', 'is not', null)
+    .where('labels.id', 'in', trx.selectFrom('label_links').select('label_links.label_id').where(ofProject));
+  if (groupIds.length) q = q.where('labels.group_id', 'not in', groupIds);
+  const moving = await q.orderBy('labels.id').execute();
+  if (moving.length === 0) return;
+  const usable = await availableLabelsByTitle(trx, project.id, groupIds, [...new Set(moving.map((l) => l.title))]);
+  for (const label of moving) {
+    let replacement = usable.get(label.title);
+    if (!replacement) {
+      replacement = await insertLabel(trx, now, { projectId: project.id }, label);
+      usable.set(label.title, replacement);
+    }
+    for (const [type, ids] of Object.entries(targets)) {
+      // A target already carrying the replacement keeps that one link.
+      await trx.deleteFrom('label_links').where('label_id', '=', label.id).where('target_type', '=', type).where('target_id', 'in', ids)
+        .where('target_id', 'in', trx.selectFrom('label_links as have').select('have.target_id').where('have.label_id', '=', replacement.id).where('have.target_type', '=', type))
+        .execute();
+      await trx.updateTable('label_links').set({ label_id: replacement.id }).where('label_id', '=', label.id).where('target_type', '=', type).where('target_id', 'in', ids).execute();
+    }
+    const priority = await trx.selectFrom('label_priorities').select('priority').where('project_id', '=', project.id).where('label_id', '=', replacement.id).executeTakeFirst();
+    if (priority) await trx.deleteFrom('label_priorities').where('project_id', '=', project.id).where('label_id', '=', label.id).execute();
+    else await trx.updateTable('label_priorities').set({ label_id: replacement.id }).where('project_id', '=', project.id).where('label_id', '=', label.id).execute();
+  }
 }

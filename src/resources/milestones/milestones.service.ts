@@ -157,6 +157,16 @@ async function validate(db: Db, parent: MilestoneParent, merged: { title: string
 const ownerColumns = (parent: MilestoneParent) => (parent.kind === 'project' ? { project_id: parent.project.id, group_id: null } : { project_id: null, group_id: parent.group.id });
 const TAKEN = { title: ['already being used for another group or project milestone.'] };
 
+/** Writes a milestone row whose fields were checked, with the owner's next milestone iid. */
+async function insertMilestone(trx: Db, now: number, parent: MilestoneParent, fields: Pick<MilestoneRow, 'title' | 'description' | 'state' | 'start_date' | 'due_date'>): Promise<MilestoneRow> {
+  const owner = ownerColumns(parent);
+  const iid = await nextIid(trx, parent.kind === 'project' ? 'project_milestones' : 'group_milestones', owner.project_id ?? owner.group_id!);
+  return trx.insertInto('milestones').values({
+    ...owner, iid, title: fields.title, description: fields.description, state: fields.state,
+    start_date: fields.start_date, due_date: fields.due_date, created_at: now, updated_at: now,
+  }).returningAll().executeTakeFirstOrThrow();
+}
+
 export async function createMilestone(deps: ServiceDeps, parent: MilestoneParent, input: MilestoneInput): Promise<MilestoneRow> {
   // A blank title is no title (the reference's setter ignores it).
   const title = input.title?.trim() || null;
@@ -165,14 +175,9 @@ export async function createMilestone(deps: ServiceDeps, parent: MilestoneParent
   if (Object.keys(errors).length) throw new RuleError('bad_request', `Failed to create milestone ${inspectErrors(errors)}`);
   const now = deps.clock.now();
   try {
-    return await deps.db.transaction().execute(async (trx) => {
-        const owner = ownerColumns(parent);
-        const iid = await nextIid(trx, parent.kind === 'project' ? 'project_milestones' : 'group_milestones', owner.project_id ?? owner.group_id!);
-        return trx.insertInto('milestones').values({
-          ...owner, iid, title: title!, description: input.description ?? null, state: 'active',
-          start_date: fields.start_date, due_date: fields.due_date, created_at: now, updated_at: now,
-        }).returningAll().executeTakeFirstOrThrow();
-      });
+    return await deps.db.transaction().execute(async (trx) => insertMilestone(trx, now, parent, {
+        title: title!, description: input.description ?? null, state: 'active', start_date: fields.start_date, due_date: fields.due_date,
+      }));
     } catch (err) {
       if (isUniqueViolation(err)) throw new RuleError('bad_request', `Failed to create milestone ${inspectErrors(TAKEN)}`);
       throw err;
@@ -247,5 +252,32 @@ export async function createMilestone(deps: ServiceDeps, parent: MilestoneParent
   } catch (err) {
     if (isUniqueViolation(err)) throw failed(TITLE_USED);
     throw err;
+  }
+}
+
+/**
+ * After a project moved out of the group `oldGroup` (its row already names the new namespace), inside the moving
+ * transaction: each milestone of `oldGroup` or its ancestors that the project's issues or merge requests carry (the
+ * reference's Milestones::TransferService) is replaced in the project by the milestone of that title it can use in
+ * its new place (its own or one of its new groups'), or else by a new project milestone with the old one's title,
+ * description, dates and state. The group milestones themselves and the milestone events are left as they are.
+ */
+export async function transferProjectMilestones(trx: Db, now: number, project: Pick<ProjectRow, 'id' | 'namespace_id'>, oldGroup: Pick<NamespaceRow, 'traversal'>): Promise<void> {
+  const issues = () => trx.updateTable('issues').where('project_id', '=', project.id);
+  const mergeRequests = () => trx.updateTable('merge_requests').where('target_project_id', '=', project.id);
+  const moving = await trx.selectFrom('milestones').selectAll().where('group_id', 'in', ancestorIds(oldGroup)).where((eb) => eb.or([
+    eb('id', 'in', eb.selectFrom('issues').select('issues.milestone_id').where('issues.project_id', '=', project.id).where('issues.milestone_id', 'is not', null)),
+    eb('id', 'in', eb.selectFrom('merge_requests').select('merge_requests.milestone_id').where('merge_requests.target_project_id', '=', project.id).where('merge_requests.milestone_id', 'is not', null)),
+  ])).orderBy('id').execute();
+  if (moving.length === 0) return;
+  const groupIds = await projectGroupIds(trx, project);
+  for (const m of moving) {
+    const usable = await trx.selectFrom('milestones').selectAll().where('title', '=', m.title)
+      .where((eb) => eb.or([eb('project_id', '=', project.id), ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : [])]))
+      .orderBy('id').executeTakeFirst();
+    const replacement = usable ?? await insertMilestone(trx, now, { kind: 'project', project }, m);
+    if (replacement.id === m.id) continue;
+    await issues().set({ milestone_id: replacement.id }).where('milestone_id', '=', m.id).execute();
+    await mergeRequests().set({ milestone_id: replacement.id }).where('milestone_id', '=', m.id).execute();
   }
 }

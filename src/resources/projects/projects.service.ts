@@ -15,7 +15,9 @@ import { isValidRefName } from '../../platform/git/refs.ts';
 import {
   ConflictError, NotFoundError, RuleError, ValidationError,
 } from '../../platform/errors.ts';
-import { AccessLevel, Visibility, groupAccessLevels, visibilityName, type VisibilityName } from '../../platform/membership.ts';
+import { AccessLevel, Visibility, groupAccessLevels, groupOfProject, visibilityName, type VisibilityName } from '../../platform/membership.ts';
+import { transferProjectLabels } from '../labels/labels.service.ts';
+import { transferProjectMilestones } from '../milestones/milestones.service.ts';
 import { pathProblem } from '../users/users.service.ts';
 import { containsText, isUniqueViolation } from '../../platform/db/dialect.ts';
 import { readableGroups } from '../../platform/access/queries.ts';
@@ -654,8 +656,15 @@ export async function transferProject(deps: ServiceDeps, actor: Actor, p: Projec
   // A project may not be more visible than the group it moves into.
   if (ns.kind === 'group' && p.visibility_level > ns.visibility_level) set.visibility_level = ns.visibility_level;
   await deps.db.transaction().execute(async (trx) => {
+    const oldGroup = await groupOfProject(trx, p);
     await moveRoute(trx, p, fullPath, now);
     await trx.updateTable('projects').set(set).where('id', '=', p.id).execute();
+    // What the project's issues and merge requests carry from the groups it left is re-created in it.
+    if (oldGroup) {
+      const moved = { id: p.id, namespace_id: ns.id };
+      await transferProjectLabels(trx, now, moved);
+      await transferProjectMilestones(trx, now, moved, oldGroup);
+    }
     if (actor.user) await emitEvent(deps, trx, { type: 'project', action: 'transfer', projectId: p.id, actorId: actor.user.id, oldPathWithNamespace: p.full_path });
   });
   return reload(deps, p.id);
