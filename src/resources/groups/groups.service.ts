@@ -12,7 +12,7 @@ import { pathProblem } from '../users/users.service.ts';
 import { checkAvatar, removeAvatar, withAvatar } from '../../platform/storage/avatars.ts';
 import { removeProjectUploads } from '../../platform/storage/uploads.ts';
 import { deleteProjectRows, removeProjectRepositories } from '../projects/projects.service.ts';
-import { transferProjectLabels } from '../labels/labels.service.ts';
+import { transferLabelsOfProjectsIn } from '../labels/labels.service.ts';
 import type { UploadedFile } from '../../platform/storage/uploads.ts';
 import { applicationSettings } from '../../platform/application-settings.ts';
 
@@ -200,9 +200,7 @@ export async function transferGroup(deps: ServiceDeps, group: Group, target: Gro
     const moved = await trx.selectFrom('namespaces').select('traversal').where('id', '=', group.id).executeTakeFirstOrThrow();
     const ids = await subtreeIds(trx, moved);
     // The projects below keep their labels: those of the groups left behind are re-created in each project.
-    const now = deps.clock.now();
-    const projects = await trx.selectFrom('projects').select(['projects.id', 'projects.namespace_id']).where('projects.namespace_id', 'in', ids).orderBy('projects.id').execute();
-    for (const p of projects) await transferProjectLabels(trx, now, p);
+    await transferLabelsOfProjectsIn(trx, deps.clock.now(), ids);
     if (target && group.visibility_level > target.visibility_level) {
       await trx.updateTable('namespaces').set({ visibility_level: target.visibility_level }).where('id', 'in', ids).where('visibility_level', '>', target.visibility_level).execute();
       await trx.updateTable('projects').set({ visibility_level: target.visibility_level }).where('namespace_id', 'in', ids).where('visibility_level', '>', target.visibility_level).execute();

@@ -365,3 +365,27 @@ export async function transferProjectLabels(trx: Db, now: number, project: { id:
     else await trx.updateTable('label_priorities').set({ label_id: replacement.id }).where('project_id', '=', project.id).where('label_id', '=', label.id).execute();
   }
 }
+
+/**
+ * After groups moved, inside the moving transaction: `transferProjectLabels` for each project of these namespaces
+ * whose issues or merge requests carry a label of a group that is no longer above it (the others have nothing to do).
+ */
+export async function transferLabelsOfProjectsIn(trx: Db, now: number, namespaceIds: number[]): Promise<void> {
+  if (namespaceIds.length === 0) return;
+  const outside = sql<SqlBool>`substr(${sql.ref('pn.traversal')}, 1, length(${sql.ref('lg.traversal')})) <> ${sql.ref('lg.traversal')}`;
+  const carrying = (type: 'Issue' | 'MergeRequest') => {
+    const base = trx.selectFrom('projects').innerJoin('namespaces as pn', 'pn.id', 'projects.namespace_id');
+    const withTargets = type === 'Issue'
+      ? base.innerJoin('issues as target', 'target.project_id', 'projects.id')
+      : base.innerJoin('merge_requests as target', 'target.target_project_id', 'projects.id');
+    return withTargets
+      .innerJoin('label_links', (j) => j.onRef('label_links.target_id', '=', 'target.id').on('label_links.target_type', '=', type))
+      .innerJoin('labels', 'labels.id', 'label_links.label_id')
+      .innerJoin('namespaces as lg', 'lg.id', 'labels.group_id')
+      .select(['projects.id', 'projects.namespace_id'])
+      .where('projects.namespace_id', 'in', namespaceIds).where(outside);
+  };
+  const rows = await carrying('Issue').union(carrying('MergeRequest')).execute();
+  const projects = new Map(rows.map((r) => [r.id, r]));
+  for (const id of [...projects.keys()].sort((a, b) => a - b)) await transferProjectLabels(trx, now, projects.get(id)!);
+}

@@ -207,6 +207,8 @@ describe('POST /groups/:id/transfer', () => {
     const movingLabel = await makeLabel(t.app, { groupId: moving.id, title: 'moving-own' });
     const rootMilestone = await makeMilestone(t.app, { groupId: oldRoot.id, title: 'root-m' });
     const issue = await makeIssue(t.app, project, { title: 'deep issue', labels: [rootLabel.id, clash.id, movingLabel.id], milestoneId: rootMilestone.id });
+    const quiet = await makeProject(t.app, { namespace: moving, path: 'quiet', visibility: 0 });
+    const quietIssue = await makeIssue(t.app, quiet, { title: 'quiet issue', labels: [movingLabel.id] });
 
     const r = await call(t.app, 'POST', `/groups/${moving.id}/transfer`, { token: owner.token, body: { group_id: newRoot.id } });
     assert.equal(r.status, 201);
@@ -214,13 +216,18 @@ describe('POST /groups/:id/transfer', () => {
     assert.deepEqual(created.map((l) => [l.title, l.color, l.description]), [['from-root', '#111111', 'root']]);
     const links = (await t.app.db.selectFrom('label_links').select('label_id').where('target_type', '=', 'Issue').where('target_id', '=', issue.id).execute()).map((l) => l.label_id).sort((a, b) => a - b);
     assert.deepEqual(links, [created[0].id, newClash.id, movingLabel.id].sort((a, b) => a - b));
+    // A project carrying only labels of the moved groups has nothing to re-create.
+    assert.deepEqual(await t.app.db.selectFrom('labels').select('id').where('project_id', '=', quiet.id).execute(), []);
+    assert.deepEqual(await t.app.db.selectFrom('label_links').select('label_id').where('target_type', '=', 'Issue').where('target_id', '=', quietIssue.id).execute(), [{ label_id: movingLabel.id }]);
     // As the reference's group transfer, milestones stay as they are.
     const after = await t.app.db.selectFrom('issues').select('milestone_id').where('id', '=', issue.id).executeTakeFirstOrThrow();
     assert.equal(after.milestone_id, rootMilestone.id);
     const oldLabels = await t.app.db.selectFrom('labels').select('id').where('group_id', '=', oldRoot.id).orderBy('id').execute();
     assert.deepEqual(oldLabels.map((l) => l.id), [rootLabel.id, clash.id]);
-    const found = await call(t.app, 'GET', `/groups/${newRoot.id}/issues`, { token: owner.token, query: { labels: 'from-root,clash,moving-own' } });
-    assert.deepEqual(found.body.map((i: any) => i.title), ['deep issue']);
+    const found = await call(t.app, 'GET', `/groups/${newRoot.id}/issues`, { token: owner.token, query: { labels: 'moving-own', order_by: 'title', sort: 'asc' } });
+    assert.deepEqual(found.body.map((i: any) => i.title), ['deep issue', 'quiet issue']);
+    const both = await call(t.app, 'GET', `/groups/${newRoot.id}/issues`, { token: owner.token, query: { labels: 'from-root,clash,moving-own' } });
+    assert.deepEqual(both.body.map((i: any) => i.title), ['deep issue']);
   });
 
   test('a refused group transfer changes no label', async () => {
