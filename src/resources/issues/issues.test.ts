@@ -598,7 +598,7 @@ describe('issues: label filters over a root namespace', () => {
     const subTeam = await makeLabel(t.app, { groupId: sub.id, title: 'team' });
     const projectTeam = await makeLabel(t.app, { projectId: p.id, title: 'team' });
     const siblings = await makeLabel(t.app, { projectId: sibling.id, title: 'sibling' });
-    // A label of another root namespace linked to this project's issue (as a transfer leaves behind).
+    // A label of another root namespace linked to this project's issue (a transfer re-creates such labels, but older rows may hold one).
     const foreignArea = await makeLabel(t.app, { groupId: elsewhere.id, title: 'area' });
     const mk = async (title: string, labels: number[]) => { (t.app.clock as any).advance(1000); await makeIssue(t.app, p, { title, labels }); };
     await mk('root area', [area.id]);
