@@ -2,7 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import {
-  addMember, castRoles, commitFiles, makeGroup, makeIssue, makeLabel, makeMergeRequest, makeMilestone, makeProject, makeUser, Role, type RoleCast,
+  addMember, castRoles, commitFiles, makeGroup, makeIssue, makeLabel, makeMergeRequest, makeMilestone, makeProject, makeUser, Role, userNamespace, type RoleCast,
 } from '../../../test/support/fixtures.ts';
 import { pythonGitlab, pythonServer, pythonSkip } from '../../../test/support/python-gitlab.ts';
 
@@ -189,6 +189,25 @@ describe('PUT /projects/:id/transfer', () => {
     assert.equal(after.milestone_id, rootMilestone.id);
     assert.equal((await t.app.db.selectFrom('milestones').select('id').where('project_id', '=', project.id).execute()).length, 0);
   });
+});
+
+test('PUT /projects/:id/transfer to a personal namespace: every group label and the group milestone become the project\'s own', async () => {
+  const group = await makeGroup(t.app, { path: 'to-user', visibility: 0 });
+  const owner = await makeUser(t.app);
+  await addMember(t.app, { type: 'Namespace', id: group.id }, owner.user.id, Role.owner);
+  const project = await makeProject(t.app, { namespace: group, path: 'mine', visibility: 0 });
+  const a = await makeLabel(t.app, { groupId: group.id, title: 'a' });
+  const b = await makeLabel(t.app, { groupId: group.id, title: 'b' });
+  const m = await makeMilestone(t.app, { groupId: group.id, title: 'm' });
+  await makeMilestone(t.app, { projectId: project.id, title: 'earlier' });
+  const issue = await makeIssue(t.app, project, { labels: [a.id, b.id], milestoneId: m.id });
+  const home = await userNamespace(t.app, owner.user.id);
+  const r = await call(t.app, 'PUT', `/projects/${project.id}/transfer`, { token: owner.token, body: { namespace: home.full_path } });
+  assert.equal(r.status, 200);
+  const got = await call(t.app, 'GET', `/projects/${project.id}/issues/${issue.iid}`, { token: owner.token });
+  assert.deepEqual([got.body.labels, got.body.milestone.title, got.body.milestone.iid, got.body.milestone.project_id], [['a', 'b'], 'm', 2, project.id]);
+  const own = await t.app.db.selectFrom('labels').select('title').where('project_id', '=', project.id).orderBy('title').execute();
+  assert.deepEqual(own.map((l) => l.title), ['a', 'b']);
 });
 
 describe('POST /groups/:id/transfer', () => {
