@@ -2,7 +2,8 @@
 // Runs the command line: from the bundled JavaScript in dist/ when it matches the sources (`npm start` and
 // `npm run build` make it), otherwise from the TypeScript sources through tsx (development, tests).
 import cluster from 'node:cluster';
-import { buildIsFresh } from './stamp.mjs';
+import { fileURLToPath } from 'node:url';
+import { buildIsFresh, WORKER_BUNDLE } from './stamp.mjs';
 
 const root = new URL('..', import.meta.url);
 // A worker process of `serve` runs what its primary chose, without looking at the sources again.
@@ -10,12 +11,25 @@ const fromDist = cluster.isWorker && process.env.BELLOWS_RUNS_FROM
   ? process.env.BELLOWS_RUNS_FROM === 'dist'
   : process.env.BELLOWS_FROM_SOURCE !== '1' && buildIsFresh(root);
 if (cluster.isPrimary) process.env.BELLOWS_RUNS_FROM = fromDist ? 'dist' : 'sources';
+// Once a worker has started (it listens, and has answered its first requests), V8's code cache of what it compiled on
+// the way is written for the next start, if it had none that fitted.
+const SAVE_CACHE_AFTER_MS = 2_000;
 let runCli;
-if (fromDist) {
+if (fromDist && cluster.isWorker) {
+  const { runWithCodeCache } = await import('./code-cache.mjs');
+  const bundle = runWithCodeCache(fileURLToPath(new URL(WORKER_BUNDLE, root)));
+  await bundle.exports.runCli(process.argv);
+  // Or as it stops, if that comes first (a worker stopped at once still leaves its cache).
+  const timer = setTimeout(() => bundle.save(), SAVE_CACHE_AFTER_MS).unref();
+  process.once('exit', () => {
+    clearTimeout(timer);
+    bundle.save();
+  });
+} else if (fromDist) {
   ({ runCli } = await import('../dist/bundle/index.js'));
 } else {
   const { register } = await import('tsx/esm/api');
   register();
   ({ runCli } = await import('../src/cli/index.ts'));
 }
-await runCli(process.argv);
+if (runCli) await runCli(process.argv);

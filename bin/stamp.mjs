@@ -9,6 +9,8 @@ import { join } from 'node:path';
 export const STAMP_FILE = 'dist/.source-stamp';
 /** Two levels below the checkout, as src/<area>/ is: paths relative to a module (config/feature_flags) hold. */
 export const BUNDLE_DIR = 'dist/bundle/';
+/** The same program as one CommonJS file, run by the workers of `serve` with V8's code cache (bin/code-cache.mjs). */
+export const WORKER_BUNDLE = 'dist/bundle/worker.cjs';
 
 export function sourceStamp(root) {
   const hash = createHash('sha256');

@@ -212,13 +212,33 @@ export function installConventions(app: FastifyInstance): void {
     return body;
   });
 
-  // A mirror of the route table answers "which methods does this path have?" for 405 and OPTIONS.
-  const mirror = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true });
+  // A mirror of the route table answers "which methods does this path have?" for 405 and OPTIONS. The routes are
+  // noted as they are added and the mirror is built from them, in the same order, when the first unknown route or
+  // method asks: compiling a second router at start would double the routing work of every start.
   const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+  const noted: Array<[string, string]> = [];
+  let mirror: ReturnType<typeof FindMyWay> | null = null;
+  const mirrorOf = (): ReturnType<typeof FindMyWay> => {
+    if (mirror) return mirror;
+    const built = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true });
+    for (const [m, url] of noted) {
+      try {
+        built.on(m as any, url, () => {});
+      } catch {
+        /* already present */
+      }
+    }
+    noted.length = 0;
+    return (mirror = built);
+  };
   app.addHook('onRoute', (opts) => {
     const methods = Array.isArray(opts.method) ? opts.method : [opts.method];
     for (const m of methods) {
       if (!(METHODS as readonly string[]).includes(m)) continue;
+      if (!mirror) {
+        noted.push([m, opts.url]);
+        continue;
+      }
       try {
         mirror.on(m as any, opts.url, () => {});
       } catch {
@@ -229,7 +249,8 @@ export function installConventions(app: FastifyInstance): void {
 
   app.setNotFoundHandler(async (req: FastifyRequest, reply: FastifyReply) => {
     const path = req.url.split('?')[0];
-    const allowed = METHODS.filter((m) => mirror.find(m as any, path) !== null);
+    const router = mirrorOf();
+    const allowed = METHODS.filter((m) => router.find(m as any, path) !== null);
     if (req.method === 'OPTIONS') {
       if (req.headers.origin && req.headers['access-control-request-method']) {
         reply.header('access-control-allow-origin', '*');

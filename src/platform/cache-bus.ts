@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
-import pg from 'pg';
+import type pg from 'pg';
 import { CACHE_CHANNEL } from './db/change-notify.ts';
+import { postgresClient } from './db/index.ts';
 
 // Read caches (credentials, authorisations, namespaces, refs) live in each server process. When the server runs
 // as several workers, a change made through one worker is announced to the others through the primary process,
@@ -169,7 +170,7 @@ export function cachingAllowed(): boolean {
 }
 
 async function oneShot(databaseUrl: string, args: string[]): Promise<void> {
-  const c = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 });
+  const c = new (postgresClient().Client)({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 });
   c.on('error', () => {});
   try {
     await c.connect();
@@ -216,7 +217,7 @@ export async function startDatabaseBus(o: DatabaseBusOptions): Promise<DatabaseB
     if (closed || client) return;
     // Named, so that an operator (or a test) can tell this connection in pg_stat_activity: the server's process id
     // (a worker's primary), then this process's.
-    const c = new pg.Client({ connectionString: o.databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: checkMs, connectionTimeoutMillis: checkMs, application_name: `bellows cache bus ${cluster.isWorker ? process.ppid : process.pid}/${process.pid}` });
+    const c = new (postgresClient().Client)({ connectionString: o.databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: checkMs, connectionTimeoutMillis: checkMs, application_name: `bellows cache bus ${cluster.isWorker ? process.ppid : process.pid}/${process.pid}` });
     client = c;
     c.on('error', (err) => { if (client === c) lost(err); });
     c.on('end', () => { if (client === c) lost(new Error('connection ended')); });

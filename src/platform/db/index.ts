@@ -1,9 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
+import type pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type { DB } from './schema.ts';
 import type { DialectName } from './dialect.ts';
@@ -27,8 +28,19 @@ export interface Database {
 /** How long a statement waits for another SQLite connection's lock before it fails. */
 const BUSY_TIMEOUT_MS = 5000;
 
-// int8 (bigint) holds our epoch-millisecond datetimes; they fit a JS number exactly.
-pg.types.setTypeParser(20, (v: string) => Number(v));
+let pgModule: typeof pg | null = null;
+
+/**
+ * The PostgreSQL client package, loaded on first use: a server on SQLite never reads it (loading it costs a start
+ * about 50 ms, most of it Node's fetch implementation, which pg touches as it loads).
+ */
+export function postgresClient(): typeof pg {
+  if (pgModule) return pgModule;
+  const loaded = createRequire(import.meta.url)('pg') as typeof pg;
+  // int8 (bigint) holds our epoch-millisecond datetimes; they fit a JS number exactly.
+  loaded.types.setTypeParser(20, (v: string) => Number(v));
+  return (pgModule = loaded);
+}
 
 export function openDatabase(opts: { databaseUrl: string | null; dataDir: string; sqliteFile?: string }): Database {
   let db: Db;
@@ -36,7 +48,7 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
   let poolStats = () => ({ total: 1, idle: 1, waiting: 0, max: 1 });
   if (opts.databaseUrl) {
     dialect = 'postgres';
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    const pool = new (postgresClient().Pool)({ connectionString: opts.databaseUrl, max: 10 });
     poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: 10 });
     // An idle connection closed by the server (restart, administrator) is dropped and replaced by the
     // pool; without a listener its error would end the process.
