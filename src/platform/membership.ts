@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db } from './db/index.ts';
+import { dialectOf, type DialectName } from './db/dialect.ts';
 import type { NamespacesTable, ProjectsTable } from './db/schema.ts';
 import type { ServiceDeps } from './deps.ts';
 
@@ -132,6 +133,8 @@ export async function projectAccessLevels(
 /** The groups a user reaches through memberships (each with its effective level) and their personal namespace. */
 export interface Authorization {
   userId: number;
+  /** The database it was read from: how its id lists are written into that database's SQL (`inIdList`). */
+  dialect: DialectName;
   personalNs: number[];
   groupLevels: Map<number, number>;
   /**
@@ -224,7 +227,7 @@ async function readAuthorization(db: Db, userId: number, now: number): Promise<A
       for (const [id, l] of shared) if (l > (projectLevels.get(id) ?? 0)) projectLevels.set(id, l);
     }
   }
-  return { userId, personalNs: personal.map((p) => p.id), groupLevels, projectLevels, direct, shared };
+  return { userId, dialect: dialectOf(db), personalNs: personal.map((p) => p.id), groupLevels, projectLevels, direct, shared };
 }
 
 

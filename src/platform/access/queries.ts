@@ -2,7 +2,7 @@ import type { ServiceDeps } from '../deps.ts';
 import { sql, type Expression, type SqlBool } from 'kysely';
 import { AccessLevel, Visibility, userAuthorization, type Authorization } from '../membership.ts';
 import type { Db } from '../db/index.ts';
-import { jsonTextField, type DialectName, dialectOf } from '../db/dialect.ts';
+import { inIdList, jsonTextField, type DialectName, dialectOf } from '../db/dialect.ts';
 import type { Actor } from './actor.ts';
 import { FEATURE_LEVEL, settingFeatureDefault, type ProjectFeature } from './policy.ts';
 
@@ -14,10 +14,24 @@ export function groupsAtLeast(a: Authorization, level: number): number[] {
   return [...a.groupLevels.entries()].filter(([, l]) => l >= level).map(([id]) => id);
 }
 
+/**
+ * How a condition names the user's projects and groups: `true`, literal id lists (one parameter per id); `'bound'`,
+ * each list as one parameter (`inIdList`: the statement's text does not depend on the user, so it is prepared once,
+ * and binding stays cheap with hundreds of ids); `false`, subqueries over the memberships.
+ */
+export type IdLists = boolean | 'bound';
+
 /** Projects the user is authorised for at `level` or higher, as one boolean expression. */
-export function authorizedExpr(eb: any, a: Authorization, level: number, now: number, inline: boolean): Expression<SqlBool> {
+export function authorizedExpr(eb: any, a: Authorization, level: number, now: number, inline: IdLists): Expression<SqlBool> {
   const groups = groupsAtLeast(a, level);
   const parts: Expression<SqlBool>[] = [];
+  if (a.projectLevels && inline === 'bound') {
+    const ids = [...a.projectLevels.entries()].filter(([, l]) => l >= level).map(([id]) => id);
+    const namespaces = [...a.personalNs, ...groups];
+    if (ids.length) parts.push(inIdList(a.dialect, 'projects.id', ids));
+    if (namespaces.length) parts.push(inIdList(a.dialect, 'projects.namespace_id', namespaces));
+    return parts.length ? eb.or(parts) : sql<SqlBool>`1 = 0`;
+  }
   if (a.projectLevels && inline) {
     const ids = [...a.projectLevels.entries()].filter(([, l]) => l >= level).map(([id]) => id);
     if (ids.length) parts.push(eb('projects.id', 'in', ids));
@@ -38,7 +52,7 @@ export function authorizedExpr(eb: any, a: Authorization, level: number, now: nu
 }
 
 /** What any caller may see: public, internal for signed-in non-external users, authorised, everything for admins. */
-export function visibleExpr(eb: any, actor: Actor, a: Authorization | null, now: number, inline: boolean): Expression<SqlBool> | null {
+export function visibleExpr(eb: any, actor: Actor, a: Authorization | null, now: number, inline: IdLists): Expression<SqlBool> | null {
   if (actor.admin) return null;
   if (!actor.user || !a) return eb('projects.visibility_level', '=', 20);
   const open = eb('projects.visibility_level', '>=', actor.user.external ? 20 : 10);
@@ -110,11 +124,11 @@ export function readableIssuesExpr(eb: any, actor: Actor, a: Authorization | nul
   if (actor.admin) return projectLevel === undefined ? eb('projects.issues_access_level', '>', 0) : null;
   const parts: Expression<SqlBool>[] = [];
   if (projectLevel === undefined) {
-    const visible = visibleExpr(eb, actor, a, now, true);
+    const visible = visibleExpr(eb, actor, a, now, 'bound');
     if (visible) parts.push(visible);
     // Features: enabled/public for whoever reads the project, private for members (Guest+), disabled for nobody.
     const open = eb('projects.issues_access_level', '>=', 20);
-    parts.push(a ? eb.or([open, eb.and([eb('projects.issues_access_level', '>=', 10), authorizedExpr(eb, a, AccessLevel.GUEST, now, true)])]) : open);
+    parts.push(a ? eb.or([open, eb.and([eb('projects.issues_access_level', '>=', 10), authorizedExpr(eb, a, AccessLevel.GUEST, now, 'bound')])]) : open);
   }
   if (projectLevel !== undefined && projectLevel >= AccessLevel.REPORTER) return parts.length ? eb.and(parts) : null;
   if (!actor.user) parts.push(eb('issues.confidential', '=', 0));
@@ -124,7 +138,7 @@ export function readableIssuesExpr(eb: any, actor: Actor, a: Authorization | nul
       eb('issues.author_id', '=', actor.user.id),
       eb.exists(eb.selectFrom('issue_assignees').select(sql`1`.as('one'))
         .whereRef('issue_assignees.issue_id', '=', 'issues.id').where('issue_assignees.user_id', '=', actor.user.id)),
-      ...(projectLevel === undefined && a ? [authorizedExpr(eb, a, AccessLevel.REPORTER, now, true)] : []),
+      ...(projectLevel === undefined && a ? [authorizedExpr(eb, a, AccessLevel.REPORTER, now, 'bound')] : []),
     ]));
   }
   return parts.length ? eb.and(parts) : null;
@@ -138,7 +152,7 @@ export function readableIssuesExpr(eb: any, actor: Actor, a: Authorization | nul
 export function readableMergeRequestsExpr(eb: any, actor: Actor, a: Authorization | null, now: number): Expression<SqlBool> | null {
   if (actor.admin) return eb.and([eb('projects.merge_requests_access_level', '>', 0), eb('projects.repository_access_level', '>', 0)]);
   const parts: Expression<SqlBool>[] = [];
-  const visible = visibleExpr(eb, actor, a, now, true);
+  const visible = visibleExpr(eb, actor, a, now, 'bound');
   if (visible) parts.push(visible);
   const mrOpen = eb('projects.merge_requests_access_level', '>=', 20);
   const repoOpen = eb('projects.repository_access_level', '>=', 20);
@@ -146,8 +160,8 @@ export function readableMergeRequestsExpr(eb: any, actor: Actor, a: Authorizatio
     parts.push(mrOpen, repoOpen);
     return eb.and(parts);
   }
-  const reporter = authorizedExpr(eb, a, AccessLevel.REPORTER, now, true);
-  const guest = authorizedExpr(eb, a, AccessLevel.GUEST, now, true);
+  const reporter = authorizedExpr(eb, a, AccessLevel.REPORTER, now, 'bound');
+  const guest = authorizedExpr(eb, a, AccessLevel.GUEST, now, 'bound');
   parts.push(eb.or([mrOpen, eb.and([eb('projects.merge_requests_access_level', '>=', 10), reporter])]));
   parts.push(eb.or([repoOpen, eb.and([eb('projects.repository_access_level', '>=', 10), guest])]));
   parts.push(eb.or([eb('projects.visibility_level', '>=', 10), reporter]));
@@ -176,10 +190,10 @@ type Feature = 'issues' | 'merge_requests' | 'snippets';
 export function readableFeatureExpr(eb: any, db: Db, actor: Actor, a: Authorization | null, now: number, feature: Feature): Expression<SqlBool> {
   const level = feature === 'snippets' ? settingFeatureLevelSql(dialectOf(db), feature) : sql.ref(`projects.${feature}_access_level`);
   if (actor.admin) return eb(level, '>', 0);
-  const visible = visibleExpr(eb, actor, a, now, true);
+  const visible = visibleExpr(eb, actor, a, now, 'bound');
   const open = eb(level, '>=', 20);
   const min = feature === 'merge_requests' ? AccessLevel.REPORTER : AccessLevel.GUEST;
-  const readable = a ? eb.or([open, eb.and([eb(level, '>=', 10), authorizedExpr(eb, a, min, now, true)])]) : open;
+  const readable = a ? eb.or([open, eb.and([eb(level, '>=', 10), authorizedExpr(eb, a, min, now, 'bound')])]) : open;
   return visible ? eb.and([visible, readable]) : readable;
 }
 
@@ -201,8 +215,8 @@ export function readableSnippetsExpr(
   const level = settingFeatureLevelSql(dialect, 'snippets');
   const inProject = [eb('snippets.project_id', 'is not', null), eb('projects.pending_delete', '=', 0)];
   if (actor.admin) return eb.or([eb('snippets.project_id', 'is', null), eb.and([...inProject, eb(level, '>', FEATURE_LEVEL.disabled)])]);
-  const member = a ? authorizedExpr(eb, a, AccessLevel.GUEST, now, true) : null;
-  const visible = visibleExpr(eb, actor, a, now, true)!;
+  const member = a ? authorizedExpr(eb, a, AccessLevel.GUEST, now, 'bound') : null;
+  const visible = visibleExpr(eb, actor, a, now, 'bound')!;
   const feature = member
     ? eb.or([eb(level, '>=', FEATURE_LEVEL.enabled), eb.and([eb(level, '>=', FEATURE_LEVEL.private), member])])
     : eb(level, '>=', FEATURE_LEVEL.enabled);

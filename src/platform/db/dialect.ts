@@ -53,6 +53,16 @@ export function startsWithText(column: Matched, prefix: string): RawBuilder<SqlB
   return sql<SqlBool>`lower(${operand(column)}) like ${`${likeEscape(prefix.toLowerCase())}%`} escape '\\'`;
 }
 
+/**
+ * `column` is one of `ids`, the list bound as one parameter (SQLite: a JSON array read by `json_each`; PostgreSQL:
+ * an integer array), so that the statement's text is the same whatever the list holds and is prepared once.
+ */
+export function inIdList(dialect: DialectName, column: string, ids: readonly number[]): RawBuilder<SqlBool> {
+  return dialect === 'postgres'
+    ? sql<SqlBool>`${sql.ref(column)} = any(${[...ids]}::integer[])`
+    : sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${JSON.stringify(ids)}))`;
+}
+
 /** The text value of `key` in a column holding a JSON object (null when absent): `json_extract` on SQLite, `->>` on PostgreSQL. */
 export function jsonTextField(dialect: DialectName, column: string, key: string): RawBuilder<string | null> {
   return dialect === 'postgres'

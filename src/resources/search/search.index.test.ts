@@ -2,7 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
-import { commitFiles, makeGroup, makeProject, quickUser } from '../../../test/support/fixtures.ts';
+import { addMember, commitFiles, makeGroup, makeIssue, makeMergeRequest, makeProject, quickUser, Role } from '../../../test/support/fixtures.ts';
 import { containsText } from '../../platform/db/dialect.ts';
 import { gitInvocationCount } from '../../platform/git/index.ts';
 import { repoFor } from '../repository/repository.common.ts';
@@ -123,5 +123,90 @@ describe('search: projects through the names index', () => {
     t.app.caches.voidAll();
     assert.deepEqual(await search('cormorant guild / pelican'), [made[0]]);
     assert.deepEqual((await search('cormorant')).length, made.length);
+  });
+});
+
+describe('search: issues and merge requests with the caller\'s project and group lists bound as parameters', () => {
+  /**
+   * A private group with a private project (the user a Developer of the group), private projects where the user is a
+   * Guest, a Reporter and nothing, and a public project; an issue holding the word in each (and confidential ones),
+   * a merge request in each.
+   */
+  async function instance(word: string) {
+    const admin = await quickUser(t.app, { admin: true });
+    const user = await quickUser(t.app);
+    const nobody = await quickUser(t.app);
+    const group = await makeGroup(t.app, { visibility: 0 });
+    const inGroup = await makeProject(t.app, { namespace: group, visibility: 0 });
+    const asGuest = await makeProject(t.app, { visibility: 0 });
+    const asReporter = await makeProject(t.app, { visibility: 0 });
+    const foreign = await makeProject(t.app, { visibility: 0 });
+    const open = await makeProject(t.app, { visibility: 20 });
+    await addMember(t.app, { type: 'Namespace', id: group.id }, user.user.id, Role.developer);
+    await addMember(t.app, { type: 'Project', id: asGuest.id }, user.user.id, Role.guest);
+    await addMember(t.app, { type: 'Project', id: asReporter.id }, user.user.id, Role.reporter);
+    const issue = (p: { id: number }, confidential = false) => makeIssue(t.app, p, { title: `The ${word} ${confidential ? 'secret' : 'note'}`, confidential });
+    const issues = {
+      groupSecret: await issue(inGroup, true), guestPlain: await issue(asGuest), guestSecret: await issue(asGuest, true),
+      reporterSecret: await issue(asReporter, true), foreign: await issue(foreign), open: await issue(open), openSecret: await issue(open, true),
+    };
+    const mrs: Record<string, any> = {};
+    for (const [name, p] of Object.entries({ inGroup, asGuest, asReporter, foreign, open })) {
+      await commitFiles(t.app, p, 'main', { 'README.md': 'hello\n' });
+      await commitFiles(t.app, p, 'feature', { 'f.txt': 'f\n' }, { from: 'main' });
+      mrs[name] = await makeMergeRequest(t.app, admin.token, p, { source_branch: 'feature', target_branch: 'main', title: `Add the ${word}` });
+    }
+    return { admin, user, nobody, group, inGroup, asGuest, asReporter, foreign, open, issues, mrs };
+  }
+
+  test('each caller finds what the policy lets them read, nothing else; pages without totals', async () => {
+    const w = await instance('marmot');
+    const { issues: i, mrs } = w;
+    const q = { scope: 'issues', search: 'marmot' };
+    const byId = (r: { body: any[] }) => r.body.map((x: any) => x.id);
+    // Developer of the group: its confidential issue; Guest: the plain issue only; Reporter: the confidential one;
+    // nothing of the project without a membership nor the public project's confidential issue.
+    const mine = await get('/search', w.user.token, q);
+    assert.equal(mine.status, 200);
+    assert.deepEqual(byId(mine), [i.open.id, i.reporterSecret.id, i.guestPlain.id, i.groupSecret.id]);
+    // The same URL for another caller is that caller's own answer.
+    assert.deepEqual(byId(await get('/search', w.nobody.token, q)), [i.open.id]);
+    assert.deepEqual(byId(await get('/search', w.admin.token, q)).sort((a: number, b: number) => a - b), Object.values(i).map((x) => x.id).sort((a, b) => a - b));
+    assert.deepEqual(byId(await get(`/groups/${w.group.id}/search`, w.user.token, q)), [i.groupSecret.id]);
+    // Merge requests: the private projects' only from Reporter up (a Guest of a private project reads none).
+    const mq = { scope: 'merge_requests', search: 'marmot' };
+    assert.deepEqual(byId(await get('/search', w.user.token, mq)), [mrs.open.id, mrs.asReporter.id, mrs.inGroup.id]);
+    assert.deepEqual(byId(await get('/search', w.nobody.token, mq)), [mrs.open.id]);
+    assert.equal((await get(`/groups/${w.group.id}/search`, w.nobody.token, mq)).status, 404);
+    // Pages: created_at then id, newest first; the next page from one extra row; no totals.
+    const pages = [];
+    for (const page of [1, 2, 3]) pages.push(await get('/search', w.user.token, { ...q, per_page: 2, page }));
+    assert.deepEqual(pages.map(byId), [[i.open.id, i.reporterSecret.id], [i.guestPlain.id, i.groupSecret.id], []]);
+    assert.deepEqual(pages.map((r) => [r.headers['x-page'], r.headers['x-next-page'], r.headers['x-prev-page'], r.headers['x-total'], r.headers['x-total-pages']]),
+      [['1', '2', '', undefined, undefined], ['2', '', '1', undefined, undefined], ['3', '', '2', undefined, undefined]]);
+    const mp = await get('/search', w.user.token, { ...mq, per_page: 1, page: 3 });
+    assert.deepEqual(byId(mp), [mrs.inGroup.id]);
+    assert.deepEqual([mp.headers['x-next-page'], mp.headers['x-prev-page'], mp.headers['x-total']], ['', '2', undefined]);
+  });
+
+  test('an answer read again is the same; a write through the server is seen at once', async () => {
+    const w = await instance('wombat');
+    const q = { scope: 'issues', search: 'wombat' };
+    const first = await get('/search', w.user.token, q);
+    const again = await get('/search', w.user.token, q);
+    assert.deepEqual(again.body, first.body);
+    assert.deepEqual([again.headers['x-next-page'], again.headers['x-search-type'], again.headers['content-type']],
+      [first.headers['x-next-page'], 'basic', first.headers['content-type']]);
+    // A new issue and a membership taken away, both through the API.
+    const made = await call(t.app, 'POST', `/projects/${w.open.id}/issues`, { token: w.admin.token, body: { title: 'A wombat appears' } });
+    assert.equal(made.status, 201);
+    assert.deepEqual((await get('/search', w.user.token, q)).body.map((x: any) => x.id),
+      [made.body.id, w.issues.open.id, w.issues.reporterSecret.id, w.issues.guestPlain.id, w.issues.groupSecret.id]);
+    const removed = await call(t.app, 'DELETE', `/projects/${w.asReporter.id}/members/${w.user.user.id}`, { token: w.admin.token });
+    assert.equal(removed.status, 204);
+    assert.deepEqual((await get('/search', w.user.token, q)).body.map((x: any) => x.id),
+      [made.body.id, w.issues.open.id, w.issues.guestPlain.id, w.issues.groupSecret.id]);
+    const mq = { scope: 'merge_requests', search: 'wombat' };
+    assert.deepEqual((await get('/search', w.user.token, mq)).body.map((x: any) => x.id), [w.mrs.open.id, w.mrs.inGroup.id]);
   });
 });

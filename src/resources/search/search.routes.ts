@@ -4,6 +4,7 @@ import type { Actor } from '../../platform/access/actor.ts';
 import { applicationSettings } from '../../platform/application-settings.ts';
 import { Bool, IdOrPath, Input, Opt, PaginationParams, Str } from '../../http/schemas.ts';
 import { pageParams, paginateArray, paginateQuery, setOffsetHeaders } from '../../http/pagination.ts';
+import { cachedAnswer } from '../../http/answer-cache.ts';
 import { canProject, type ProjectAbility } from '../../platform/access/policy.ts';
 import { repoFor, defaultBranchOf } from '../repository/repository.common.ts';
 import { presentCommitDetail } from '../repository/repository.presenter.ts';
@@ -75,16 +76,18 @@ async function search(req: ApiRequest<any>, reply: FastifyReply, level: SearchLe
       const pres = await loadPresentation(deps, actor, rows as any[], { full: false });
       return (rows as any[]).map((p) => simpleProject(p, pres));
     }
-    case 'issues': {
+    // As the issue and merge request lists: the same caller's same search within the read-cache window is answered
+    // from the cache (http/answer-cache.ts; any write voids it).
+    case 'issues': return cachedAnswer(req, reply, 'search-issues', async () => {
       const rows = (await paginateQuery(req, reply, (await issuesSearch(deps, actor, level, q)) as any, { withCount })) as IssueRow[];
       const pres = await loadIssuePresentation(deps, actor, rows, { from });
       return rows.map((r) => issueBasicEntity(r, pres));
-    }
-    case 'merge_requests': {
+    });
+    case 'merge_requests': return cachedAnswer(req, reply, 'search-merge-requests', async () => {
       const rows = (await paginateQuery(req, reply, (await mergeRequestsSearch(deps, actor, level, q)) as any, { withCount })) as MergeRequestRow[];
       const pres = await loadMergeRequestPresentation(deps, actor, rows, { from });
       return rows.map((r) => mergeRequestBasicEntity(r, pres));
-    }
+    });
     case 'milestones': {
       const rows = await paginateQuery(req, reply, await milestonesSearch(deps, actor, level, q), { withCount });
       const paths = await ownerPaths(deps.db, rows);
