@@ -208,10 +208,10 @@ export const mergeRequestRoutes: RouteDef<any>[] = [
     }),
     handler: async (req) => {
       const config = req.server.config;
-      const { mr, scope, targetSha } = await createMergeRequest(req.server, scopeOf(req), mergeRequestInput(req.input), {
+      const { mr, scope } = await createMergeRequest(req.server, scopeOf(req), mergeRequestInput(req.input), {
         source: repoFor(config, req.project.project), target: (p) => repoFor(config, p),
       });
-      const pres = await loadMergeRequestPresentation(req.server, req.actor, [mr], { single: true, from: { projectId: scope.project.id }, targetShas: new Map([[mr.id, targetSha]]) });
+      const pres = await loadMergeRequestPresentation(req.server, req.actor, [mr], { single: true, from: { projectId: scope.project.id }, checking: new Set([mr.id]) });
       return mergeRequestEntity(mr, pres);
     },
   },

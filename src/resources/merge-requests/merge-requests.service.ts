@@ -24,7 +24,7 @@ import { userNotesCounts, writeSystemNote } from '../notes/notes.service.ts';
 import { mergeRequestNoteable, writeMergeRequestSystemNotes } from '../notes/system-notes.ts';
 import { repoFor } from '../repository/repository.common.ts';
 import { cachedBranchRules, entriesAllow, matching } from '../repository/protection.ts';
-import { checkPair, mergeabilityFields, type MergeabilityFields } from './mergeability.ts';
+import { mergeabilityFields, type MergeabilityFields } from './mergeability.ts';
 
 // Merge requests: finding one for a caller (the merge-request-level rules of the policy), creating one on the
 // repositories (the head ref `refs/merge-requests/<iid>/head` and the first diff version), and what the entities show.
@@ -131,7 +131,7 @@ export const metadataAllowed = (scope: MergeRequestScope) => canProject(scope.ac
  * (409). The first diff version is recorded with the row, from git answers asked before its transaction; the head
  * ref follows the commit.
  */
-export async function createMergeRequest(deps: ServiceDeps, source: MergeRequestScope, input: MergeRequestInput, repos: { source: Repository; target: (p: ProjectRow) => Repository }): Promise<{ mr: MergeRequestRow; scope: MergeRequestScope; targetSha: string }> {
+export async function createMergeRequest(deps: ServiceDeps, source: MergeRequestScope, input: MergeRequestInput, repos: { source: Repository; target: (p: ProjectRow) => Repository }): Promise<{ mr: MergeRequestRow; scope: MergeRequestScope }> {
   validateText(input, true);
   const sourceProject = source.project;
   let target: MergeRequestScope = source;
@@ -169,7 +169,7 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
   // the transaction takes) is written.
   const staging = forked ? `refs/tmp/merge-requests/${randomUUID()}` : null;
   const head = staging ? await targetRepo.fetchBranchInto(repos.source.path, sourceBranch, staging) : sourceHead;
-  const version = await firstVersion(deps, target.project.id, targetRepo, targetHead, head);
+  const version = await firstVersion(targetRepo, targetHead, head);
 
   const now = deps.clock.now();
   const groupIds = await projectAncestorGroupIds(deps.db, target.project);
@@ -221,20 +221,16 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
   } catch {
     // Kept as it is: see above.
   }
-  return { mr, scope: target, targetSha: targetHead };
+  return { mr, scope: target };
 }
 
 /**
- * The first diff version's git answers, beside the mergeability check of the pair (which the answer shows, and which
- * is kept for the reads after): one walk over the two sides gives the merge base and the commits only the source
- * has (the version's base and commit count), then the changed files are counted from that base.
+ * The first diff version's git answers: one walk over the two sides gives the merge base and the commits only the
+ * source has (the version's base and commit count), then the changed files are counted from that base. The pair's
+ * mergeability is not asked for: the answer reads `checking`, and the first read that shows it computes it.
  */
-async function firstVersion(deps: ServiceDeps, projectId: number, repo: Repository, targetHead: string, head: string): Promise<DiffVersion> {
-  const [walk] = await Promise.all([
-    repo.divergenceAndBase(targetHead, head),
-    // A merge git cannot finish now (a timeout) leaves the answer to the read, as before.
-    checkPair(deps, projectId, repo, targetHead, head).catch(() => undefined),
-  ]);
+async function firstVersion(repo: Repository, targetHead: string, head: string): Promise<DiffVersion> {
+  const walk = await repo.divergenceAndBase(targetHead, head);
   if (walk.base === undefined) return diffVersionOf(repo, { base: await repo.mergeBase(targetHead, head), start: targetHead, head });
   return { base: walk.base, start: targetHead, head, files: await repo.changedFileCount(walk.base ?? targetHead, head), commits: walk.ahead };
 }
@@ -336,13 +332,28 @@ export async function isSubscribed(db: Db, userId: number | null, mr: MergeReque
   return mr.author_id === userId || !!row.assigned || !!row.reviewing || !!row.noted;
 }
 
+/** What a merge request whose check has not run shows: the reference's answer while its check is queued. */
+const CHECKING: MergeabilityFields = {
+  merge_status: 'checking', detailed_merge_status: 'checking', has_conflicts: false, diverged_commits_count: null, blocking_discussions_resolved: true,
+};
+
+async function mergeabilityOf(deps: ServiceDeps, rows: MergeRequestRow[], counts: boolean | undefined, checking: ReadonlySet<number> | undefined) {
+  const asked = checking ? rows.filter((r) => !checking.has(r.id)) : rows;
+  const out = asked.length ? await mergeabilityFields(deps, asked, { counts }) : new Map<number, MergeabilityFields>();
+  for (const r of rows) if (checking?.has(r.id)) out.set(r.id, CHECKING);
+  return out;
+}
+
 /** Everything the merge request entities need, in a constant number of queries. */
 export async function loadMergeRequestPresentation(
   deps: ServiceDeps, actor: Actor, rows: MergeRequestRow[],
   opts: {
     withLabelsDetails?: boolean; single?: boolean; from?: { projectId?: number; groupId?: number }; withDivergedCount?: boolean;
-    /** Target branch heads already read by the caller (a creation), by merge request id. */
-    targetShas?: ReadonlyMap<number, string>;
+    /**
+     * Merge requests whose mergeability is not asked for here (a creation's answer): they read `checking`, as the
+     * reference's answer does while its check is queued, and the first read after computes it.
+     */
+    checking?: ReadonlySet<number>;
   } = {},
 ): Promise<MergeRequestPresentation> {
   const db = deps.db;
@@ -366,7 +377,7 @@ export async function loadMergeRequestPresentation(
     userNotesCounts(db, MERGE_REQUEST, ids),
     votesOf(db, MERGE_REQUEST, ids),
     timeSpentOf(db, ids, MERGE_REQUEST),
-    mergeabilityFields(deps, rows, { counts: opts.withDivergedCount, targetShas: opts.targetShas }),
+    mergeabilityOf(deps, rows, opts.withDivergedCount, opts.checking),
     diffIds.length ? db.selectFrom('merge_request_diffs').select(['id', 'base_commit_sha', 'head_commit_sha', 'start_commit_sha', 'real_size']).where('id', 'in', diffIds).execute() : [],
   ]);
   Object.assign(pres, { assignees, reviewers, labels, notes, spent, mergeability });

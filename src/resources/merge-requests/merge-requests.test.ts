@@ -117,8 +117,9 @@ describe('merge requests: create and read', () => {
     assert.deepEqual(b.reviewers.map((u: any) => u.id).sort(), [roles.owner.user.id, roles.reporter.user.id].sort());
     assert.equal(b.force_remove_source_branch, true);
     assert.equal(b.squash, true);
-    assert.equal(b.merge_status, 'can_be_merged');
-    assert.equal(b.detailed_merge_status, 'draft_status');
+    // The reference answers before its mergeability check runs: `checking` comes before every other status.
+    assert.equal(b.merge_status, 'checking');
+    assert.equal(b.detailed_merge_status, 'checking');
     assert.equal(b.has_conflicts, false);
     assert.equal(b.subscribed, true);
     assert.deepEqual(b.references, { short: '!1', relative: '!1', full: `${project.full_path}!1` });
@@ -138,7 +139,9 @@ describe('merge requests: create and read', () => {
     // Read back: the same entity; a Reporter may read but not merge.
     const got = await call(t.app, 'GET', `/projects/${project.id}/merge_requests/1`, { token: roles.reporter.token });
     assert.equal(got.status, 200);
-    assert.deepEqual({ ...got.body, subscribed: true, user: { can_merge: true } }, b);
+    // The first read checks the pair: a draft shows so once checked.
+    assert.deepEqual([got.body.merge_status, got.body.detailed_merge_status], ['can_be_merged', 'draft_status']);
+    assert.deepEqual({ ...got.body, subscribed: true, user: { can_merge: true }, merge_status: 'checking', detailed_merge_status: 'checking' }, b);
     assert.equal(got.body.subscribed, true);
     assert.deepEqual(got.body.user, { can_merge: false });
     const extra = await call(t.app, 'GET', `/projects/${project.id}/merge_requests/1`, { token: roles.reporter.token, query: { include_diverged_commits_count: 'true', include_rebase_in_progress: 'true' } });
@@ -183,7 +186,25 @@ describe('merge requests: create and read', () => {
     assert.equal(r.status, 201);
     assert.deepEqual(r.body.labels, ['x']);
     assert.equal(r.body.draft, false);
-    assert.equal(r.body.detailed_merge_status, 'mergeable');
+    assert.equal(r.body.detailed_merge_status, 'checking');
+  });
+
+  test('a creation answers `checking` without checking the pair; the first read checks it: mergeable, or conflict', async () => {
+    const { project: p } = await projectWithBranches(0);
+    await commitFiles(t.app, p, 'clash', { 'main.txt': 'clash\n' }, { from: 'main' });
+    await commitFiles(t.app, p, 'main', { 'main.txt': 'main\n' });
+    const pairs = () => t.app.db.selectFrom('merge_request_mergeability').select('source_sha').where('project_id', '=', p.id).execute();
+    const token = (await castRoles(t.app, p)).developer.token;
+    const expected = { feature: ['can_be_merged', 'mergeable', false], clash: ['cannot_be_merged', 'conflict', true] };
+    for (const [branch, after] of Object.entries(expected)) {
+      const made = await call(t.app, 'POST', `/projects/${p.id}/merge_requests`, { token, body: { source_branch: branch, target_branch: 'main', title: branch } });
+      assert.equal(made.status, 201, JSON.stringify(made.body));
+      assert.deepEqual([made.body.merge_status, made.body.detailed_merge_status, made.body.has_conflicts, made.body.blocking_discussions_resolved], ['checking', 'checking', false, true]);
+      assert.equal((await pairs()).some((r) => r.source_sha === made.body.sha), false);
+      const read = await call(t.app, 'GET', `/projects/${p.id}/merge_requests/${made.body.iid}`, { token });
+      assert.deepEqual([read.body.merge_status, read.body.detailed_merge_status, read.body.has_conflicts], after);
+      assert.equal((await pairs()).some((r) => r.source_sha === made.body.sha), true);
+    }
   });
 });
 

@@ -4,7 +4,8 @@ import { callServer, scratch, startServer } from '../../../test/core/processes.t
 
 // Merge requests created at the same time through both workers of one server (one database, one repository): every
 // creation answers 201 with its own iid (a writer waits for the other's transaction, it never fails), a second
-// creation for the same branches answers 409, and each created merge request reads back as its creation answered.
+// creation for the same branches answers 409, and each created merge request reads back as its creation answered,
+// its mergeability (`checking` in the creation's answer) then checked.
 
 const ROOT = 'glpat-mr-workers-root-token-012345';
 
@@ -37,11 +38,11 @@ test('concurrent merge request creations on two workers: each 201 or the 409 of 
     assert.deepEqual(refused[0].json, { message: [`Another open merge request already exists for this source branch: !${duplicate.iid}`] });
     assert.deepEqual(created.map((m) => m.iid).sort((a, b) => a - b), Array.from({ length: n }, (_, i) => i + 1));
     for (const m of created) {
-      assert.deepEqual([m.merge_status, m.detailed_merge_status, m.has_conflicts, m.changes_count], ['can_be_merged', 'mergeable', false, '1']);
+      assert.deepEqual([m.merge_status, m.detailed_merge_status, m.has_conflicts, m.changes_count], ['checking', 'checking', false, '1']);
       assert.equal(m.diff_refs.head_sha, m.sha);
       const read = await call(`${p}/merge_requests/${m.iid}`, 'GET');
       assert.equal(read.status, 200);
-      assert.deepEqual(read.json, m);
+      assert.deepEqual(read.json, { ...m, merge_status: 'can_be_merged', detailed_merge_status: 'mergeable' });
       const commits = await call(`${p}/merge_requests/${m.iid}/commits`, 'GET');
       assert.deepEqual(commits.json.map((c: { id: string }) => c.id), [m.sha]);
     }
