@@ -350,6 +350,12 @@ async function searchRows() {
     rows.push(await run('GET /search?scope=issues, user who sees 1 % of projects', { paths: [`${api}/search?scope=issues&search=zephyr&private_token=${facts.sparseToken}`] }));
   }
   if (want('merge_requests')) rows.push(await run('GET /search?scope=merge_requests (word in 0.1 %)', { paths: [`${api}/search?scope=merge_requests&search=zephyr`], auth: true }));
+  // The rows above repeat one URL, so after its first answer they read the answer cache (kept for the read-cache
+  // window). These ask 2,000 different pages of the same search in turn: at these rates no URL comes back within
+  // the 2 s window, so every request runs the search.
+  const pages = Array.from({ length: 2000 }, (_, k) => `&per_page=${(k % 100) + 1}&page=${Math.floor(k / 100) + 1}`);
+  if (want('issues-cold')) rows.push(await run('GET /search?scope=issues, 2,000 different pages (answers not cached)', { paths: pages.map((q) => `${api}/search?scope=issues&search=zephyr${q}`), auth: true }));
+  if (want('merge_requests-cold')) rows.push(await run('GET /search?scope=merge_requests, 2,000 different pages (answers not cached)', { paths: pages.map((q) => `${api}/search?scope=merge_requests&search=zephyr${q}`), auth: true }));
   if (want('projects')) rows.push(await run('GET /search?scope=projects', { paths: [`${api}/search?scope=projects&search=project-12`], auth: true }));
   if (want('blobs')) rows.push(await run(`GET /projects/:id/search?scope=blobs (${facts.repoMb} MB)`, { paths: [`${api}/projects/${facts.bigProject}/search?scope=blobs&search=quasar&private_token=root-token-0123456789abcdef`] }));
   if (want('commits')) rows.push(await run(`GET /projects/:id/search?scope=commits (${facts.commits} commits)`, { paths: [`${api}/projects/${facts.bigProject}/search?scope=commits&search=nebula&private_token=root-token-0123456789abcdef`] }));
