@@ -116,9 +116,6 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
  * tries), so a worker whose transaction found the lock taken served nobody meanwhile and overslept its turn. Here
  * the begin is tried without waiting and, while another worker holds the lock, tried again after giving the event
  * loop a turn (the process's other requests parse, present and answer), soon at first, then every millisecond.
- * Between tries the connection is given back, so the process's other statements (reads, which need no lock in WAL
- * mode) run meanwhile instead of queueing behind the waiting transaction; it is taken again before each try, and
- * held from the successful begin to the end of the transaction as before.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #handle: SQLite.Database;
@@ -132,32 +129,22 @@ class ImmediateSqliteDialect extends SqliteDialect {
     const driver = super.createDriver();
     const handle = this.#handle;
     const begin = handle.prepare('begin immediate');
-    // The busy timeout pragma takes effect when its statement is prepared: it is prepared each time. Only the begin
-    // runs without it; statements run while the transaction waits keep it.
-    const tryBegin = (): Error | null => {
+    // The busy timeout pragma takes effect when its statement is prepared: it is prepared each time.
+    driver.beginTransaction = async () => {
+      const started = performance.now();
       handle.pragma('busy_timeout = 0');
       try {
-        begin.run();
-        return null;
-      } catch (err) {
-        if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
-        return err as Error;
+        for (let tries = 0; ; tries++) {
+          try {
+            begin.run();
+            return;
+          } catch (err) {
+            if ((err as { code?: string }).code !== 'SQLITE_BUSY' || performance.now() - started > BUSY_TIMEOUT_MS) throw err;
+          }
+          await new Promise((resolve) => (tries < 20 ? setImmediate(resolve) : setTimeout(resolve, 1)));
+        }
       } finally {
         handle.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-      }
-    };
-    driver.beginTransaction = async (connection) => {
-      const started = performance.now();
-      for (let tries = 0; ; tries++) {
-        const busy = tryBegin();
-        if (!busy) return;
-        if (performance.now() - started > BUSY_TIMEOUT_MS) throw busy;
-        await driver.releaseConnection(connection);
-        try {
-          await new Promise((resolve) => (tries < 20 ? setImmediate(resolve) : setTimeout(resolve, 1)));
-        } finally {
-          await driver.acquireConnection();
-        }
       }
     };
     return driver;
