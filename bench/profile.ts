@@ -14,6 +14,9 @@ const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config
 await database.migrate();
 const app = await buildApp({ config, database, logger: false });
 const sqlTime = new Map<string, { ms: number; n: number; args?: unknown[] }>();
+// SQLite: how long the write transactions held the database's write lock (from `begin immediate` to the end of `commit`).
+let lockHeld = 0;
+let lockSince = 0;
 if (process.env.PROFILE_SQL && database.dialect === 'sqlite') {
   const { default: SQLite } = await import('better-sqlite3');
   const proto = Object.getPrototypeOf(new SQLite(':memory:').prepare('select 1'));
@@ -21,7 +24,9 @@ if (process.env.PROFILE_SQL && database.dialect === 'sqlite') {
     const orig = proto[m];
     proto[m] = function (this: any, ...a: unknown[]) {
       const t0 = performance.now();
+      if (this.source === 'begin immediate') lockSince = t0;
       try { return orig.apply(this, a); } finally {
+        if (this.source === 'commit' || this.source === 'rollback') lockHeld += performance.now() - lockSince;
         const e = sqlTime.get(this.source) ?? { ms: 0, n: 0, args: [] as unknown[] };
         e.ms += performance.now() - t0; e.n++; e.args = a; sqlTime.set(this.source, e);
       }
@@ -49,11 +54,13 @@ const post = process.env.PROFILE_POST;
 const headers: Record<string, string> = { ...(anon ? {} : { 'private-token': token }), ...(post ? { 'content-type': 'application/json' } : {}) };
 const send = () => app.inject({ url, headers, ...(post ? { method: 'POST' as const, payload: post } : {}) });
 for (let i = 0; i < Number(process.env.PROFILE_WARM ?? 200); i++) await send();
+lockHeld = 0;
 const t = performance.now();
 let bytes = 0;
 for (let i = 0; i < n; i++) bytes += (await send()).body.length;
 const ms = (performance.now() - t) / n;
 console.log(`${url}: ${ms.toFixed(3)} ms/request (${Math.round(1000 / ms)} req/s on one core, ${Math.round(bytes / n)} bytes)`);
+if (lockHeld) console.log(`${(lockHeld / n).toFixed(3)} ms/req  SQLite write lock held (begin immediate to the end of commit)`);
 for (const [q, e] of [...sqlTime].sort((a, b) => b[1].ms - a[1].ms).slice(0, Number(process.env.PROFILE_SQL_TOP ?? 12))) console.log(`${(e.ms / n).toFixed(3)} ms/req  x${(e.n / (n + 200)).toFixed(1)}  ${process.env.PROFILE_SQL === "full" ? `${q}\n  ${JSON.stringify(e.args)}` : q.slice(0, 200)}`);
 await app.close();
 await database.close();

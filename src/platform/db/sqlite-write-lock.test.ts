@@ -51,6 +51,9 @@ test('SQLite: a transaction waits for another connection\'s write lock without b
     // statements outside transactions.
     const { rows: timeout } = await sql<{ timeout: number }>`pragma busy_timeout`.execute(b.db);
     assert.equal(Object.values(timeout[0])[0], 5000);
+    // Checkpoints every 10,000 WAL pages (SQLite's default is 1,000).
+    const { rows: checkpoint } = await sql<Record<string, number>>`pragma wal_autocheckpoint`.execute(b.db);
+    assert.equal(Object.values(checkpoint[0])[0], 10_000);
   } finally {
     await a.close();
     await b.close();

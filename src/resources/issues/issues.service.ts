@@ -3,7 +3,7 @@ import type { ServiceDeps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { IssuesTable, IterationsTable, MilestonesTable } from '../../platform/db/schema.ts';
 import { fitsIntColumn } from '../../platform/db/dialect.ts';
-import { nextIid, trackIid } from '../../platform/db/internal-ids.ts';
+import { iidAhead, nextIid, trackIid } from '../../platform/db/internal-ids.ts';
 import { AccessLevel, projectAccessLevels, type ProjectRow } from '../../platform/membership.ts';
 import { canProject, issueDenial, type IssueAbility } from '../../platform/access/policy.ts';
 import { serverActor, type Actor } from '../../platform/access/actor.ts';
@@ -204,6 +204,9 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
   const given = may(scope, 'set_issue_iid') && input.iid !== undefined ? input.iid : undefined;
   if (given !== undefined && (given < 1 || !fitsIntColumn(given))) throw new ValidationError({ iid: ['must be greater than 0'] });
   await checkSpam(deps, scope.actor, { kind: 'Issue', project: scope.project, level: scope.level, before: null, change: input });
+  // PostgreSQL: the number is taken before the transaction, so concurrent creates in the project do not wait for
+  // each other's transactions (a failed create leaves a gap).
+  const ahead = given === undefined ? await iidAhead(deps.db, 'issues', scope.project.id) : null;
   return deps.db.transaction().execute(async (trx) => {
     const set = await columnsFrom(trx, scope, input, groupIds, null, now);
     let iid: number;
@@ -212,7 +215,7 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
       if (taken) throw new ValidationError({ iid: ['has already been taken'] });
       await trackIid(trx, 'issues', scope.project.id, given);
       iid = given;
-    } else iid = await nextIid(trx, 'issues', scope.project.id);
+    } else iid = ahead ?? await nextIid(trx, 'issues', scope.project.id);
     const createdAt = may(scope, 'set_issue_created_at') && input.created_at !== undefined ? input.created_at : now;
     const issue = await trx.insertInto('issues').values({
       project_id: scope.project.id, iid, title: input.title!.trim(), description: input.description ?? null, author_id: scope.actor.user?.id ?? null,

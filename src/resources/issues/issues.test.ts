@@ -6,6 +6,9 @@ import { makeIssue, makeIteration, makeLabel, makeMilestone } from '../../../tes
 import type { ProjectRow } from '../../platform/membership.ts';
 import { parseDuration, formatDuration } from './durations.ts';
 import { dialectOf, indexedTermIsCommon } from '../../platform/db/dialect.ts';
+import { AccessLevel } from '../../platform/membership.ts';
+import type { Actor } from '../../platform/access/actor.ts';
+import { createIssue } from './issues.service.ts';
 
 let t: TestApp;
 before(async () => { t = await buildTestApp(); });
@@ -295,6 +298,43 @@ describe('issues: create, read, update, delete', () => {
     assert.ok(labelled.every((r) => r.status === 201 && r.body.labels[0] === 'fresh'));
     const fresh = await t.app.db.selectFrom('labels').select('id').where('project_id', '=', p.id).where('title', '=', 'fresh').execute();
     assert.equal(fresh.length, 1);
+  });
+
+  test('a create does not wait for another create\'s transaction in the project on PostgreSQL; a failed create leaves a gap there', async () => {
+    const p = await makeProject(t.app, { owner: roles.owner.user });
+    const scope = { actor: { user: roles.owner.user, admin: false, token: null, via: 'none', sudo: false } as Actor, project: p, level: AccessLevel.OWNER };
+    const postgres = dialectOf(t.app.db) === 'postgres';
+    // A create holding its transaction open once its issue is written.
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    let written!: () => void;
+    const inside = new Promise<void>((r) => { written = r; });
+    const slow = createIssue(t.app, scope, { title: 'slow' }, async () => { written(); await held; });
+    await inside;
+    if (postgres) {
+      // Its iid was taken before its transaction: another create in the project answers meanwhile, with the next one.
+      const pending = call(t.app, 'POST', `/projects/${p.id}/issues`, { token: roles.owner.token, body: { title: 'quick' } });
+      const answered = await Promise.race([pending.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 3000))]);
+      release();
+      assert.ok(answered, 'the create waited for the other create\'s transaction');
+      const quick = await pending;
+      assert.equal(quick.status, 201);
+      assert.equal(quick.body.iid, 2);
+      assert.equal((await slow).issue.iid, 1);
+    } else {
+      // SQLite: the transaction holds the database's write lock; the next create runs after it.
+      const quick = call(t.app, 'POST', `/projects/${p.id}/issues`, { token: roles.owner.token, body: { title: 'quick' } });
+      release();
+      assert.equal((await slow).issue.iid, 1);
+      assert.equal((await quick).body.iid, 2);
+    }
+    // A create failing inside its transaction writes nothing; on PostgreSQL its number stays used (a gap), on SQLite
+    // the counter rolls back with it.
+    await assert.rejects(createIssue(t.app, scope, { title: 'fails' }, async () => { throw new Error('refused'); }), /refused/);
+    const after = await call(t.app, 'POST', `/projects/${p.id}/issues`, { token: roles.owner.token, body: { title: 'after' } });
+    assert.equal(after.body.iid, postgres ? 4 : 3);
+    const titles = await t.app.db.selectFrom('issues').select(['iid', 'title']).where('project_id', '=', p.id).orderBy('iid').execute();
+    assert.deepEqual(titles, [{ iid: 1, title: 'slow' }, { iid: 2, title: 'quick' }, { iid: postgres ? 4 : 3, title: 'after' }]);
   });
 
   test('delete honours If-Unmodified-Since', async () => {
