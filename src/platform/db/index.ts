@@ -41,11 +41,9 @@ export function postgresClient(): typeof pg {
   loaded.types.setTypeParser(20, (v: string) => Number(v));
   return (pgModule = loaded);
 }
+
 /** WAL pages (4 KB each) after which a commit checkpoints; SQLite's default is 1,000. */
 const WAL_CHECKPOINT_PAGES = 10_000;
-
-// int8 (bigint) holds our epoch-millisecond datetimes; they fit a JS number exactly.
-pg.types.setTypeParser(20, (v: string) => Number(v));
 
 export function openDatabase(opts: { databaseUrl: string | null; dataDir: string; sqliteFile?: string }): Database {
   let db: Db;
