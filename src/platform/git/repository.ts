@@ -1247,6 +1247,19 @@ export class Repository {
     return stdout.length === 0;
   }
 
+  /**
+   * Adds the reachable commits the commit-graph lacks as a new layer of the split graph (git merges the layers as
+   * they grow), so that history walks (merge-base, rev-list, merge-tree) read parents and generations from the graph
+   * instead of parsing each commit. git writes each layer and the chain file atomically; the one thing a killed writer
+   * leaves is the chain's lock file, removed here once it is older than `staleLockMs` (no writer holds it that long).
+   */
+  async writeCommitGraph(opts: { staleLockMs?: number; timeoutMs?: number } = {}): Promise<void> {
+    const lock = join(this.path, 'objects', 'info', 'commit-graphs', 'commit-graph-chain.lock');
+    const held = await lstat(lock).then((st) => st.mtimeMs, () => null);
+    if (held !== null && Date.now() - held > (opts.staleLockMs ?? 10 * 60_000)) await rm(lock, { force: true });
+    await this.git(['commit-graph', 'write', '--reachable', '--split', '--no-progress'], { timeoutMs: opts.timeoutMs ?? 10 * 60_000 });
+  }
+
   /** Bytes on disk, as repository_size/storage_size statistics report. No git call. */
   async sizeBytes(): Promise<number> {
     let total = 0;
