@@ -262,7 +262,7 @@ describe('Repository', { concurrency: true }, () => {
     assert.equal((await repo.listBranches()).length, 2);
   });
 
-  test('branchHeads reads the named refs in one git call without listing the branches, and the list when it is cached', async () => {
+  test('branchHeads reads the named refs from the ref files, else in one git call without listing the branches, and the list when it is cached', async () => {
     const repo = await seeded();
     await repo.createBranch('feature/h', 'main');
     repo.invalidate();
@@ -270,8 +270,21 @@ describe('Repository', { concurrency: true }, () => {
     let calls = gitInvocationCount(repo.path);
     const heads = await repo.branchHeads(['main', 'feature/h', 'missing', '-x', 'main']);
     assert.deepEqual([...heads], [['main', main], ['feature/h', main]]);
-    assert.equal(gitInvocationCount(repo.path) - calls, 1, 'one lookup for every name, no listing');
+    assert.equal(gitInvocationCount(repo.path) - calls, 0, 'loose refs and a missing one: the files answer');
     assert.equal(peekBranches(repo), false, 'the branch list was not read');
+    // Packed refs (as after `git gc`), one of them moved since as a loose ref again.
+    await repo.git(['pack-refs', '--all', '--prune']);
+    const tip = await repo.createCommit({ branch: 'feature/h', message: 'h', author: alice, actions: [{ action: 'create', file_path: 'h.txt', content: 'h\n' }] });
+    repo.invalidate();
+    calls = gitInvocationCount(repo.path);
+    assert.deepEqual([...(await repo.branchHeads(['feature/h', 'main', 'missing']))], [['feature/h', tip.sha], ['main', main]]);
+    assert.equal(gitInvocationCount(repo.path) - calls, 0, 'packed-refs read without git');
+    assert.deepEqual([...(await repo.branchHeads(['mai', 'ain', 'feature']))], [], 'only whole names match in packed-refs');
+    // A symbolic ref: git resolves it, in one call.
+    await repo.git(['symbolic-ref', 'refs/heads/alias', 'refs/heads/main']);
+    calls = gitInvocationCount(repo.path);
+    assert.deepEqual([...(await repo.branchHeads(['alias', 'main']))], [['main', main], ['alias', main]]);
+    assert.equal(gitInvocationCount(repo.path) - calls, 1, 'one lookup for what the files cannot tell');
     assert.deepEqual([...(await repo.branchHeads(['-x']))], [], 'an option-like name asks git nothing');
     await repo.listBranches();
     calls = gitInvocationCount(repo.path);

@@ -2,7 +2,7 @@
 // cache, invalidated on every ref change), history, trees, blobs and diffs. Writes never use a working tree: commits
 // are built with plumbing in a private index, and refs move only by compare-and-swap.
 import { existsSync } from 'node:fs';
-import { appendFile, constants as fsConstants, copyFile, link, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { appendFile, constants as fsConstants, copyFile, link, lstat, mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -174,6 +174,9 @@ export function normalisePath(p: string): string | null {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The largest packed-refs file a branch lookup reads itself (beyond it, one git process reads it faster). */
+const PACKED_REFS_READ_MAX = 1024 * 1024;
 
 export class Repository {
   readonly path: string;
@@ -397,12 +400,53 @@ export class Repository {
       }
       return out;
     }
-    const found = await this.resolveCommits(wanted.map((n) => `refs/heads/${n}`));
-    for (const n of wanted) {
+    // The ref files first (no process: a merge or a mergeability answer after a ref change reads one branch);
+    // git for what they cannot tell.
+    const unread: string[] = [];
+    const files = await Promise.all(wanted.map((n) => this.branchFromFiles(n)));
+    wanted.forEach((n, i) => {
+      const sha = files[i];
+      if (sha === undefined) unread.push(n);
+      else if (sha !== null) out.set(n, sha);
+    });
+    if (unread.length === 0) return out;
+    const found = await this.resolveCommits(unread.map((n) => `refs/heads/${n}`));
+    for (const n of unread) {
       const sha = found.get(`refs/heads/${n}`);
       if (sha) out.set(n, sha);
     }
     return out;
+  }
+
+  /**
+   * A branch's commit read from the repository's ref files as git keeps them: the loose ref `refs/heads/<name>`,
+   * else its line in `packed-refs` (git replaces both by renaming a finished lock file, so a read sees the old value
+   * or the new one). A branch holds commits only (git refuses anything else under refs/heads/), so no peeling is
+   * needed. null: the branch does not exist; undefined: the files cannot tell (a symbolic ref, a large or unreadable
+   * packed-refs), so git is asked.
+   */
+  private async branchFromFiles(name: string): Promise<string | null | undefined> {
+    const ref = `refs/heads/${name}`;
+    try {
+      const loose = (await readFile(join(this.path, ref), 'latin1')).trim();
+      return isFullSha(loose) ? loose : undefined;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') return undefined;
+    }
+    let packed: string;
+    try {
+      const file = join(this.path, 'packed-refs');
+      if ((await lstat(file)).size > PACKED_REFS_READ_MAX) return undefined;
+      packed = await readFile(file, 'latin1');
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined;
+    }
+    // One line per ref, `<sha> <name>`; names are unique and hold no spaces.
+    const at = `\n${packed}\n`.indexOf(` ${ref}\n`) - 1;
+    if (at < 0) return null;
+    const sha = packed.slice(at - 40, at);
+    return isFullSha(sha) && (at === 40 || packed[at - 41] === '\n') ? sha : undefined;
   }
 
   async tags(): Promise<RefSnapshot> {
@@ -1245,6 +1289,19 @@ export class Repository {
     if (cached) return (await cached).length === 0;
     const { stdout } = await this.git(['for-each-ref', '--count=1', '--format=x', 'refs/heads/']);
     return stdout.length === 0;
+  }
+
+  /**
+   * Adds the reachable commits the commit-graph lacks as a new layer of the split graph (git merges the layers as
+   * they grow), so that history walks (merge-base, rev-list, merge-tree) read parents and generations from the graph
+   * instead of parsing each commit. git writes each layer and the chain file atomically; the one thing a killed writer
+   * leaves is the chain's lock file, removed here once it is older than `staleLockMs` (no writer holds it that long).
+   */
+  async writeCommitGraph(opts: { staleLockMs?: number; timeoutMs?: number } = {}): Promise<void> {
+    const lock = join(this.path, 'objects', 'info', 'commit-graphs', 'commit-graph-chain.lock');
+    const held = await lstat(lock).then((st) => st.mtimeMs, () => null);
+    if (held !== null && Date.now() - held > (opts.staleLockMs ?? 10 * 60_000)) await rm(lock, { force: true });
+    await this.git(['commit-graph', 'write', '--reachable', '--split', '--no-progress'], { timeoutMs: opts.timeoutMs ?? 10 * 60_000 });
   }
 
   /** Bytes on disk, as repository_size/storage_size statistics report. No git call. */

@@ -4,6 +4,7 @@ import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import { castRoles, commitFiles, makeFork, makeIssue, makeMergeRequest, makeProject, makeToken, quickUser, type RoleCast } from '../../../test/support/fixtures.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { Repository } from '../../platform/git/repository.ts';
+import { gitInvocationCount } from '../../platform/git/command.ts';
 import { repoFor } from '../repository/repository.common.ts';
 import { fillTemplate, closingIssueIids } from './merge.service.ts';
 
@@ -112,6 +113,34 @@ describe('merge', () => {
     // Merging again: not open.
     const again = await call(t.app, 'PUT', `${s.url}/merge`, { token: s.roles.maintainer.token });
     assert.deepEqual([again.status, again.body], [405, { message: '405 Method Not Allowed' }]);
+  });
+
+  test('merges one after another into one branch: each a merge commit on the one before, at most three git processes each, the housekeeping queued once', async () => {
+    const s = await setup();
+    const branches = ['one', 'two', 'three'];
+    const heads: string[] = [];
+    const mrs = [];
+    for (const b of branches) {
+      heads.push(await commitFiles(t.app, s.project, `seq-${b}`, { [`${b}.txt`]: `${b}\n` }, { from: 'main', message: `Add ${b}` }));
+      mrs.push(await makeMergeRequest(t.app, s.roles.developer.token, s.project, { source_branch: `seq-${b}`, target_branch: 'main', title: `Add ${b}` }));
+    }
+    const repo = repoFor(t.app.config, s.project);
+    const merges: string[] = [];
+    for (const [i, mr] of mrs.entries()) {
+      const before = gitInvocationCount(repo.path);
+      const r = await call(t.app, 'PUT', `/projects/${s.project.id}/merge_requests/${mr.iid}/merge`, { token: s.roles.maintainer.token });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      // The target head from its ref file, then merge-tree (the first merge's pair was checked at its creation, while
+      // main stood still), commit-tree and the compare-and-swap update-ref.
+      assert.equal(gitInvocationCount(repo.path) - before, i === 0 ? 2 : 3);
+      merges.push(r.body.merge_commit_sha);
+      assert.deepEqual(await parents(s.project, merges[i]), [merges[i], i === 0 ? s.base : merges[i - 1], heads[i]]);
+    }
+    // The first-parent history of main: the three merge commits, newest first, then where main was.
+    assert.deepEqual((await git(s.project, ['rev-list', '--first-parent', '--max-count=4', 'main'])).split('\n'), [...merges].reverse().concat(s.base));
+    assert.equal(await git(s.project, ['ls-tree', '--name-only', 'main']), ['README.md', 'one.txt', 'three.txt', 'two.txt'].join('\n'));
+    const queued = await t.app.db.selectFrom('jobs').select(['args', 'state']).where('unique_key', '=', `repository_housekeeping:${s.project.id}`).execute();
+    assert.deepEqual(queued, [{ args: JSON.stringify({ project_id: s.project.id }), state: 'queued' }]);
   });
 
   test('squash with the merge method: the squash commit sits on the old target head, by the author; the merge commit joins them', async () => {

@@ -33,8 +33,8 @@ export async function defaultBranchOf(project: ProjectRow, repo: Repository): Pr
 }
 
 /**
- * After refs moved (push or API): forget cached refs, record activity, clear empty_repo, and give a project
- * without a default branch the first branch that exists (HEAD's if present).
+ * After refs moved (push or API): forget cached refs, record activity, clear empty_repo, give a project without a
+ * default branch the first branch that exists (HEAD's if present), and queue the repository's housekeeping.
  *
  * `changedRefs` names the full refs that moved when the caller knows them; the repository facts the project
  * keeps (statistics, languages, README) are read again only when the default branch may have moved, here, or by
@@ -68,6 +68,8 @@ export async function afterRefsChanged(
   if (defaultMayHaveMoved && !queuedByCaller) await refreshRepositoryFacts(deps, project);
   // Open merge requests follow their moved source branches (a new diff version each) before anyone reads them.
   await refreshMergeRequests(deps, project, changedRefs, userId);
+  // The commit-graph takes the new commits later, once for a burst of ref changes (housekeeping.ts).
+  await queueHousekeeping(deps, deps.db, project.id);
   // Pushes and background jobs change the project outside a state-changing API request: every worker's read
   // caches must hear of it (an API request announces again when it answers).
   announceCacheVoid('all');
@@ -82,6 +84,21 @@ export const REPOSITORY_FACTS_JOB = 'repository_facts';
  */
 export async function queueRepositoryFacts(deps: ServiceDeps, db: Db, projectId: number): Promise<void> {
   await deps.jobs.enqueue(db, REPOSITORY_FACTS_JOB, { project_id: projectId }, { uniqueKey: `${REPOSITORY_FACTS_JOB}:${projectId}` });
+}
+
+export const HOUSEKEEPING_JOB = 'repository_housekeeping';
+
+/**
+ * How long a queued housekeeping run waits: the ref changes within it (a burst of pushes or merges) share the one
+ * run, which writes their commits as one layer of the commit-graph.
+ */
+export const HOUSEKEEPING_DELAY_MS = 30_000;
+
+/** Queues the housekeeping of a project's repository (housekeeping.ts) unless one is waiting or running already. */
+export async function queueHousekeeping(deps: ServiceDeps, db: Db, projectId: number): Promise<void> {
+  await deps.jobs.enqueue(db, HOUSEKEEPING_JOB, { project_id: projectId }, {
+    uniqueKey: `${HOUSEKEEPING_JOB}:${projectId}`, runAt: deps.clock.now() + HOUSEKEEPING_DELAY_MS,
+  });
 }
 
 /** How many times one run reads the facts again when the default branch moved while it read them. */
