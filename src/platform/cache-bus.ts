@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import type pg from 'pg';
 import { CACHE_CHANNEL } from './db/change-notify.ts';
-import { postgresClient } from './db/index.ts';
+import { postgresClient } from './db/pg-client.ts';
 
 // Read caches (credentials, authorisations, namespaces, refs) live in each server process. When the server runs
 // as several workers, a change made through one worker is announced to the others through the primary process,

@@ -1,7 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import type pg from 'pg';
@@ -10,6 +9,7 @@ import type { DB } from './schema.ts';
 import type { DialectName } from './dialect.ts';
 import { migrations } from './migrations/index.ts';
 import { installChangeNotifications } from './change-notify.ts';
+import { postgresClient } from './pg-client.ts';
 import { defineMemo, defineObjectMemo, ownedMemo, type Memo } from '../read-cache.ts';
 
 export type { DB } from './schema.ts';
@@ -27,20 +27,6 @@ export interface Database {
 
 /** How long a statement waits for another SQLite connection's lock before it fails. */
 const BUSY_TIMEOUT_MS = 5000;
-
-let pgModule: typeof pg | null = null;
-
-/**
- * The PostgreSQL client package, loaded on first use: a server on SQLite never reads it (loading it costs a start
- * about 50 ms, most of it Node's fetch implementation, which pg touches as it loads).
- */
-export function postgresClient(): typeof pg {
-  if (pgModule) return pgModule;
-  const loaded = createRequire(import.meta.url)('pg') as typeof pg;
-  // int8 (bigint) holds our epoch-millisecond datetimes; they fit a JS number exactly.
-  loaded.types.setTypeParser(20, (v: string) => Number(v));
-  return (pgModule = loaded);
-}
 
 /** WAL pages (4 KB each) after which a commit checkpoints; SQLite's default is 1,000. */
 const WAL_CHECKPOINT_PAGES = 10_000;
