@@ -426,6 +426,9 @@ export class Repository {
    * packed-refs), so git is asked.
    */
   private async branchFromFiles(name: string): Promise<string | null | undefined> {
+    // A name git's ref rules would refuse (a `..`, an empty part, a leading or trailing slash) never becomes a path
+    // here: git itself answers for it.
+    if (!name || name.includes('..') || name.includes('//') || name.startsWith('/') || name.endsWith('/') || name.includes('\\') || name.includes('\0')) return undefined;
     const ref = `refs/heads/${name}`;
     try {
       const loose = (await readFile(join(this.path, ref), 'latin1')).trim();
