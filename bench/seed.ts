@@ -6,7 +6,7 @@
 //
 // Uses BELLOWS_DATA_DIR / DATABASE_URL like the server. Writes <data dir>/bench-token (a personal access
 // token of the user `bench`, who belongs to some groups and owns some projects) and a root token.
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
@@ -183,6 +183,8 @@ async function main(): Promise<void> {
   } else {
     await sql`analyze`.execute(db);
   }
+  // On PostgreSQL nothing else has made the data dir yet.
+  mkdirSync(config.dataDir, { recursive: true });
   writeFileSync(join(config.dataDir, 'bench-token'), `${benchToken}\n`);
   writeFileSync(join(config.dataDir, 'root-token'), `${rootToken}\n`);
   if (ISSUES) writeFileSync(join(config.dataDir, 'bench-big-project'), `${BIG_PROJECT}\n`);
