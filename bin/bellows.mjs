@@ -6,10 +6,16 @@ import { fileURLToPath } from 'node:url';
 import { buildIsFresh, WORKER_BUNDLE } from './stamp.mjs';
 
 const root = new URL('..', import.meta.url);
+// `--build-if-stale` before the command (`npm start`): dist/ is bundled again first when it does not match the
+// sources, in this process rather than in one started for it. Taken out of the arguments the workers are given.
+const buildIfStale = process.argv[2] === '--build-if-stale';
+if (buildIfStale) process.argv.splice(2, 1);
 // A worker process of `serve` runs what its primary chose, without looking at the sources again.
 const fromDist = cluster.isWorker && process.env.BELLOWS_RUNS_FROM
   ? process.env.BELLOWS_RUNS_FROM === 'dist'
-  : process.env.BELLOWS_FROM_SOURCE !== '1' && buildIsFresh(root);
+  : buildIfStale
+    ? (await freshAfterBuild()) && process.env.BELLOWS_FROM_SOURCE !== '1'
+    : process.env.BELLOWS_FROM_SOURCE !== '1' && buildIsFresh(root);
 if (cluster.isPrimary) process.env.BELLOWS_RUNS_FROM = fromDist ? 'dist' : 'sources';
 // Once a worker has started (it listens, and has answered its first requests), V8's code cache of what it compiled on
 // the way is written for the next start, if it had none that fitted.
@@ -33,3 +39,10 @@ if (fromDist && cluster.isWorker) {
   ({ runCli } = await import('../src/cli/index.ts'));
 }
 if (runCli) await runCli(process.argv);
+
+/** Whether dist/ matches the sources, once bundled if it did not; a failed bundle stops here. */
+async function freshAfterBuild() {
+  if (buildIsFresh(root)) return true;
+  const { build } = await import('../scripts/build.mjs');
+  return (await build().catch(() => process.exit(1))) && buildIsFresh(root);
+}

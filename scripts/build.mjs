@@ -2,62 +2,72 @@
 // Bundles src/ into plain JavaScript in dist/bundle/ (esbuild: our modules and the packages they use, a few files
 // loaded once each instead of hundreds looked up and read one by one), so that `bellows` starts without transpiling
 // or resolving modules. `--if-stale`: only when dist/ does not match the sources (see bin/stamp.mjs for the stamp).
+// `npm start` builds from within `bin/bellows.mjs --build-if-stale` (one process where two started before).
 // Types are checked by `npm run typecheck` (and `npm test`), not here.
 import { createHash } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { sourceStamp, STAMP_FILE, buildIsFresh, BUNDLE_DIR, WORKER_BUNDLE } from '../bin/stamp.mjs';
 
 const root = new URL('..', import.meta.url);
-if (process.argv.includes('--if-stale') && buildIsFresh(root)) process.exit(0);
-const stamp = sourceStamp(root);
-let esbuild;
-try {
-  esbuild = createRequire(import.meta.url)('esbuild');
-} catch {
-  // Installed without it: bin/bellows.mjs runs the sources through tsx instead.
-  process.stderr.write('bellows: esbuild is not installed; running from the sources\n');
-  process.exit(0);
+
+/** Writes dist/; false when esbuild is not installed (the sources then run through tsx). Throws when bundling fails. */
+export async function build() {
+  const stamp = sourceStamp(root);
+  let esbuild;
+  try {
+    esbuild = createRequire(import.meta.url)('esbuild');
+  } catch {
+    // Installed without it: bin/bellows.mjs runs the sources through tsx instead.
+    process.stderr.write('bellows: esbuild is not installed; running from the sources\n');
+    return false;
+  }
+  process.stderr.write('bellows: bundling src/ into dist/ ...\n');
+  const outdir = fileURLToPath(new URL(BUNDLE_DIR, root));
+  rmSync(outdir, { recursive: true, force: true });
+  rmSync(fileURLToPath(new URL(STAMP_FILE, root)), { force: true });
+  const common = {
+    absWorkingDir: fileURLToPath(root),
+    entryPoints: ['src/cli/index.ts'],
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    logLevel: 'warning',
+    // Packages with native parts (and tsx, for development only) are loaded from node_modules as they are.
+    external: ['better-sqlite3', 're2', 'pg-native', 'ssh2', 'cpu-features', 'tsx'],
+  };
+  // esbuild's service process is stopped once done: `bin/bellows.mjs --build-if-stale` goes on to serve.
+  await Promise.all([
+    // The command line and the primary of `serve`: what is loaded only on some paths (the application in a primary
+    // that only supervises, the SSH command) stays in chunks of its own, loaded when first imported.
+    esbuild.build({
+      ...common,
+      outdir,
+      splitting: true,
+      format: 'esm',
+      // The packages written as CommonJS ask for Node's modules with require().
+      banner: { js: "import { createRequire as __bellowsCreateRequire } from 'node:module'; const require = __bellowsCreateRequire(import.meta.url);" },
+    }),
+    // A worker of `serve`: the same program as one CommonJS file, which bin/code-cache.mjs compiles with V8's code
+    // cache (an ES module cannot be given one on Node 20). Beside the other, so that module-relative paths hold.
+    esbuild.build({
+      ...common,
+      outfile: fileURLToPath(new URL(WORKER_BUNDLE, root)),
+      format: 'cjs',
+      define: { 'import.meta.url': '__bellowsModuleUrl' },
+      banner: { js: "const __bellowsModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
+    }),
+  ]).finally(() => esbuild.stop());
+  // The worker bundle's digest names its code cache (bin/code-cache.mjs).
+  const workerBundle = new URL(WORKER_BUNDLE, root);
+  writeFileSync(new URL(`${WORKER_BUNDLE}.sha256`, root), `${createHash('sha256').update(readFileSync(workerBundle)).digest('hex')}\n`);
+  // The stamp is that of the sources the build started from: a change made meanwhile leaves dist/ stale.
+  writeFileSync(new URL(STAMP_FILE, root), stamp);
+  return true;
 }
-process.stderr.write('bellows: bundling src/ into dist/ ...\n');
-const outdir = fileURLToPath(new URL(BUNDLE_DIR, root));
-rmSync(outdir, { recursive: true, force: true });
-rmSync(fileURLToPath(new URL(STAMP_FILE, root)), { force: true });
-const common = {
-  absWorkingDir: fileURLToPath(root),
-  entryPoints: ['src/cli/index.ts'],
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  sourcemap: true,
-  logLevel: 'warning',
-  // Packages with native parts (and tsx, for development only) are loaded from node_modules as they are.
-  external: ['better-sqlite3', 're2', 'pg-native', 'ssh2', 'cpu-features', 'tsx'],
-};
-await Promise.all([
-  // The command line and the primary of `serve`: what is loaded only on some paths (the application in a primary
-  // that only supervises, the SSH command) stays in chunks of its own, loaded when first imported.
-  esbuild.build({
-    ...common,
-    outdir,
-    splitting: true,
-    format: 'esm',
-    // The packages written as CommonJS ask for Node's modules with require().
-    banner: { js: "import { createRequire as __bellowsCreateRequire } from 'node:module'; const require = __bellowsCreateRequire(import.meta.url);" },
-  }),
-  // A worker of `serve`: the same program as one CommonJS file, which bin/code-cache.mjs compiles with V8's code
-  // cache (an ES module cannot be given one on Node 20). Beside the other, so that module-relative paths hold.
-  esbuild.build({
-    ...common,
-    outfile: fileURLToPath(new URL(WORKER_BUNDLE, root)),
-    format: 'cjs',
-    define: { 'import.meta.url': '__bellowsModuleUrl' },
-    banner: { js: "const __bellowsModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
-  }),
-]).catch(() => process.exit(1));
-// The worker bundle's digest names its code cache (bin/code-cache.mjs).
-const workerBundle = new URL(WORKER_BUNDLE, root);
-writeFileSync(new URL(`${WORKER_BUNDLE}.sha256`, root), `${createHash('sha256').update(readFileSync(workerBundle)).digest('hex')}\n`);
-// The stamp is that of the sources the build started from: a change made meanwhile leaves dist/ stale.
-writeFileSync(new URL(STAMP_FILE, root), stamp);
+
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+  if (!(process.argv.includes('--if-stale') && buildIsFresh(root))) await build().catch(() => process.exit(1));
+}

@@ -60,7 +60,7 @@ export function createReadCaches(o: { window: number; now?: () => number }): Rea
     const window = opts.window ?? o.window;
     const version = opts.version;
     const immutable = !!opts.immutable;
-    const entries = new LRUCache<K & {}, Entry<V>>({ max: opts.max });
+    const entries = boundedEntries<K & {}, Entry<V>>(opts.max);
     // Loads under way, by key: a read that misses while the same key is being loaded since the last write waits for
     // that load instead of making its own, so many readers missing at once (an entry's window ending under load)
     // cost one load. A load begun before a write is not joined, unless the value is immutable (a write cannot change it).
@@ -134,6 +134,21 @@ export function createReadCaches(o: { window: number; now?: () => number }): Rea
   };
 }
 
+/**
+ * The entries of a cache or memo: an LRU of at most `max`, allocated at its first entry. An LRU allocates its
+ * tables for `max` entries when it is made (100,000 entries take tens of milliseconds), and most caches are declared
+ * when their module loads, at start, long before they hold anything, if they ever do.
+ */
+function boundedEntries<K extends {}, V extends {}>(max: number): Pick<LRUCache<K, V>, 'get' | 'set' | 'delete' | 'clear'> {
+  let lru: LRUCache<K, V> | undefined;
+  return {
+    get: (key) => lru?.get(key),
+    set: (key, value) => (lru ??= new LRUCache<K, V>({ max })).set(key, value),
+    delete: (key) => lru?.delete(key) ?? false,
+    clear: () => lru?.clear(),
+  };
+}
+
 // ---- memos ---------------------------------------------------------------------------------------------------
 
 // Values that cannot go stale: derived from their key alone (a protected-branch pattern's matcher, an object's
@@ -165,7 +180,7 @@ export function defineMemo<K, V extends {}>(name: string, opts: { max: number })
  * of an object memo below and living as long as its owner. Named by the object memo that keeps it.
  */
 export function ownedMemo<K, V extends {}>(opts: { max: number }): Memo<K, V> {
-  const entries = new LRUCache<K & {}, V>({ max: opts.max });
+  const entries = boundedEntries<K & {}, V>(opts.max);
   return {
     get: (key) => entries.get(key as K & {}),
     set: (key, value) => void entries.set(key as K & {}, value),
