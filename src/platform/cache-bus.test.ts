@@ -6,6 +6,7 @@ import { buildTestApp } from '../../test/support/app.ts';
 import { makeUser } from '../../test/support/fixtures.ts';
 import { cachingAllowed, onCacheVoid, startDatabaseBus } from './cache-bus.ts';
 import { Storage } from './git/storage.ts';
+import { nextIid } from './db/internal-ids.ts';
 
 // Between machines: the database's own notifications. (Between the workers of one machine: test/core/workers.test.ts;
 // two real machines: test/integration/multi-machine.test.ts.)
@@ -68,6 +69,7 @@ test('a committed change notifies, a rolled-back one and bookkeeping columns do 
     assert.equal(await notified(() => db.updateTable('personal_access_tokens').set({ last_used_at: 2, revoked: 1 }).where('user_id', '=', user.id).execute()), 1, 'last_used_at and more');
     assert.equal(await notified(() => db.deleteFrom('jobs').execute()), 0, 'bookkeeping tables');
     assert.equal(await notified(() => db.deleteFrom('rate_limit_counters').execute()), 0, 'bookkeeping tables');
+    assert.equal(await notified(() => nextIid(db, 'issues', 987_654)), 0, 'an iid taken ahead of its creation');
     // The buses hear it.
     rec.heard.length = 0;
     await db.updateTable('users').set({ name: 'heard' }).where('id', '=', user.id).execute();

@@ -43,9 +43,13 @@ export function eventJobKind(subscriber: EventSubscriber): string {
   return `events.${subscriber}`;
 }
 
-/** Records `event` for every subscriber defined in this process, inside `trx` (the change's transaction). */
+/**
+ * Records `event` for every subscriber defined in this process that has anything to do with it (its job kind's
+ * `wanted`, asked inside `trx`, the change's transaction).
+ */
 export async function emitEvent(deps: { jobs: JobQueue }, trx: Db, event: DomainEvent): Promise<void> {
-  const kinds = EVENT_SUBSCRIBERS.map(eventJobKind).filter((kind) => deps.jobs.defines(kind));
+  const kinds: string[] = [];
+  for (const kind of EVENT_SUBSCRIBERS.map(eventJobKind)) if (deps.jobs.defines(kind) && (await deps.jobs.wanted(trx, kind, event))) kinds.push(kind);
   await deps.jobs.enqueueAll(trx, kinds.map((kind) => ({ kind, args: event })));
 }
 

@@ -37,6 +37,11 @@ export interface JobKind<A = any> {
   leaseMs?: number;
   /** A kind that runs by itself: the time of its next run after a moment (epoch ms), e.g. `dailyAt(0)`. Its args are `{ at }`, the run time. */
   recurs?: (after: number) => number;
+  /**
+   * Whether a job of the kind for `args` would do anything, asked by `wanted` inside the transaction that would queue
+   * it (an event's subscriber with nobody to tell is not queued). Answering true when unsure is always right.
+   */
+  wanted?: (db: Db, args: A) => Promise<boolean>;
   run(args: A, ctx: JobContext): Promise<void>;
 }
 
@@ -49,7 +54,7 @@ export function dailyAt(hour = 0, minute = 0): (after: number) => number {
   };
 }
 
-type KindDef = Required<Omit<JobKind, 'run' | 'recurs'>> & Pick<JobKind, 'run' | 'recurs'>;
+type KindDef = Required<Omit<JobKind, 'run' | 'recurs' | 'wanted'>> & Pick<JobKind, 'run' | 'recurs' | 'wanted'>;
 
 export interface EnqueueOptions {
   /** While a job with this key waits or runs, queueing another with it does nothing. */
@@ -117,6 +122,13 @@ export class JobQueue {
   /** Whether a kind of job is declared in this process. */
   defines(name: string): boolean {
     return this.#kinds.has(name);
+  }
+
+  /** Whether a job of `kind` for `args` would do anything (its kind's `wanted`; true when it does not say). */
+  async wanted(db: Db, kind: string, args: unknown): Promise<boolean> {
+    const def = this.#kinds.get(kind);
+    if (!def) throw new Error(`unknown job kind ${kind}`);
+    return def.wanted ? def.wanted(db, args) : true;
   }
 
   /**
@@ -249,10 +261,20 @@ export class JobQueue {
     return claimed;
   }
 
-  /** Claims due jobs of every kind with free slots and starts them; answers how many. */
+  /**
+   * Claims due jobs of every kind with free slots and starts them; answers how many. One read (outside any
+   * transaction) says which kinds have due jobs; only those are claimed, each in its own short transaction, so a
+   * poll that finds one kind's job does not take the database's write lock once for every kind defined.
+   */
   async #claimAll(): Promise<number> {
     let claimed = 0;
-    for (const [name, def] of this.#kinds) {
+    const open = [...this.#kinds].filter(([name, def]) => def.concurrency - this.#runningOf(name) > 0).map(([name]) => name);
+    if (!open.length) return 0;
+    // Read through the (state, run_at) index: the due jobs, whatever their kind.
+    const due = new Set((await this.#dueJobs(this.#db, this.#clock.now()).select('kind').distinct().execute()).map((r) => r.kind));
+    for (const name of open) {
+      if (!due.has(name)) continue;
+      const def = this.#kinds.get(name)!;
       const free = def.concurrency - this.#runningOf(name);
       if (free <= 0) continue;
       for (const job of await this.#claim(name, free, def.leaseMs)) {
@@ -269,16 +291,19 @@ export class JobQueue {
     return n;
   }
 
+  /** The jobs due at `now`: queued and due, or running with a lease that ran out. */
+  #dueJobs(db: Db, now: number) {
+    return db.selectFrom('jobs').where((eb) => eb.or([
+      eb.and([eb('state', '=', 'queued'), eb('run_at', '<=', now)]),
+      eb.and([eb('state', '=', 'running'), eb('locked_until', '<', now)]),
+    ]));
+  }
+
   async #claim(kind: string, limit: number, leaseMs: number): Promise<JobRow[]> {
     const pg = dialectOf(this.#db) === 'postgres';
     return this.#db.transaction().execute(async (trx) => {
       const now = this.#clock.now();
-      let due = trx.selectFrom('jobs').select('id').where('kind', '=', kind)
-        .where((eb) => eb.or([
-          eb.and([eb('state', '=', 'queued'), eb('run_at', '<=', now)]),
-          eb.and([eb('state', '=', 'running'), eb('locked_until', '<', now)]),
-        ]))
-        .orderBy('run_at').orderBy('id').limit(limit);
+      let due = this.#dueJobs(trx, now).select('id').where('kind', '=', kind).orderBy('run_at').orderBy('id').limit(limit);
       if (pg) due = due.forUpdate().skipLocked();
       const ids = (await due.execute()).map((r) => r.id);
       if (!ids.length) return [];

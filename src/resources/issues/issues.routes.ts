@@ -23,6 +23,7 @@ import { resourceEventRoutes, timeTrackingRoutes, type NoteableRoutesKind } from
 import { issuesListQuery, type IssueFilter, type IssueListContext } from './issues.finder.ts';
 import { awardRoutes } from '../award-emoji/award-emoji.routes.ts';
 import { issueEntity } from './issues.presenter.ts';
+import type { LabelRow } from '../labels/labels.lookup.ts';
 import { Issue } from './issues.schemas.ts';
 import { noteRoutes, type NoteableKind } from '../notes/notes.routes.ts';
 import { cachedAnswer } from '../../http/answer-cache.ts';
@@ -31,7 +32,7 @@ const tags = ['issues'];
 
 const scopeOf = (req: ApiRequest<any>): IssueScope => ({ actor: req.actor, project: req.project.project, level: req.project.level });
 
-async function present(req: ApiRequest<any>, rows: IssueRow[], opts: { subscribed?: boolean; from?: { projectId?: number; groupId?: number }; created?: { project: IssueScope['project']; assigneeIds: number[] } } = {}) {
+async function present(req: ApiRequest<any>, rows: IssueRow[], opts: { subscribed?: boolean; from?: { projectId?: number; groupId?: number }; created?: { project: IssueScope['project']; assigneeIds: number[]; labels: LabelRow[] | null } } = {}) {
   const pres = await loadIssuePresentation(req.server, req.actor, rows, { ...opts, withLabelsDetails: !!req.input.with_labels_details });
   return rows.map((r) => issueEntity(r, pres));
 }
@@ -204,8 +205,8 @@ export const issueRoutes: RouteDef<any>[] = [
       iid: Opt(Int({ description: 'from administrators and project owners only' })),
     }),
     handler: async (req) => {
-      const { issue, assigneeIds } = await createIssue(req.server, scopeOf(req), issueInput(req.input));
-      return (await present(req, [issue], { subscribed: true, created: { project: req.project.project, assigneeIds } }))[0];
+      const { issue, assigneeIds, labels } = await createIssue(req.server, scopeOf(req), issueInput(req.input));
+      return (await present(req, [issue], { subscribed: true, created: { project: req.project.project, assigneeIds, labels } }))[0];
     },
   },
   {

@@ -105,6 +105,8 @@ export interface IssueChange {
   removedLabelIds: number[];
   addedAssigneeIds: number[];
   removedAssigneeIds: number[];
+  /** A new issue's labels in the database's title order, when the change knows them all (see `changeLabels`). */
+  newLabels?: LabelRow[] | null;
   at: number;
   /** A close by the merge of this merge request (its iid, in the issue's project). */
   viaMergeRequest?: { id: number; iid: number };
@@ -194,6 +196,8 @@ async function columnsFrom(trx: Db, scope: IssueScope, input: IssueInput, groupI
 export interface CreatedIssue {
   issue: IssueRow;
   assigneeIds: number[];
+  /** Its labels in the database's title order as the transaction linked them; null when they are to be read. */
+  labels: LabelRow[] | null;
 }
 
 /** `within` runs inside the creating transaction once the issue is written (an alert links itself to it). */
@@ -224,7 +228,10 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
     const change = await applyChange(deps, trx, scope, null, issue, input, groupIds, now);
     if (within) await within(trx, issue);
     if (scope.actor.user) await emitEvent(deps, trx, { type: 'issue', action: 'open', projectId: issue.project_id, issueId: issue.id, actorId: scope.actor.user.id, changes: await issueChanges(trx, change) });
-    return { issue, assigneeIds: [...change.addedAssigneeIds].sort((a, b) => a - b) };
+    // Its labels are the ones the change linked (none when it set none); `within` may link others.
+    const labelsSet = input.labels !== undefined || input.add_labels !== undefined || input.remove_labels !== undefined;
+    const labels = within ? null : change.newLabels ?? (labelsSet && metadataAllowed(scope) ? null : []);
+    return { issue, assigneeIds: [...change.addedAssigneeIds].sort((a, b) => a - b), labels };
   });
 }
 
@@ -462,7 +469,7 @@ export async function loadIssuePresentation(
      * else can refer to it yet, so it has no user notes, votes, time spent, closing merge requests or explicit
      * subscriptions, and those are not read.
      */
-    created?: { project: IssueScope['project']; assigneeIds: number[] };
+    created?: { project: IssueScope['project']; assigneeIds: number[]; labels?: LabelRow[] | null };
   } = {},
 ): Promise<IssuePresentation> {
   const db = deps.db;
@@ -479,7 +486,7 @@ export async function loadIssuePresentation(
   const created = opts.created && rows.length === 1 ? opts.created : null;
   const [assignees, labels, milestones, iterations, projects, notes, votes, spent, mergeRequests] = await Promise.all([
     created ? new Map([[rows[0].id, created.assigneeIds]]) : assigneeIdsOf(db, ids),
-    labelsOfTargets(db, ISSUE, ids),
+    created?.labels ? new Map([[rows[0].id, created.labels]]) : labelsOfTargets(db, ISSUE, ids),
     milestoneIds.length ? db.selectFrom('milestones').selectAll().where('id', 'in', milestoneIds).execute() : [],
     iterationIds.length ? db.selectFrom('iterations').selectAll().where('id', 'in', iterationIds).execute() : [],
     created ? [created.project] : db.selectFrom('projects').select(['id', 'path', 'full_path', 'namespace_id']).where('id', 'in', projectIds).execute(),

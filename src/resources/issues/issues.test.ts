@@ -158,7 +158,11 @@ describe('issues: create, read, update, delete', () => {
       ['developer', { title: 'a2', assignee_ids: [roles.maintainer.user.id], confidential: true, due_date: '2026-08-01', weight: 3 }],
       ['guest', { title: 'a3', labels: 'ignored', assignee_ids: [roles.guest.user.id] }],
       ['admin', { title: 'a4', discussion_locked: true, issue_type: 'incident' }],
+      // Every label already there (a group's and the project's of one title: the project's), given out of title order.
+      ['maintainer', { title: 'a5', labels: 'zz-new,Omega,Zeta,alpha' }],
     ];
+    await makeLabel(t.app, { groupId: group.id, title: 'Omega', color: '#0000ff' });
+    await makeLabel(t.app, { projectId: project.id, title: 'Omega', color: '#00ffff' });
     for (const [who, body] of cases) {
       const made = await call(t.app, 'POST', `/projects/${project.id}/issues`, { token: roles[who].token, body });
       assert.equal(made.status, 201, JSON.stringify(made.body));
@@ -168,6 +172,10 @@ describe('issues: create, read, update, delete', () => {
       const other = await call(t.app, 'GET', `/projects/${project.id}/issues/${made.body.iid}`, { token: roles.owner.token });
       assert.deepEqual({ ...made.body, subscribed: other.body.subscribed }, other.body, who);
     }
+    const a5 = await t.app.db.selectFrom('issues').select('id').where('project_id', '=', project.id).where('title', '=', 'a5').executeTakeFirstOrThrow();
+    const linked = await t.app.db.selectFrom('label_links').innerJoin('labels', 'labels.id', 'label_links.label_id').select(['labels.title', 'labels.project_id'])
+      .where('label_links.target_type', '=', 'Issue').where('label_links.target_id', '=', a5.id).orderBy('labels.title').execute();
+    assert.deepEqual(linked, [{ title: 'Omega', project_id: project.id }, { title: 'Zeta', project_id: null }, { title: 'alpha', project_id: project.id }, { title: 'zz-new', project_id: project.id }]);
   });
 
   test('with_labels_details gives label objects', async () => {

@@ -19,17 +19,20 @@ export async function projectAncestorGroupIds(db: Db, project: { namespace_id: n
 
 /**
  * The labels with these titles that the project may use (exact titles). Where a project label and a group label
- * share a title, the project's own wins; between groups, the nearest.
+ * share a title, the project's own wins; between groups, the nearest. The map's order is the database's title
+ * order (as `labelsOfTargets` lists a record's labels).
  */
 export async function availableLabelsByTitle(db: Db, projectId: number, groupIds: number[], titles: string[]): Promise<Map<string, LabelRow>> {
   const out = new Map<string, LabelRow>();
   if (titles.length === 0) return out;
   const rows = await db.selectFrom('labels').selectAll().where('title', 'in', titles)
-    .where((eb) => eb.or([eb('project_id', '=', projectId), ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : [])])).execute();
-  // Nearest first: the project, then the groups from the innermost out.
+    .where((eb) => eb.or([eb('project_id', '=', projectId), ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : [])])).orderBy('title').execute();
+  // Nearest first: the project, then the groups from the innermost out; then back into the database's title order.
   const rank = (l: LabelRow) => (l.project_id !== null ? -1 : groupIds.length - groupIds.indexOf(l.group_id!));
-  rows.sort((a, b) => rank(a) - rank(b));
-  for (const l of rows) if (!out.has(l.title)) out.set(l.title, l);
+  const position = new Map(rows.map((l, i) => [l, i]));
+  const nearest = new Map<string, LabelRow>();
+  for (const l of [...rows].sort((a, b) => rank(a) - rank(b))) if (!nearest.has(l.title)) nearest.set(l.title, l);
+  for (const l of [...nearest.values()].sort((a, b) => position.get(a)! - position.get(b)!)) out.set(l.title, l);
   return out;
 }
 

@@ -3,7 +3,7 @@ import type { Db } from '../../platform/db/index.ts';
 import { fitsIntColumn } from '../../platform/db/dialect.ts';
 import type { Actor } from '../../platform/access/actor.ts';
 import { RecordNotFoundError, ValidationError } from '../../platform/errors.ts';
-import { availableLabelsByTitle, DEFAULT_LABEL_COLOR } from '../labels/labels.lookup.ts';
+import { availableLabelsByTitle, DEFAULT_LABEL_COLOR, type LabelRow } from '../labels/labels.lookup.ts';
 
 // The change steps issues and merge requests share: labels found or created and their label events, the state and
 // milestone events, the assignees' users, time tracking and the resource events' queries. `type` is the noteable's
@@ -49,17 +49,25 @@ export const splitTitles = (list: string[] | undefined) => [...new Set((list ?? 
 
 /** Label ids for titles; unknown titles become project labels with the default color when `create` is set. */
 export async function labelIdsFor(trx: Db, scope: { project: { id: number } }, groupIds: number[], titles: string[], create: boolean, now: number): Promise<number[]> {
-  if (titles.length === 0) return [];
+  return (await labelRowsFor(trx, scope, groupIds, titles, create, now)).rows.map((l) => l.id);
+}
+
+/**
+ * The labels for titles in the titles' order (unknown ones made as `labelIdsFor` does) and, when every label was
+ * found at once (none made), the same labels in the database's title order (`titleOrder`).
+ */
+async function labelRowsFor(trx: Db, scope: { project: { id: number } }, groupIds: number[], titles: string[], create: boolean, now: number): Promise<{ rows: LabelRow[]; titleOrder: LabelRow[] | null }> {
+  if (titles.length === 0) return { rows: [], titleOrder: [] };
   const found = await availableLabelsByTitle(trx, scope.project.id, groupIds, titles);
   const missing = titles.filter((t) => !found.has(t));
-  if (create && missing.length) {
-    await trx.insertInto('labels')
-      .values(missing.map((title) => ({ title, color: DEFAULT_LABEL_COLOR, description: null, project_id: scope.project.id, group_id: null, created_at: now, updated_at: now })))
-      .onConflict((oc) => oc.columns(['project_id', 'title']).doNothing()).execute();
-    const made = await availableLabelsByTitle(trx, scope.project.id, groupIds, missing);
-    for (const [t, l] of made) found.set(t, l);
-  }
-  return titles.map((t) => found.get(t)?.id).filter((id): id is number => id !== undefined);
+  const inTitlesOrder = () => titles.map((t) => found.get(t)).filter((l): l is LabelRow => l !== undefined);
+  if (!missing.length || !create) return { rows: inTitlesOrder(), titleOrder: [...found.values()] };
+  await trx.insertInto('labels')
+    .values(missing.map((title) => ({ title, color: DEFAULT_LABEL_COLOR, description: null, project_id: scope.project.id, group_id: null, created_at: now, updated_at: now })))
+    .onConflict((oc) => oc.columns(['project_id', 'title']).doNothing()).execute();
+  const made = await availableLabelsByTitle(trx, scope.project.id, groupIds, missing);
+  for (const [t, l] of made) found.set(t, l);
+  return { rows: inTitlesOrder(), titleOrder: null };
 }
 
 export async function milestoneAvailable(trx: Db, projectId: number, groupIds: number[], id: number): Promise<boolean> {
@@ -87,13 +95,17 @@ export interface LabelInput {
 
 /**
  * Labels: `labels` replaces, then `add_labels` and `remove_labels` apply; writes the label links and the label events.
- * `existing` is false for a row being created (it has no labels yet). Returns the label ids added and removed.
+ * `existing` is false for a row being created (it has no labels yet). Returns the label ids added and removed, and
+ * for a new row given its labels by `labels` alone, all of them already there, its labels in the database's title
+ * order (`newLabels`: what reading them back would answer).
  */
 export async function changeLabels(trx: Db, scope: { project: { id: number } }, target: NoteableRef, input: LabelInput, existing: boolean, groupIds: number[], uid: number | null, now: number) {
-  const change = { addedLabelIds: [] as number[], removedLabelIds: [] as number[] };
+  const change = { addedLabelIds: [] as number[], removedLabelIds: [] as number[], newLabels: null as LabelRow[] | null };
   if (input.labels === undefined && input.add_labels === undefined && input.remove_labels === undefined) return change;
   const current = existing ? (await trx.selectFrom('label_links').select('label_id').where('target_type', '=', target.type).where('target_id', '=', target.id).execute()).map((r) => r.label_id) : [];
-  const next = new Set(input.labels !== undefined ? await labelIdsFor(trx, scope, groupIds, splitTitles(input.labels), true, now) : current);
+  const given = input.labels !== undefined ? await labelRowsFor(trx, scope, groupIds, splitTitles(input.labels), true, now) : null;
+  if (!existing && given && input.add_labels === undefined && input.remove_labels === undefined) change.newLabels = given.titleOrder;
+  const next = new Set(given ? given.rows.map((l) => l.id) : current);
   for (const id of await labelIdsFor(trx, scope, groupIds, splitTitles(input.add_labels), true, now)) next.add(id);
   for (const id of await labelIdsFor(trx, scope, groupIds, splitTitles(input.remove_labels), false, now)) next.delete(id);
   change.addedLabelIds = [...next].filter((id) => !current.includes(id));

@@ -11,7 +11,7 @@ import { SHA1_ZERO } from '../../platform/git/index.ts';
 import { API_COMPATIBLE_VERSION } from '../metadata/metadata.routes.ts';
 import { buildEvent, type BuiltEvent } from './webhooks.payloads.ts';
 import { projectAncestorGroupIds } from '../labels/labels.lookup.ts';
-import { alertStatus, branchMatches, customHeaders, HOOK_URL_GUARD, hooksReachingProject, recordOutcome, type WebHookRow } from './webhooks.service.ts';
+import { alertStatus, anyHookMayReach, branchMatches, customHeaders, HOOK_URL_GUARD, hooksReachingProject, recordOutcome, type WebHookRow } from './webhooks.service.ts';
 
 // Delivering events to hooks: the project's own, and those of its group and every ancestor group (a group hook takes
 // the events of every project below it). `events.webhooks` turns one domain event into one `webhooks.deliver` job per
@@ -148,6 +148,8 @@ export function webhookJobs(deps: ServiceDeps): Record<string, JobKind> {
     'events.webhooks': {
       maxAttempts: 5,
       concurrency: 2,
+      // Not queued where no hook can take it: the project has none and no group has any.
+      wanted: (db, event: DomainEvent) => anyHookMayReach(db, event.projectId),
       async run(event: DomainEvent) {
         await fanOut(deps, event);
       },

@@ -84,6 +84,16 @@ export async function getHookOr404(db: Db, owner: HookOwner, hookId: number): Pr
   return row;
 }
 
+/**
+ * Whether a hook may take the project's events: the project has one, or some group has one (its groups are not
+ * looked up: one indexed read answers). False only when no hook can reach the project.
+ */
+export async function anyHookMayReach(db: Db, projectId: number): Promise<boolean> {
+  const own = db.selectFrom('web_hooks').select('id').where('project_id', '=', projectId);
+  const groups = db.selectFrom('web_hooks').select('id').where('group_id', 'is not', null);
+  return !!(await db.selectNoFrom((eb) => eb.or([eb.exists(own), eb.exists(groups)]).as('any')).executeTakeFirst())?.any;
+}
+
 /** The hooks an event of the project goes to: its own and those of its group and every ancestor group. */
 export function hooksReachingProject(db: Db, projectId: number, groupIds: number[]) {
   return db.selectFrom('web_hooks').selectAll()

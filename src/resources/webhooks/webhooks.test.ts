@@ -140,6 +140,29 @@ describe('project hooks: CRUD', () => {
   });
 });
 
+describe('project hooks: an event no hook can take is not queued for them', () => {
+  test('a project without hooks (and no group hook anywhere) queues no webhooks job; once it has one, its events go to it', async () => {
+    const owner = await quickUser(t.app);
+    const made = await call(t.app, 'POST', '/projects', { token: owner.token, body: { name: 'unhooked' } });
+    assert.equal(made.status, 201);
+    const webhookJobs = async () => Number((await t.app.db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', 'events.webhooks').executeTakeFirstOrThrow()).n);
+    const notificationJobs = async () => Number((await t.app.db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', 'events.notifications').executeTakeFirstOrThrow()).n);
+    const [before, notifiedBefore] = [await webhookJobs(), await notificationJobs()];
+    const first = await call(t.app, 'POST', `/projects/${made.body.id}/issues`, { token: owner.token, body: { title: 'Nobody hears' } });
+    assert.equal(first.status, 201);
+    assert.equal(await webhookJobs(), before);
+    assert.equal(await notificationJobs(), notifiedBefore + 1, 'the other subscriber still gets the event');
+    assert.deepEqual(await deliver(), []);
+    const h = await call(t.app, 'POST', `/projects/${made.body.id}/hooks`, { token: owner.token, body: { url: hookUrl, issues_events: true } });
+    assert.equal(h.status, 201);
+    const second = await call(t.app, 'POST', `/projects/${made.body.id}/issues`, { token: owner.token, body: { title: 'Someone hears' } });
+    assert.equal(second.status, 201);
+    assert.equal(await webhookJobs(), before + 1);
+    const got = await deliver();
+    assert.deepEqual(got.map((g) => [g.headers['x-gitlab-event'], g.body.object_attributes.title]), [['Issue Hook', 'Someone hears']]);
+  });
+});
+
 describe('project hooks: deliveries', () => {
   let owner: TestUser;
   let project: any;
