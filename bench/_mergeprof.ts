@@ -1,7 +1,11 @@
 // Profiles merges in process on a merge-requests data dir: `BELLOWS_DATA_DIR=D node --import tsx bench/_mergeprof.ts [n] [conc]`
-// writes n work branches, creates their merge requests, then times merging them (conc at a time), one line per merge.
-import { readFileSync } from 'node:fs';
+// writes n work branches, creates their merge requests, then times merging them (conc at a time), one line per merge,
+// and the processor time per merge of this process and of the git processes it waited for (from /proc/self/stat).
+// `CPU_PROFILE=file.cpuprofile` writes a CPU profile of the merges alone.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { loadConfig } from '../src/config/index.ts';
 import { openDatabase } from '../src/platform/db/index.ts';
 import { buildApp } from '../src/app.ts';
@@ -51,6 +55,16 @@ for (const b of branches) {
 }
 console.log(`created ${iids.length}; merging (${conc} at a time)`);
 logGit = !!process.env.LOG_GIT; logSql = true;
+/** CPU ms of this process and of its waited-for children (user + system), from /proc/self/stat. */
+const cpuNow = () => {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const tick = 10; // USER_HZ 100
+  return { self: (Number(f[11]) + Number(f[12])) * tick, children: (Number(f[13]) + Number(f[14])) * tick };
+};
+const session = process.env.CPU_PROFILE ? new Session() : null;
+if (session) { session.connect(); await session.post('Profiler.enable'); await session.post('Profiler.start'); }
+const cpu0 = cpuNow();
 const t = performance.now();
 let next = 0;
 const times: number[] = [];
@@ -65,8 +79,11 @@ await Promise.all(Array.from({ length: conc }, async () => {
   }
 }));
 const s = (performance.now() - t) / 1000;
+const cpu1 = cpuNow();
+if (session) { const { profile } = await session.post('Profiler.stop'); writeFileSync(process.env.CPU_PROFILE!, JSON.stringify(profile)); }
 times.sort((a, b) => a - b);
 console.log(`${iids.length} merges in ${s.toFixed(2)} s: ${(iids.length / s).toFixed(1)}/s, p50 ${times[times.length >> 1].toFixed(1)} ms`);
+console.log(`CPU per merge: this process ${((cpu1.self - cpu0.self) / iids.length).toFixed(1)} ms, git processes ${((cpu1.children - cpu0.children) / iids.length).toFixed(1)} ms (load ${loadavg()[0].toFixed(1)})`);
 for (const [q, e] of [...sqlTime].sort((a, b) => b[1].ms - a[1].ms).slice(0, 25)) console.log(`${(e.ms / iids.length).toFixed(2).padStart(8)} ms/merge x${(e.n / iids.length).toFixed(1)}  ${q.slice(0, 220)}`);
 await app.close();
 await database.close();

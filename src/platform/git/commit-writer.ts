@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { isSafeRevision, isValidBranchName, zeroShaLike, SHA1_ZERO } from './refs.ts';
 import { FileExistsError, FileNotFoundError, InvalidInputError, InvalidPathError, InvalidRefNameError, RefExistsError, RefMovedError, StaleFileError, StartRefMissingError } from './errors.ts';
 import type { Identity, Repository } from './repository.ts';
+import { hasLooseObject, writeLooseObject } from './loose-object.ts';
 
 /** `last_commit_id`: refuse (StaleFileError) when the file changed since that commit (a prefix of the sha will do). */
 export type CommitAction =
@@ -157,7 +158,39 @@ export async function writeCommitObject(repo: Repository, o: CommitObjectOptions
   if (o.parents.length > 16 || o.parents.some((p) => !full.test(p))) throw new InvalidInputError('parents');
   if (typeof o.message !== 'string' || o.message.includes('\0')) throw new InvalidInputError('message');
   const env = identityEnv(o.author, o.committer);
+  // The object as commit-tree would write it, without a process, when its bytes are known exactly and the tree is
+  // known to be there (merge-tree writes the trees it makes as loose objects); else git writes it and checks it.
+  const body = commitObjectBody(o.tree, o.parents, env, o.message);
+  if (body && (await hasLooseObject(repo.path, o.tree))) return writeLooseObject(repo.path, 'commit', body);
   return (await repo.git(['commit-tree', o.tree, ...o.parents.flatMap((p) => ['-p', p])], { env, input: o.message })).stdout.toString().trim();
+}
+
+/**
+ * Characters some git version trims from either end of a name or e-mail (its `crud`: control characters and space,
+ * and `.,:;<>"\'`); an identity ending in one is left to git, so the bytes never depend on which git trims what.
+ */
+const CRUD_END = /^[\x00-\x20.,:;<>"\\']|[\x00-\x20.,:;<>"\\']$/;
+const CONTROL = /[\x00-\x1f\x7f]/;
+
+/** `<name> <<email>> <seconds> <zone>` from commit-tree's environment, or null when git would clean or parse it. */
+function identLine(name: string, email: string, date: string): string | null {
+  if (!name || !email || CRUD_END.test(name) || CRUD_END.test(email) || CONTROL.test(name) || CONTROL.test(email)) return null;
+  // git's raw date form, with an ordinary zone (git may rewrite `-0000` or an hour past 14).
+  const d = /^@(\d{1,12}) ([+-])(0\d|1[0-4])([0-5]\d)$/.exec(date);
+  return d && `${d[2]}${d[3]}${d[4]}` !== '-0000' ? `${name} <${email}> ${Number(d[1])} ${d[2]}${d[3]}${d[4]}` : null;
+}
+
+/**
+ * The body of the commit object `git commit-tree <tree> -p <parent>... ` writes from this environment and message
+ * (the message as given, no trailing newline added), or null when only git can tell: a SHA-1 repository only.
+ */
+function commitObjectBody(tree: string, parents: string[], env: Record<string, string>, message: string): Buffer | null {
+  if (!/^[0-9a-f]{40}$/.test(tree) || parents.some((p) => !/^[0-9a-f]{40}$/.test(p))) return null;
+  const author = identLine(env.GIT_AUTHOR_NAME, env.GIT_AUTHOR_EMAIL, env.GIT_AUTHOR_DATE);
+  const committer = identLine(env.GIT_COMMITTER_NAME, env.GIT_COMMITTER_EMAIL, env.GIT_COMMITTER_DATE);
+  if (!author || !committer) return null;
+  const head = [`tree ${tree}`, ...parents.map((p) => `parent ${p}`), `author ${author}`, `committer ${committer}`].join('\n');
+  return Buffer.from(`${head}\n\n${message}`, 'utf8');
 }
 
 export async function writeCommit(repo: Repository, o: CreateCommitOptions): Promise<CreateCommitResult> {

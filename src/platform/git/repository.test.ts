@@ -489,6 +489,50 @@ describe('Repository', { concurrency: true }, () => {
     assert.equal(gitInvocationCount(repo.path), calls);
   });
 
+  test('commitTree writes the very commit git commit-tree writes, without a process when its bytes are known and its tree is loose', async () => {
+    const repo = await seeded();
+    const main = (await repo.resolveCommit('main'))!;
+    const first = (await repo.resolveCommit('main~1'))!;
+    const blob = (await repo.git(['hash-object', '-w', '--stdin'], { input: 'merged\n' })).stdout.toString().trim();
+    // A new tree, loose as merge-tree leaves the trees it makes.
+    const tree = (await repo.git(['mktree'], { input: `100644 blob ${blob}\tmerged.txt\n` })).stdout.toString().trim();
+    const byGit = async (o: { tree: string; parents: string[]; message: string; author: Identity; committer?: Identity }) => {
+      const date = (d: Identity['date']) => (d instanceof Date ? `@${Math.floor(d.getTime() / 1000)} +0000` : String(d));
+      const c = o.committer ?? o.author;
+      const env = {
+        GIT_AUTHOR_NAME: o.author.name, GIT_AUTHOR_EMAIL: o.author.email, GIT_AUTHOR_DATE: date(o.author.date),
+        GIT_COMMITTER_NAME: c.name, GIT_COMMITTER_EMAIL: c.email, GIT_COMMITTER_DATE: date(c.date ?? o.author.date),
+      };
+      return (await repo.git(['commit-tree', o.tree, ...o.parents.flatMap((p) => ['-p', p])], { env, input: o.message })).stdout.toString().trim();
+    };
+    const cases: Array<{ o: { tree: string; parents: string[]; message: string; author: Identity; committer?: Identity }; processes: number }> = [
+      // A merge: two parents, a Date, the message as given (no newline added).
+      { o: { tree, parents: [main, first], message: "Merge branch 'a' into 'main'\n\nSee merge request g/p!1", author: { name: 'Maintainer One', email: 'm@example.com', date: new Date(1_750_000_000_123) } }, processes: 0 },
+      // A rebased commit: git's raw date with a zone, another committer, text beyond ASCII.
+      { o: { tree, parents: [main], message: 'Zoë’s change\n', author: { name: 'Zoë Ünïcode', email: 'zoe@example.com', date: '@1700000000 +0530' }, committer: { name: 'Rebaser', email: 'r@example.com', date: new Date(1_760_000_000_000) } }, processes: 0 },
+      // Left to git: a name git trims, a date git parses, a zone git may rewrite.
+      { o: { tree, parents: [main], message: 'x', author: { name: 'J. Doe Jr.', email: 'j@example.com', date: new Date(1_750_000_000_000) } }, processes: 1 },
+      { o: { tree, parents: [main], message: 'x', author: { name: 'Jo', email: 'j@example.com', date: '2024-03-01T10:00:00+02:00' } }, processes: 1 },
+      { o: { tree, parents: [main], message: 'x', author: { name: 'Jo', email: 'j@example.com', date: '@1700000000 -0000' } }, processes: 1 },
+    ];
+    for (const { o, processes } of cases) {
+      const calls = gitInvocationCount(repo.path);
+      const sha = await repo.commitTree(o);
+      assert.equal(gitInvocationCount(repo.path) - calls, processes, o.author.name);
+      // git reads what was written, and writes the same object itself.
+      assert.equal((await repo.git(['cat-file', '-t', sha])).stdout.toString().trim(), 'commit');
+      assert.equal(sha, await byGit(o), o.author.name);
+    }
+    await repo.git(['fsck', '--strict', '--no-dangling']);
+    // A tree git holds only in a pack (main's, packed and its loose copy pruned): git writes the commit, checking the tree.
+    await repo.git(['repack', '-a', '-d', '-q']);
+    const packed = (await repo.treeOf(main))!;
+    const o = { tree: packed, parents: [main], message: 'packed', author: { name: 'Jo', email: 'j@example.com', date: new Date(1_750_000_000_000) } };
+    const calls = gitInvocationCount(repo.path);
+    assert.equal(await repo.commitTree(o), await byGit(o));
+    assert.equal(gitInvocationCount(repo.path) - calls - 1, 1);
+  });
+
   test('trailers parses a free-standing message like stored commits', async () => {
     const repo = await freshRepo();
     assert.deepEqual(await repo.trailers('Fix\n\nBody\n\nChangelog: fixed\nSigned-off-by: A <a@b>\n'), {

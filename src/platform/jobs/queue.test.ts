@@ -58,6 +58,24 @@ test('a unique key is queued once while it waits or runs, and again once it fini
   assert.deepEqual((await jobsOf('uniq')).map((j) => [j.unique_key, j.state]), [['uniq:1', 'succeeded'], ['uniq:2', 'succeeded'], ['uniq:1', 'queued']]);
 });
 
+test('a run that asks to run again goes back to the queue at that time, keeping its unique key and its attempt', async () => {
+  const { q, ran } = queue();
+  let more = 1;
+  q.define('again', { async run(args, ctx) { ran.push({ kind: 'again', args, attempt: ctx.job.attempts }); if (more-- > 0) ctx.runAgainAt(clock.now() + 5_000); } });
+  assert.ok(await q.enqueue(t.app.db, 'again', { n: 1 }, { uniqueKey: 'again:1' }));
+  await q.drain();
+  const [waiting] = await jobsOf('again');
+  assert.deepEqual([waiting.state, waiting.run_at, waiting.attempts, waiting.locked_by], ['queued', clock.now() + 5_000, 0, null]);
+  // Queued again meanwhile: the waiting run is shared.
+  assert.equal(await q.enqueue(t.app.db, 'again', { n: 1 }, { uniqueKey: 'again:1' }), null);
+  await q.drain();
+  assert.equal(ran.length, 1);
+  clock.advance(5_000);
+  await q.drain();
+  assert.deepEqual(ran, [{ kind: 'again', args: { n: 1 }, attempt: 1 }, { kind: 'again', args: { n: 1 }, attempt: 1 }]);
+  assert.deepEqual((await jobsOf('again')).map((j) => [j.state, j.attempts]), [['succeeded', 1]]);
+});
+
 test('a job queued in a transaction that rolls back does not exist', async () => {
   const { q } = queue();
   q.define('rolled', { async run() {} });

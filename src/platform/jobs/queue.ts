@@ -26,6 +26,11 @@ export interface JobContext {
   job: JobRow;
   /** Aborted when the runner stops before the job finished; a long job should give up at the next safe point. */
   signal: AbortSignal;
+  /**
+   * Asks for one more run of this job at `at` (epoch ms) once this run returns: the row goes back to the queue
+   * instead of finishing, keeping its unique key (queueing the key meanwhile still finds it waiting) and its attempt.
+   */
+  runAgainAt(at: number): void;
 }
 
 export interface JobKind<A = any> {
@@ -342,9 +347,12 @@ export class JobQueue {
     try {
       // The following run is queued before this one does anything, so that a failing run does not end the series.
       if (def.recurs) await this.#queueRun(job.kind, def.recurs(Math.max(this.#clock.now(), job.run_at)));
-      await def.run(JSON.parse(job.args), { job, signal });
+      let again: number | null = null;
+      await def.run(JSON.parse(job.args), { job, signal, runAgainAt: (at) => { again = at; } });
       const now = this.#clock.now();
-      await mine().set({ state: 'succeeded', locked_by: null, locked_until: null, finished_at: now, updated_at: now, last_error: null }).execute();
+      await mine().set(again === null
+        ? { state: 'succeeded', locked_by: null, locked_until: null, finished_at: now, updated_at: now, last_error: null }
+        : { state: 'queued', locked_by: null, locked_until: null, run_at: again, attempts: (eb) => eb('attempts', '-', 1), updated_at: now, last_error: null }).execute();
       this.#observe?.(job.kind, 'succeeded', seconds());
     } catch (err) {
       if (signal.aborted) return; // stopping: stop() gives the job back

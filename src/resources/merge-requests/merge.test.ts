@@ -5,7 +5,8 @@ import { castRoles, commitFiles, makeFork, makeIssue, makeMergeRequest, makeProj
 import type { ProjectRow } from '../../platform/membership.ts';
 import { Repository } from '../../platform/git/repository.ts';
 import { gitInvocationCount } from '../../platform/git/command.ts';
-import { repoFor } from '../repository/repository.common.ts';
+import { REPOSITORY_FACTS_DELAY_MS, repoFor } from '../repository/repository.common.ts';
+import type { ManualClock } from '../../platform/clock.ts';
 import { fillTemplate, closingIssueIids } from './merge.service.ts';
 
 let t: TestApp;
@@ -115,7 +116,7 @@ describe('merge', () => {
     assert.deepEqual([again.status, again.body], [405, { message: '405 Method Not Allowed' }]);
   });
 
-  test('merges one after another into one branch: each a merge commit on the one before, at most three git processes each, the housekeeping queued once', async () => {
+  test('merges one after another into one branch: each a merge commit on the one before, two git processes each, the housekeeping queued once', async () => {
     const s = await setup();
     const branches = ['one', 'two', 'three'];
     const heads: string[] = [];
@@ -131,8 +132,9 @@ describe('merge', () => {
       const r = await call(t.app, 'PUT', `/projects/${s.project.id}/merge_requests/${mr.iid}/merge`, { token: s.roles.maintainer.token });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       // The target head from its ref file, then merge-tree (a creation leaves the pair to its first read, and each
-      // merge moves main for the next one), commit-tree and the compare-and-swap update-ref.
-      assert.equal(gitInvocationCount(repo.path) - before, 3);
+      // merge moves main for the next one), the merge commit written without a process, and the compare-and-swap
+      // update-ref.
+      assert.equal(gitInvocationCount(repo.path) - before, 2);
       merges.push(r.body.merge_commit_sha);
       assert.deepEqual(await parents(s.project, merges[i]), [merges[i], i === 0 ? s.base : merges[i - 1], heads[i]]);
     }
@@ -378,16 +380,27 @@ describe('after a merge', () => {
     assert.equal((await key(t.app.db.selectFrom('merge_request_mergeability').select('merge_base_sha')).executeTakeFirstOrThrow()).merge_base_sha, s.base);
   });
 
-  test('the statistics of the moved default branch are read by a queued job after the answer', async () => {
+  test('the statistics of the moved default branch are read by one delayed job after a burst of merges', async () => {
     const s = await setup();
     const stats = async () => (await t.app.db.selectFrom('project_statistics').select('commit_count').where('project_id', '=', s.project.id).executeTakeFirst())?.commit_count ?? null;
     await t.app.jobs.drain();
     const was = await stats();
+    const merged = t.clock.now();
     assert.equal((await call(t.app, 'PUT', `${s.url}/merge`, { token: s.roles.maintainer.token })).status, 200);
-    const queued = await t.app.db.selectFrom('jobs').select(['kind', 'args', 'state']).where('kind', '=', 'repository_facts').where('state', '=', 'queued').execute();
-    assert.deepEqual(queued, [{ kind: 'repository_facts', args: JSON.stringify({ project_id: s.project.id }), state: 'queued' }]);
-    assert.equal(await stats(), was);
+    const facts = () => t.app.db.selectFrom('jobs').select(['kind', 'args', 'state', 'run_at']).where('kind', '=', 'repository_facts').where('args', '=', JSON.stringify({ project_id: s.project.id })).execute();
+    assert.deepEqual(await facts(), [{ kind: 'repository_facts', args: JSON.stringify({ project_id: s.project.id }), state: 'queued', run_at: merged + REPOSITORY_FACTS_DELAY_MS }]);
+    // A second merge into the default branch while it waits shares it.
+    const branch = `feature-${++n}`;
+    await commitFiles(t.app, s.project, branch, { 'second.txt': 'x\n' }, { from: 'main', message: 'Second' });
+    const second = await makeMergeRequest(t.app, s.roles.developer.token, s.project, { source_branch: branch, target_branch: 'main', title: 'Second' });
+    assert.equal((await call(t.app, 'PUT', `/projects/${s.project.id}/merge_requests/${second.iid}/merge`, { token: s.roles.maintainer.token })).status, 200);
+    assert.equal((await facts()).length, 1);
+    // Not due yet: the statistics are those before the merges.
     await t.app.jobs.drain();
+    assert.equal(await stats(), was);
+    (t.clock as ManualClock).advance(REPOSITORY_FACTS_DELAY_MS);
+    await t.app.jobs.drain();
+    assert.deepEqual((await facts()).map((j) => j.state), ['succeeded']);
     const now = Number(await git(s.project, ['rev-list', '--count', 'main']));
     assert.notEqual(was, now);
     assert.equal(await stats(), now);

@@ -142,8 +142,8 @@ export function branchJobs(deps: ServiceDeps): Record<string, JobKind<{ project_
     },
     [REPOSITORY_FACTS_JOB]: {
       concurrency: 1,
-      async run(args) {
-        await refreshRepositoryFactsJob(deps, args.project_id);
+      async run(args, ctx) {
+        await refreshRepositoryFactsJob(deps, args.project_id, ctx.runAgainAt);
       },
     },
   };

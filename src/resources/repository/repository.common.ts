@@ -78,12 +78,21 @@ export async function afterRefsChanged(
 export const REPOSITORY_FACTS_JOB = 'repository_facts';
 
 /**
+ * How long a queued facts refresh waits, and how long a run waits before reading again when the branch moved while
+ * it read: the merges of a burst share one read of the whole tree instead of one read each.
+ */
+export const REPOSITORY_FACTS_DELAY_MS = 5_000;
+
+/**
  * Queues the refresh of the repository facts (statistics, languages, README) of a project whose default branch
  * moved, inside the caller's transaction (`db`), so that a change which commits always has it queued. One waits
- * or runs per project at a time; the run reads again until the branch stood still (`refreshRepositoryFactsJob`).
+ * or runs per project at a time, due `REPOSITORY_FACTS_DELAY_MS` after the first change of a burst; the run reads
+ * again until the branch stood still (`refreshRepositoryFactsJob`).
  */
 export async function queueRepositoryFacts(deps: ServiceDeps, db: Db, projectId: number): Promise<void> {
-  await deps.jobs.enqueue(db, REPOSITORY_FACTS_JOB, { project_id: projectId }, { uniqueKey: `${REPOSITORY_FACTS_JOB}:${projectId}` });
+  await deps.jobs.enqueue(db, REPOSITORY_FACTS_JOB, { project_id: projectId }, {
+    uniqueKey: `${REPOSITORY_FACTS_JOB}:${projectId}`, runAt: deps.clock.now() + REPOSITORY_FACTS_DELAY_MS,
+  });
 }
 
 export const HOUSEKEEPING_JOB = 'repository_housekeeping';
@@ -101,23 +110,19 @@ export async function queueHousekeeping(deps: ServiceDeps, db: Db, projectId: nu
   });
 }
 
-/** How many times one run reads the facts again when the default branch moved while it read them. */
-const FACTS_ROUNDS = 5;
-
 /**
- * The queued refresh: the facts read at the default branch's head, then read again while that head moved meanwhile
- * (a move during the run found its own queueing refused, as this run was still running).
+ * The queued refresh: the facts read at the default branch's head. When that head moved while they were read (a
+ * move during the run found its own queueing refused, as this run was still running), the job asks to run again
+ * `REPOSITORY_FACTS_DELAY_MS` later, so that merges still arriving share that next read.
  */
-export async function refreshRepositoryFactsJob(deps: ServiceDeps, projectId: number): Promise<void> {
-  for (let round = 0; round < FACTS_ROUNDS; round++) {
-    const project = await liveProjectById(deps, projectId);
-    if (!project) return;
-    const repo = repoFor(deps.config, project);
-    const head = () => (project.default_branch ? repo.resolveCommit(`refs/heads/${project.default_branch}`) : Promise.resolve(null));
-    const before = await head();
-    await refreshRepositoryFacts(deps, project);
-    if ((await head()) === before) return;
-  }
+export async function refreshRepositoryFactsJob(deps: ServiceDeps, projectId: number, runAgainAt: (at: number) => void): Promise<void> {
+  const project = await liveProjectById(deps, projectId);
+  if (!project) return;
+  const repo = repoFor(deps.config, project);
+  const head = () => (project.default_branch ? repo.resolveCommit(`refs/heads/${project.default_branch}`) : Promise.resolve(null));
+  const before = await head();
+  await refreshRepositoryFacts(deps, project);
+  if ((await head()) !== before) runAgainAt(deps.clock.now() + REPOSITORY_FACTS_DELAY_MS);
 }
 
 /** A revision the caller names is bounded before it reaches a command line (and an error message). */
