@@ -63,6 +63,20 @@ export function inIdList(dialect: DialectName, column: string, ids: readonly num
     : sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${JSON.stringify(ids)}))`;
 }
 
+/**
+ * Marks a statement (in its text) as one PostgreSQL plans for the values of each execution. Our statements are
+ * otherwise prepared once per connection by name (index.ts), and after five executions PostgreSQL may keep a
+ * generic plan, made without the values; for a query whose best order depends on how common a value is (a search
+ * term, which the trigram indexes may hold for a few rows or for a third of the table) that plan can be many times
+ * slower than the one made for the values. Such a statement is sent unnamed instead: parsed and planned each time.
+ */
+export const PLANNED_FOR_VALUES = '/* planned for its values */';
+
+/** `query`, planned for its values on every execution on PostgreSQL (see `PLANNED_FOR_VALUES`); unchanged on SQLite. */
+export function plannedForValues<Q extends { modifyEnd(modifier: Expression<any>): Q }>(db: Kysely<any>, query: Q): Q {
+  return dialectOf(db) === 'postgres' ? query.modifyEnd(sql.raw(PLANNED_FOR_VALUES)) : query;
+}
+
 /** The text value of `key` in a column holding a JSON object (null when absent): `json_extract` on SQLite, `->>` on PostgreSQL. */
 export function jsonTextField(dialect: DialectName, column: string, key: string): RawBuilder<string | null> {
   return dialect === 'postgres'

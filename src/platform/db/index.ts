@@ -6,7 +6,7 @@ import SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type { DB } from './schema.ts';
-import type { DialectName } from './dialect.ts';
+import { PLANNED_FOR_VALUES, type DialectName } from './dialect.ts';
 import { migrations } from './migrations/index.ts';
 import { installChangeNotifications } from './change-notify.ts';
 import { postgresClient } from './pg-client.ts';
@@ -199,7 +199,8 @@ const wrappedClients = defineObjectMemo<pg.PoolClient, PostgresPoolClient>('pg-c
 /**
  * Sends parameterised reads and writes as named prepared statements (named by a digest of their text),
  * so each connection parses and plans a query shape once instead of on every execution. Statements
- * without parameters (transactions, DDL) go through unchanged.
+ * without parameters (transactions, DDL), and those marked to be planned for their values (`plannedForValues`),
+ * go through unchanged: unnamed, parsed and planned with their values on every execution.
  */
 function withNamedStatements(pool: pg.Pool): PostgresPool {
   const nameOf = (text: string) => {
@@ -230,7 +231,7 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
       if (!w) {
         w = {
           query: ((text: any, values?: readonly unknown[]) => {
-            if (typeof text === 'string' && values && values.length > 0 && /^(select|insert|update|delete|with)\b/i.test(text)) {
+            if (typeof text === 'string' && values && values.length > 0 && /^(select|insert|update|delete|with)\b/i.test(text) && !text.includes(PLANNED_FOR_VALUES)) {
               return client.query({ name: nameOf(text), text, values: values as unknown[] });
             }
             // A transaction is not cut short by a request's limit: it runs under the database's own.

@@ -33,7 +33,9 @@ const tags = ['issues'];
 const scopeOf = (req: ApiRequest<any>): IssueScope => ({ actor: req.actor, project: req.project.project, level: req.project.level });
 
 async function present(req: ApiRequest<any>, rows: IssueRow[], opts: { subscribed?: boolean; from?: { projectId?: number; groupId?: number }; created?: { project: IssueScope['project']; assigneeIds: number[]; labels: LabelRow[] | null } } = {}) {
-  const pres = await loadIssuePresentation(req.server, req.actor, rows, { ...opts, withLabelsDetails: !!req.input.with_labels_details });
+  // A project's routes have its row already: the issues' project is not read again.
+  const project = (req as { project?: { project: IssueScope['project'] } }).project?.project;
+  const pres = await loadIssuePresentation(req.server, req.actor, rows, { ...opts, project, withLabelsDetails: !!req.input.with_labels_details });
   return rows.map((r) => issueEntity(r, pres));
 }
 

@@ -470,6 +470,8 @@ export async function loadIssuePresentation(
      * subscriptions, and those are not read.
      */
     created?: { project: IssueScope['project']; assigneeIds: number[]; labels?: LabelRow[] | null };
+    /** The project of every row, when the request has it already (a project's issue routes): it is not read again. */
+    project?: IssueScope['project'];
   } = {},
 ): Promise<IssuePresentation> {
   const db = deps.db;
@@ -484,12 +486,13 @@ export async function loadIssuePresentation(
   const iterationIds = [...new Set(rows.map((r) => r.iteration_id).filter((x): x is number => x !== null))];
   const projectIds = [...new Set(rows.map((r) => r.project_id))];
   const created = opts.created && rows.length === 1 ? opts.created : null;
+  const known = created?.project ?? (opts.project && projectIds.every((id) => id === opts.project!.id) ? opts.project : null);
   const [assignees, labels, milestones, iterations, projects, notes, votes, spent, mergeRequests] = await Promise.all([
     created ? new Map([[rows[0].id, created.assigneeIds]]) : assigneeIdsOf(db, ids),
     created?.labels ? new Map([[rows[0].id, created.labels]]) : labelsOfTargets(db, ISSUE, ids),
     milestoneIds.length ? db.selectFrom('milestones').selectAll().where('id', 'in', milestoneIds).execute() : [],
     iterationIds.length ? db.selectFrom('iterations').selectAll().where('id', 'in', iterationIds).execute() : [],
-    created ? [created.project] : db.selectFrom('projects').select(['id', 'path', 'full_path', 'namespace_id']).where('id', 'in', projectIds).execute(),
+    known ? [known] : db.selectFrom('projects').select(['id', 'path', 'full_path', 'namespace_id']).where('id', 'in', projectIds).execute(),
     created ? new Map<number, number>() : userNotesCounts(db, ISSUE, ids),
     created ? new Map<number, { up: number; down: number }>() : votesOf(db, ISSUE, ids),
     created ? new Map<number, number>() : timeSpentOf(db, ids),

@@ -1,6 +1,6 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { ServiceDeps } from '../../platform/deps.ts';
-import { containsText, fitsIntColumn, indexedContains, indexedTermIsCommon } from '../../platform/db/dialect.ts';
+import { containsText, fitsIntColumn, indexedContains, indexedTermIsCommon, plannedForValues } from '../../platform/db/dialect.ts';
 import { userAuthorization, type NamespaceRow, type Authorization } from '../../platform/membership.ts';
 import type { Actor } from '../../platform/access/actor.ts';
 import { searchWords } from '../feature-flag-user-lists/feature-flag-user-lists.service.ts';
@@ -203,6 +203,9 @@ export function noteableFinder(n: NoteableTable) {
         const perRow = ctx.kind === 'project' && await indexedTermIsCommon(deps.db, index, word, COMMON_TERM_ROWS);
         q = q.where(indexedContains(deps.db, index, word, { perRow }));
       }
+      // How many rows hold a term decides which filter should lead (the search index, the labels, the project's
+      // rows): a plan made without the terms can be many times slower than one made for them.
+      q = plannedForValues(deps.db, q);
     }
     const labelRoot = await labelRootOf(deps, ctx, f);
     const all = (eb: any, g: any, negated: boolean) => [...conditions(eb, g, actor, now, negated, labelRoot), ...(own.conditions?.(eb, g, now, negated) ?? [])];

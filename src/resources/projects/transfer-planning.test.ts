@@ -1,5 +1,6 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import {
   addMember, castRoles, commitFiles, makeGroup, makeIssue, makeLabel, makeMergeRequest, makeMilestone, makeProject, makeUser, Role, userNamespace, type RoleCast,
@@ -208,6 +209,81 @@ test('PUT /projects/:id/transfer to a personal namespace: every group label and 
   assert.deepEqual([got.body.labels, got.body.milestone.title, got.body.milestone.iid, got.body.milestone.project_id], [['a', 'b'], 'm', 2, project.id]);
   const own = await t.app.db.selectFrom('labels').select('title').where('project_id', '=', project.id).orderBy('title').execute();
   assert.deepEqual(own.map((l) => l.title), ['a', 'b']);
+});
+
+// A label of the title a moved project re-creates, written in the project meanwhile. The old group's label of that
+// title is in the project's reach until the move commits, so a creation through the API is refused (409) before and
+// after it; a writer that got its row in first is waited for (the project row) and its label reused.
+describe('PUT /projects/:id/transfer while a label of the same title is created in the project', () => {
+  async function racing(tag: string) {
+    const from = await makeGroup(t.app, { path: `race-from-${tag}`, visibility: 0 });
+    const to = await makeGroup(t.app, { path: `race-to-${tag}`, visibility: 0 });
+    const owner = await makeUser(t.app);
+    await addMember(t.app, { type: 'Namespace', id: from.id }, owner.user.id, Role.owner);
+    await addMember(t.app, { type: 'Namespace', id: to.id }, owner.user.id, Role.owner);
+    const project = await makeProject(t.app, { namespace: from, path: 'raced', visibility: 0 });
+    const groupLabel = await makeLabel(t.app, { groupId: from.id, title: 'contested', color: '#FF0000' });
+    const issue = await makeIssue(t.app, project, { title: 'carries it', labels: [groupLabel.id] });
+    const create = () => call(t.app, 'POST', `/projects/${project.id}/labels`, { token: owner.token, body: { name: 'contested', color: '#00FF00', priority: 1 } });
+    const transfer = () => call(t.app, 'PUT', `/projects/${project.id}/transfer`, { token: owner.token, body: { namespace: to.id } });
+    /** The project's one label of that title, and that the issue carries it (and nothing else). */
+    const settled = async () => {
+      const own = await t.app.db.selectFrom('labels').select(['id', 'color']).where('project_id', '=', project.id).where('title', '=', 'contested').execute();
+      assert.equal(own.length, 1);
+      const got = await call(t.app, 'GET', `/projects/${project.id}/issues/${issue.iid}`, { token: owner.token });
+      assert.deepEqual(got.body.labels, ['contested']);
+      const links = await t.app.db.selectFrom('label_links').select('label_id').where('target_type', '=', 'Issue').where('target_id', '=', issue.id).execute();
+      assert.deepEqual(links, [{ label_id: own[0].id }]);
+      return own[0];
+    };
+    return { project, create, transfer, settled };
+  }
+
+  test('a label of that title written in the project by another writer, not yet committed: the transfer waits for it and reuses it', {
+    skip: !process.env.DATABASE_URL && 'the two writers overlap only on PostgreSQL: on SQLite the transfer holds the write lock from its first read',
+  }, async () => {
+    const r = await racing('pg');
+    // The writer's row holds the project row against a change of its key (the row's reference to it); the transfer
+    // changes the project's path, so it waits there, before it reads the project's labels, and then finds the label.
+    const other = new pg.Client({ connectionString: t.config.databaseUrl! });
+    await other.connect();
+    let open = false;
+    try {
+      await other.query('begin');
+      open = true;
+      const { rows: [written] } = await other.query(
+        `insert into labels (title, color, description, project_id, group_id, created_at, updated_at) values ('contested', '#00FF00', null, $1, null, 0, 0) returning id`,
+        [r.project.id]);
+      const transferred = r.transfer();
+      let waited = false;
+      for (let i = 0; i < 400 && !waited; i++) {
+        const { rows } = await other.query(`select count(*)::int as n from pg_locks where locktype = 'transactionid' and transactionid = pg_current_xact_id()::text::xid and not granted`);
+        waited = rows[0].n > 0;
+        if (!waited) await new Promise((res) => setTimeout(res, 25));
+      }
+      assert.ok(waited, 'the transfer never waited for the other writer');
+      await other.query('commit');
+      open = false;
+      const m = await transferred;
+      assert.equal(m.status, 200);
+      const own = await r.settled();
+      assert.deepEqual(own, { id: written.id, color: '#00FF00' });
+    } finally {
+      if (open) await other.query('rollback');
+      await other.end();
+    }
+  });
+
+  test('a creation through the API meanwhile answers 409, before or after the transfer', async () => {
+    for (const tag of ['a', 'b', 'c']) {
+      const r = await racing(`both-${tag}`);
+      const [c, m] = await Promise.all([r.create(), r.transfer()]);
+      assert.equal(m.status, 200);
+      // Before the transfer commits, the old group's label of that title is the project's to use; after, its copy.
+      assert.deepEqual([c.status, c.body], [409, { message: 'Label already exists' }]);
+      assert.equal((await r.settled()).color, '#FF0000');
+    }
+  });
 });
 
 describe('POST /groups/:id/transfer', () => {
