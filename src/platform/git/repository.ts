@@ -32,6 +32,8 @@ import {
   RepositoryNotFoundError,
 } from './errors.ts';
 import { languageShares } from './languages.ts';
+import { sessionFor, endSessionsOf } from './sessions.ts';
+import { changedPathCount, walkDivergence, type RawObject } from './object-walk.ts';
 import {
   MODE_EXEC, MODE_FILE, checkIdentity, normalizeRepoPath, writeCommit, writeCommitObject, writeTreeCommit,
   type CommitObjectOptions, type CreateCommitOptions, type CreateCommitResult, type TreeCommitOptions,
@@ -175,6 +177,9 @@ export function normalisePath(p: string): string | null {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The ref transaction of each repository under way in this worker: the next waits for it. */
+const refTransactions = new Map<string, Promise<void>>();
+
 /** The largest packed-refs file a branch lookup reads itself (beyond it, one git process reads it faster). */
 const PACKED_REFS_READ_MAX = 1024 * 1024;
 
@@ -305,6 +310,7 @@ export class Repository {
     if (!Repository.exists(this.path)) throw new RepositoryNotFoundError(this.path);
     // Renamed first so readers see it vanish at once rather than half-deleted.
     const trash = `${this.path}+${process.pid}-${Date.now()}+deleted`;
+    endSessionsOf(this.path);
     await rename(this.path, trash);
     invalidateRefCache(this.path);
     await rm(trash, { recursive: true, force: true });
@@ -1239,6 +1245,117 @@ export class Repository {
     }
     const base = behind === 0 ? a : ahead === 0 ? b : boundary.length <= 1 ? boundary[0] ?? null : undefined;
     return { behind, ahead, base };
+  }
+
+  /**
+   * Objects by id, as `cat-file --batch` gives them (null: not in the repository), read through this worker's
+   * long-lived `cat-file --batch` of the repository (sessions.ts); a process of their own when the worker has its
+   * most sessions busy. Objects never change, so a process started before they were written still finds them (git
+   * looks again for packs it does not know).
+   */
+  async readObjects(shas: readonly string[]): Promise<RawObject[]> {
+    for (const sha of shas) if (!isFullSha(sha)) throw new InvalidInputError('object id', sha);
+    if (shas.length === 0) return [];
+    const input = shas.map((s) => `${s}\n`).join('');
+    const out: RawObject[] = [];
+    let pos = 0;
+    const read = (buf: Buffer): { used: number; value: RawObject[] } | null => {
+      while (out.length < shas.length) {
+        const nl = buf.indexOf(10, pos);
+        if (nl < 0) return null;
+        const header = buf.toString('latin1', pos, nl);
+        if (header.endsWith(' missing')) {
+          out.push(null);
+          pos = nl + 1;
+          continue;
+        }
+        const m = /^([0-9a-f]{40}) (\w+) (\d+)$/.exec(header);
+        if (!m || m[1] !== shas[out.length]) throw new GitError(`git cat-file --batch: unexpected answer ${JSON.stringify(header.slice(0, 80))}`, ['cat-file', '--batch'], null, '');
+        const size = Number(m[3]);
+        if (buf.length < nl + 1 + size + 1) return null;
+        out.push({ type: m[2]!, content: Buffer.from(buf.subarray(nl + 1, nl + 1 + size)) });
+        pos = nl + 1 + size + 1;
+      }
+      return { used: pos, value: out };
+    };
+    const session = this.exists() ? sessionFor('cat-file', this.path) : null;
+    if (session) return session.request(input, read);
+    if (!this.exists()) throw new RepositoryNotFoundError(this.path);
+    const { stdout } = await this.git(['cat-file', '--batch'], { input, maxBuffer: 256 * 1024 * 1024 });
+    const r = read(stdout);
+    if (!r) throw new GitError('git cat-file --batch: answer cut short', ['cat-file', '--batch'], 0, '');
+    return r.value;
+  }
+
+  /**
+   * `divergenceAndBase` computed here from the commits read through `readObjects` (object-walk.ts: git's own
+   * date-ordered walk), with no process per call; git answers (`divergenceAndBase`) when the walk cannot tell, or
+   * past `limit` commits.
+   */
+  async walkDivergenceAndBase(a: string, b: string, limit = 2_000): Promise<{ behind: number; ahead: number; base: string | null | undefined }> {
+    if (!isFullSha(a) || !isFullSha(b)) throw new InvalidInputError('commit sha');
+    const walk = await walkDivergence((shas) => this.readObjects(shas), a, b, limit);
+    if (!walk) return this.divergenceAndBase(a, b);
+    return { behind: walk.behind, ahead: walk.ahead, base: walk.base };
+  }
+
+  /**
+   * `changedFileCount` computed here by comparing the two commits' trees read through `readObjects`; git answers
+   * (`changedFileCount`) when the count needs its rename detection (files both added and removed), a type change or
+   * a submodule is among the changes, or the trees to read pass `limit`.
+   */
+  async treeDiffCount(from: string, to: string, limit = 5_000): Promise<number> {
+    if (!isFullSha(from) || !isFullSha(to)) throw new InvalidInputError('commit sha');
+    const objs = await this.readObjects([from, to]);
+    const trees = objs.map((o) => (o?.type === 'commit' ? /^tree ([0-9a-f]{40})$/m.exec(o.content.toString('latin1', 0, 100))?.[1] : undefined));
+    if (!trees[0] || !trees[1]) return this.changedFileCount(from, to);
+    const n = await changedPathCount((shas) => this.readObjects(shas), trees[0], trees[1], limit);
+    return n ?? this.changedFileCount(from, to);
+  }
+
+  /**
+   * `updateRef` (compare-and-swap, `expected` null: the ref must not exist) as one transaction of this worker's
+   * long-lived `update-ref --stdin` of the repository (start, update, prepare, commit), one transaction at a time
+   * per repository. A refused update ends that process (git exits on a failed prepare); the error is then the one
+   * `updateRef` gives.
+   */
+  async updateRefInSession(ref: string, next: string, expected: string | null): Promise<void> {
+    if (!ref.startsWith('refs/') || !isValidRefName(ref, { allowOneLevel: false })) throw new InvalidRefNameError(ref);
+    if (!isFullSha(next) || (expected !== null && !isFullSha(expected))) throw new InvalidInputError('commit sha');
+    const previous = refTransactions.get(this.path) ?? Promise.resolve();
+    const mine = previous.then(() => this.refTransaction(ref, next, expected));
+    const settled = mine.then(() => undefined, () => undefined);
+    refTransactions.set(this.path, settled);
+    void settled.then(() => {
+      if (refTransactions.get(this.path) === settled) refTransactions.delete(this.path);
+    });
+    return mine;
+  }
+
+  private async refTransaction(ref: string, next: string, expected: string | null): Promise<void> {
+    const input = `start\nupdate ${ref} ${next} ${expected ?? zeroShaLike(next)}\nprepare\ncommit\n`;
+    const want = 'start: ok\nprepare: ok\ncommit: ok\n';
+    const read = (buf: Buffer): { used: number; value: true } | null => {
+      if (buf.length < want.length) return want.startsWith(buf.toString('latin1')) ? null : bad(buf);
+      return buf.toString('latin1', 0, want.length) === want ? { used: want.length, value: true } : bad(buf);
+    };
+    const bad = (buf: Buffer): never => {
+      throw new GitError(`git update-ref --stdin: unexpected answer ${JSON.stringify(buf.toString('latin1', 0, 80))}`, ['update-ref', '--stdin'], null, '');
+    };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const session = this.exists() ? sessionFor('update-ref', this.path) : null;
+        if (!session) return await this.updateRef(ref, next, expected);
+        await session.request(input, read);
+        return;
+      } catch (e) {
+        const err = await this.refConflict(e, ref, expected);
+        if (err !== e || attempt >= 4 || !(e instanceof GitError) || !/lock/i.test(e.stderr)) throw err;
+        await sleep(10 * (attempt + 1));
+      } finally {
+        invalidateRefCache(this.path);
+      }
+    }
   }
 
   /** Commits reachable from `head` but not from `base`, oldest first, first-parent order kept, merges left out. */

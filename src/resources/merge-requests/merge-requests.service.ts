@@ -216,7 +216,7 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
   try {
     const ref = headRef(mr.iid);
     // Usually new; one left by a creation whose transaction rolled back is taken over.
-    await targetRepo.updateRef(ref, head, null).catch(() => setRef(targetRepo, ref, head));
+    await targetRepo.updateRefInSession(ref, head, null).catch(() => setRef(targetRepo, ref, head));
     if (staging) await targetRepo.deleteRef(staging);
   } catch {
     // Kept as it is: see above.
@@ -226,13 +226,15 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
 
 /**
  * The first diff version's git answers: one walk over the two sides gives the merge base and the commits only the
- * source has (the version's base and commit count), then the changed files are counted from that base. The pair's
- * mergeability is not asked for: the answer reads `checking`, and the first read that shows it computes it.
+ * source has (the version's base and commit count), then the changed files are counted from that base; both are
+ * read through the repository's long-lived object reader (no process per creation), git asked where they cannot
+ * tell. The pair's mergeability is not asked for: the answer reads `checking`, and the first read that shows it
+ * computes it.
  */
 async function firstVersion(repo: Repository, targetHead: string, head: string): Promise<DiffVersion> {
-  const walk = await repo.divergenceAndBase(targetHead, head);
+  const walk = await repo.walkDivergenceAndBase(targetHead, head);
   if (walk.base === undefined) return diffVersionOf(repo, { base: await repo.mergeBase(targetHead, head), start: targetHead, head });
-  return { base: walk.base, start: targetHead, head, files: await repo.changedFileCount(walk.base ?? targetHead, head), commits: walk.ahead };
+  return { base: walk.base, start: targetHead, head, files: await repo.treeDiffCount(walk.base ?? targetHead, head), commits: walk.ahead };
 }
 
 /** Points `ref` at `sha` whatever it held (a head ref left by a create that rolled back is taken over). */
