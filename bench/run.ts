@@ -361,6 +361,7 @@ async function searchRows() {
   if (want('merge_requests-cold')) rows.push(await run('GET /search?scope=merge_requests, 2,000 different pages (answers not cached)', { paths: pages.map((q) => `${api}/search?scope=merge_requests&search=zephyr${q}`), auth: true }));
   if (want('projects')) rows.push(await run('GET /search?scope=projects', { paths: [`${api}/search?scope=projects&search=project-12`], auth: true }));
   if (want('blobs')) rows.push(await run(`GET /projects/:id/search?scope=blobs (${facts.repoMb} MB)`, { paths: [`${api}/projects/${facts.bigProject}/search?scope=blobs&search=quasar&private_token=root-token-0123456789abcdef`] }));
+  if (want('blobs-cold')) rows.push(await blobQueriesRow(facts));
   if (want('commits')) rows.push(await run(`GET /projects/:id/search?scope=commits (${facts.commits} commits)`, { paths: [`${api}/projects/${facts.bigProject}/search?scope=commits&search=nebula&private_token=root-token-0123456789abcdef`] }));
   const out = {
     set: 'search', dialect, date: new Date().toISOString(), cores, cpu: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30),
@@ -373,6 +374,38 @@ async function searchRows() {
 }
 
 /** Branches for the creation and merge rows, written before the server starts (after dropping earlier runs' ones). */
+/**
+ * Blob search of 1,000 different queries, identifiers read from the repository's files (`<word>_<n>`, each in one
+ * file or a few), asked in turn: each query's first answer runs git (later ones read the git answer kept per
+ * commit and query, so the row runs git for every request while it makes at most 1,000 in its duration). The first
+ * search of the tree queues the build of its index (blob-index.ts); the row starts once that job ended (`bellows
+ * jobs list`), and the build's time is printed.
+ */
+async function blobQueriesRow(facts: { bigProject: number; repoMb: number }): Promise<Row> {
+  const api = '/api/v4';
+  const auth = 'private_token=root-token-0123456789abcdef';
+  const base = `http://127.0.0.1:${port}${api}/projects/${facts.bigProject}`;
+  const words = new Set<string>();
+  const tree = await (await fetch(`${base}/repository/tree?recursive=true&per_page=100&${auth}`)).json() as Array<{ path: string; type: string }>;
+  for (const f of tree.filter((e) => e.type === 'blob').slice(0, 40)) {
+    const text = await (await fetch(`${base}/repository/files/${encodeURIComponent(f.path)}/raw?ref=main&${auth}`)).text();
+    for (const m of text.matchAll(/\b[a-z]+_\d+\b/g)) words.add(m[0]);
+  }
+  const queries = [...words].slice(0, 1001);
+  if (queries.length < 1001) throw new Error(`only ${queries.length} identifiers read from the repository`);
+  const t = Date.now();
+  await fetch(`${base}/search?scope=blobs&search=${queries.pop()}&${auth}`);
+  const env = { ...process.env, BELLOWS_DATA_DIR: dataDir };
+  for (;;) {
+    const out = spawnSync(process.execPath, ['bin/bellows.mjs', 'jobs', 'list', '--kind', 'blob_search_index', '--limit', '5'], { env, encoding: 'utf8' }).stdout;
+    const jobs = out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    if (jobs.length && jobs.every((j) => j.state === 'succeeded' || j.state === 'dead')) break;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  console.log(`blob index of the default branch's tree: built ${((Date.now() - t) / 1000).toFixed(1)} s after the first search`);
+  return run(`GET /projects/:id/search?scope=blobs, 1,000 different queries (${facts.repoMb} MB)`, { paths: queries.map((q) => `${api}/projects/${facts.bigProject}/search?scope=blobs&search=${q}&${auth}`) });
+}
+
 async function mergeRequestWork(): Promise<{ facts: MergeRequestFacts; branches: string[]; targets: string[] }> {
   const facts = readFacts(dataDir);
   const dropped = await dropWork(facts.repoPath, 'bench-work-');
