@@ -62,6 +62,8 @@ export interface BlobIndex {
   keys: Uint32Array;
   offsets: Uint32Array;
   paths: string[];
+  /** The paths in lower case (file-name matches compare without case). */
+  lowerPaths: string[];
   postingsAt: number;
 }
 
@@ -85,7 +87,7 @@ export async function readBlobIndex(repo: Repository, tree: string): Promise<Blo
     const paths = table.toString('utf8', 8 * nKeys + 4, tableBytes).split('\0');
     paths.pop();
     if (paths.length !== files || offsets[nKeys] !== postingBytes) return null;
-    return { file, keys, offsets, paths, postingsAt: HEADER + tableBytes };
+    return { file, keys, offsets, paths, lowerPaths: paths.map((p) => p.toLowerCase()), postingsAt: HEADER + tableBytes };
   } finally {
     await fh.close();
   }

@@ -395,7 +395,7 @@ export function blobsSearch(deps: ServiceDeps, repo: Repository, at: SearchedCom
     const out: FoundBlob[] = [];
     // Names and content are read side by side (the content search is bounded by the page either way).
     const [names, blocks] = await Promise.all([
-      (index ? Promise.resolve(index.paths.filter((p) => term === '*' || p.toLowerCase().includes(needle)).slice(0, 100_000)) : repo.searchPaths(commit, term, 100_000))
+      (index ? Promise.resolve(index.paths.filter((_, i) => term === '*' || index.lowerPaths[i]!.includes(needle)).slice(0, 100_000)) : repo.searchPaths(commit, term, 100_000))
         .then((found) => found.filter(accept).slice(0, limit)),
       term === '*' ? [] : repo.searchContent(commit, term, { context: 2, limit, accept, paths }),
     ]);
