@@ -144,6 +144,9 @@ export async function candidatePaths(index: BlobIndex, term: string): Promise<st
     let found: number[] | null = null;
     for (const i of at) {
       const n = index.offsets[i + 1]! - index.offsets[i]!;
+      // A few candidates left and a list far longer (a common trigram): reading it would cost more than the files
+      // it could rule out; git grep checks those few anyway.
+      if (found !== null && found.length <= 32 && n > 64 * found.length) break;
       const buf = Buffer.alloc(n);
       if ((await fh.read(buf, 0, n, index.postingsAt + index.offsets[i]!)).bytesRead !== n) return null;
       const list = decode(buf);
