@@ -15,7 +15,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -361,6 +361,7 @@ async function searchRows() {
   if (want('merge_requests-cold')) rows.push(await run('GET /search?scope=merge_requests, 2,000 different pages (answers not cached)', { paths: pages.map((q) => `${api}/search?scope=merge_requests&search=zephyr${q}`), auth: true }));
   if (want('projects')) rows.push(await run('GET /search?scope=projects', { paths: [`${api}/search?scope=projects&search=project-12`], auth: true }));
   if (want('blobs')) rows.push(await run(`GET /projects/:id/search?scope=blobs (${facts.repoMb} MB)`, { paths: [`${api}/projects/${facts.bigProject}/search?scope=blobs&search=quasar&private_token=root-token-0123456789abcdef`] }));
+  if (want('blobs-cold')) rows.push(await blobQueriesRow(facts));
   if (want('commits')) rows.push(await run(`GET /projects/:id/search?scope=commits (${facts.commits} commits)`, { paths: [`${api}/projects/${facts.bigProject}/search?scope=commits&search=nebula&private_token=root-token-0123456789abcdef`] }));
   const out = {
     set: 'search', dialect, date: new Date().toISOString(), cores, cpu: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30),
@@ -373,6 +374,41 @@ async function searchRows() {
 }
 
 /** Branches for the creation and merge rows, written before the server starts (after dropping earlier runs' ones). */
+/**
+ * Blob search of 1,000 different queries, identifiers read from the repository's files (`<word>_<n>`, each in one
+ * file or a few), asked in turn: each query's first answer runs git (later ones read the git answer kept per
+ * commit and query, so the row runs git for every request while it makes at most 1,000 in its duration). The index
+ * of main's tree, which the job queued by a first search builds, is built here first (the bench server runs no jobs);
+ * its build time is printed.
+ */
+async function blobQueriesRow(facts: { bigProject: number; repoMb: number }): Promise<Row> {
+  const api = '/api/v4';
+  const auth = 'private_token=root-token-0123456789abcdef';
+  const base = `http://127.0.0.1:${port}${api}/projects/${facts.bigProject}`;
+  const words = new Set<string>();
+  for (let page = 1; words.size < 1001 && page <= 20; page++) {
+    const tree = await (await fetch(`${base}/repository/tree?recursive=true&per_page=100&page=${page}&${auth}`)).json() as Array<{ path: string; type: string }>;
+    for (const f of tree.filter((e) => e.type === 'blob')) {
+      const text = await (await fetch(`${base}/repository/files/${encodeURIComponent(f.path)}/raw?ref=main&${auth}`)).text();
+      for (const m of text.matchAll(/\b[a-z]+_\d+\b/g)) words.add(m[0]);
+    }
+  }
+  const queries = [...words].slice(0, 1001);
+  if (queries.length < 1001) throw new Error(`only ${queries.length} identifiers read from the repository`);
+  queries.pop();
+  // The index the job a first search queues would build (the bench server runs no jobs), built here beforehand.
+  const built = await import('../src/resources/search/blob-index.ts').catch(() => null);
+  if (built) {
+    const [{ loadConfig }, { repositoryPath }] = await Promise.all([import('../src/config/index.ts'), import('../src/resources/projects/repository.ts')]);
+    const repo = new Repository(repositoryPath(loadConfig({ BELLOWS_DATA_DIR: dataDir }), 'default', facts.bigProject));
+    const tree = (await repo.treeOf((await repo.resolveCommit('refs/heads/main'))!))!;
+    const t = Date.now();
+    const made = await built.buildBlobIndex(repo, tree);
+    console.log(`blob index of main's tree: ${made ? `built in ${((Date.now() - t) / 1000).toFixed(1)} s` : 'there already'} (${(statSync(built.indexFile(repo, tree)).size / 2 ** 20).toFixed(1)} MB), ${uptime()}`);
+  }
+  return run(`GET /projects/:id/search?scope=blobs, 1,000 different queries (${facts.repoMb} MB)`, { paths: queries.map((q) => `${api}/projects/${facts.bigProject}/search?scope=blobs&search=${q}&${auth}`) });
+}
+
 async function mergeRequestWork(): Promise<{ facts: MergeRequestFacts; branches: string[]; targets: string[] }> {
   const facts = readFacts(dataDir);
   const dropped = await dropWork(facts.repoPath, 'bench-work-');

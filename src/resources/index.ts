@@ -23,6 +23,7 @@ import { applicationRoutes } from './applications/applications.routes.ts';
 import { projectRoutes } from './projects/projects.routes.ts';
 import { branchJobs, branchRoutes } from './repository/branches.routes.ts';
 import { housekeepingJobs } from './repository/housekeeping.ts';
+import { searchJobs } from './search/search.jobs.ts';
 import { protectedBranchRoutes, protectedTagRoutes } from './repository/protected.routes.ts';
 import { repositoryRoutes } from './repository/repository.routes.ts';
 import { labelRoutes } from './labels/labels.routes.ts';
@@ -109,7 +110,7 @@ export async function registerResources(app: FastifyInstance): Promise<void> {
 
 /** Every kind of background job the areas run (platform/jobs), defined once per application. */
 export function registerJobs(deps: ServiceDeps & { log?: { warn(obj: object, msg: string): void; info?(obj: object, msg: string): void } }): void {
-  for (const jobs of [branchJobs(deps), housekeepingJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps), uploadJobs(deps), importJobs(deps), mergeJobs(deps), notificationJobs(deps), webhookJobs(deps), spamLogJobs(deps)]) {
+  for (const jobs of [branchJobs(deps), housekeepingJobs(deps), storageMoveJobs(deps), iterationJobs(deps), groupJobs(deps), uploadJobs(deps), importJobs(deps), mergeJobs(deps), notificationJobs(deps), webhookJobs(deps), spamLogJobs(deps), searchJobs(deps)]) {
     for (const [name, kind] of Object.entries(jobs)) deps.jobs.define(name, kind);
   }
 }

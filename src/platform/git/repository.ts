@@ -965,7 +965,11 @@ export class Repository {
     const args = ['grep', '-z', '-n', '-I', '-i', '-F', '--no-color', `-C${Math.max(0, Math.trunc(o.context))}`, '-e', term, rev, '--'];
     if (o.paths) {
       if (o.paths.length === 0) return [];
-      args.push(...o.paths.map((p) => `:(literal)${p}`));
+      // The fixed environment makes every pathspec literal (GIT_LITERAL_PATHSPECS): each is the file's path itself.
+      for (const p of o.paths) {
+        if (typeof p !== 'string' || p === '' || p.includes('\0')) throw new InvalidInputError('path');
+        args.push(p);
+      }
     }
     const limit = Math.max(0, Math.trunc(o.limit));
     if (limit === 0) return [];
@@ -1007,6 +1011,56 @@ export class Repository {
       close();
     }
     return blocks.slice(0, limit);
+  }
+
+  /**
+   * The entries of a tree that `ls-tree -r` lists, in git's order (the order `grep` walks it too): path, object id
+   * and size; a submodule has no content here (size null).
+   */
+  async treeFiles(tree: string): Promise<Array<{ path: string; id: string; size: number | null }>> {
+    if (!isFullSha(tree)) throw new InvalidInputError('tree', tree);
+    const r = await this.git(['ls-tree', '-r', '-z', '-l', '--full-tree', '--end-of-options', tree], { maxBuffer: 256 * 1024 * 1024 });
+    const out: Array<{ path: string; id: string; size: number | null }> = [];
+    for (const rec of r.stdout.toString('utf8').split('\0')) {
+      const m = /^(\d+) (blob|commit) ([0-9a-f]+) +(-|\d+)\t(.*)$/s.exec(rec);
+      if (m) out.push({ path: m[5]!, id: m[3]!, size: m[2] === 'blob' ? Number(m[4]) : null });
+    }
+    return out;
+  }
+
+  /**
+   * The contents of blobs by id, handed to `each` in the order given (`each(i, content)` for `blobs[i]`), read by
+   * `cat-file --batch` in runs of about `batchBytes` (the sizes say where a run ends), so memory stays bounded
+   * whatever the total.
+   */
+  async eachBlob(
+    blobs: ReadonlyArray<{ id: string; size: number }>, each: (index: number, content: Buffer) => void,
+    o: { batchBytes?: number; signal?: AbortSignal } = {},
+  ): Promise<void> {
+    const batchBytes = o.batchBytes ?? 16 * 1024 * 1024;
+    for (let start = 0; start < blobs.length; ) {
+      let end = start;
+      let bytes = 0;
+      while (end < blobs.length && (end === start || bytes + blobs[end]!.size <= batchBytes)) {
+        if (!isFullSha(blobs[end]!.id)) throw new InvalidInputError('blob id', blobs[end]!.id);
+        bytes += blobs[end]!.size + 64;
+        end++;
+      }
+      const input = blobs.slice(start, end).map((b) => `${b.id}\n`).join('');
+      const { stdout } = await this.git(['cat-file', '--batch'], { input, maxBuffer: bytes + 1024, signal: o.signal, timeoutMs: 10 * 60_000 });
+      // Each answer is "<id> <type> <size>\n<content>\n", or "<id> missing\n".
+      let at = 0;
+      for (let i = start; i < end; i++) {
+        const nl = stdout.indexOf(10, at);
+        if (nl === -1) throw new GitError('git cat-file --batch: answer cut short', ['cat-file', '--batch'], null, '');
+        const head = stdout.toString('latin1', at, nl).split(' ');
+        if (head.length !== 3) throw new GitError(`git cat-file --batch: ${head.join(' ')}`, ['cat-file', '--batch'], null, '');
+        const size = Number(head[2]);
+        each(i, stdout.subarray(nl + 1, nl + 1 + size));
+        at = nl + 1 + size + 1;
+      }
+      start = end;
+    }
   }
 
   /** Search: commits reachable from `ref` whose message contains `term` (literal, case-insensitive), newest first. */

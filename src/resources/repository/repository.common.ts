@@ -17,6 +17,7 @@ import { repositoryPath } from '../projects/repository.ts';
 import { refreshMergeRequests } from '../merge-requests/merge-requests.refresh.ts';
 import type { Db } from '../../platform/db/index.ts';
 import { liveProjectById } from '../../platform/project-rows.ts';
+import { hasBlobIndexes, queueBlobIndex } from '../search/blob-index.ts';
 
 export function repoFor(config: Config, project: Pick<ProjectRow, 'id' | 'repository_storage'>): Repository {
   return new Repository(repositoryPath(config, project.repository_storage, project.id));
@@ -66,6 +67,8 @@ export async function afterRefsChanged(
   // A default branch picked here is new to the caller too, whose queued job (REPOSITORY_FACTS_JOB) may not know it.
   const queuedByCaller = !!opts.factsQueued && patch.default_branch === undefined;
   if (defaultMayHaveMoved && !queuedByCaller) await refreshRepositoryFacts(deps, project);
+  // A project whose blobs are searched gets the index of its default branch's new tree (blob-index.ts).
+  if (defaultMayHaveMoved && (await hasBlobIndexes(repo))) await queueBlobIndex(deps, deps.db, project.id, null);
   // Open merge requests follow their moved source branches (a new diff version each) before anyone reads them.
   await refreshMergeRequests(deps, project, changedRefs, userId);
   // The commit-graph takes the new commits later, once for a burst of ref changes (housekeeping.ts).

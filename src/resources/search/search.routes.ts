@@ -131,7 +131,7 @@ async function search(req: ApiRequest<any>, reply: FastifyReply, level: SearchLe
         const found = await commitsSearch(deps, repo, at, q.search, limit);
         return paginateArray(req, reply, found).map((c) => presentCommitDetail(deps.config, project, c));
       }
-      const found = await blobsSearch(deps, repo, at, q.search, limit);
+      const found = await blobsSearch(deps, repo, at, q.search, limit, wiki ? undefined : { projectId: project.id });
       return paginateArray(req, reply, found).map((b) => (wiki ? foundWikiBlob(b, project.id) : foundBlob(b, project.id)));
     }
   }

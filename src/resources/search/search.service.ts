@@ -13,6 +13,7 @@ import { buildListQuery, cachedPage } from '../projects/projects.list.ts';
 import { projectRows } from '../../platform/project-rows.ts';
 import type { PageParams } from '../../http/pagination.ts';
 import { searchWords } from '../feature-flag-user-lists/feature-flag-user-lists.service.ts';
+import { MAX_CANDIDATES, candidatePaths, indexFile, queueBlobIndex, readBlobIndex, type BlobIndex } from './blob-index.ts';
 
 // The search API (GET /search, /groups/:id/search, /projects/:id/search): the parameter rules, the reference's
 // abuse rules, and one query per scope. Records from the database are matched through the substring indexes of
@@ -358,21 +359,45 @@ async function cachedGitSearch<V extends FoundBlob | CommitInfo>(
 }
 
 /**
+ * The blob search index of the searched commit's tree (blob-index.ts), read once per process; null when none is
+ * built, and then its build is queued (`projectId`; wiki repositories have none).
+ */
+async function blobIndexOf(deps: ServiceDeps, repo: Repository, commit: string, projectId: number): Promise<BlobIndex | null> {
+  const tree = await deps.caches.define<string, string | null>('commit-tree', { max: 10_000, immutable: true, keep: (v) => v !== null })
+    .get(`${repo.path}\0${commit}`, () => repo.treeOf(commit));
+  if (!tree) return null;
+  const index = await deps.caches.define<string, BlobIndex | null>('blob-index', { max: 16, immutable: true, keep: (v) => v !== null })
+    .get(indexFile(repo, tree), () => readBlobIndex(repo, tree));
+  if (!index) await queueBlobIndex(deps, deps.db, projectId, tree);
+  return index;
+}
+
+/**
  * Blobs at the searched commit: the files whose path holds the term first (with their content), then the blocks
  * of lines holding it with two lines of context either side, all narrowed by the query's filters; at most
- * `limit`, git stopped once that many are read.
+ * `limit`, git stopped once that many are read. With the index of the commit's tree (`indexed`: the project's
+ * repository), the paths come from it and `git grep` reads only the files holding every trigram of the term (when
+ * they are few); the answer is the same.
  */
-export function blobsSearch(deps: ServiceDeps, repo: Repository, at: SearchedCommit, search: string, limit: number): Promise<FoundBlob[]> {
+export function blobsSearch(deps: ServiceDeps, repo: Repository, at: SearchedCommit, search: string, limit: number, indexed?: { projectId: number }): Promise<FoundBlob[]> {
   return cachedGitSearch(deps, repo, at, `blobs\0${search}`, limit, async () => {
     const { term, filters } = parseBlobQuery(search);
     if (!term) return [];
     const accept = keep(filters);
     const { ref, commit } = at;
+    const index = indexed ? await blobIndexOf(deps, repo, commit, indexed.projectId) : null;
+    let paths: string[] | undefined;
+    if (index && term !== '*') {
+      const candidates = (await candidatePaths(index, term))?.filter(accept);
+      if (candidates && candidates.length <= MAX_CANDIDATES) paths = candidates;
+    }
+    const needle = term.toLowerCase();
     const out: FoundBlob[] = [];
     // Names and content are read side by side (the content search is bounded by the page either way).
     const [names, blocks] = await Promise.all([
-      repo.searchPaths(commit, term, 100_000).then((paths) => paths.filter(accept).slice(0, limit)),
-      term === '*' ? [] : repo.searchContent(commit, term, { context: 2, limit, accept }),
+      (index ? Promise.resolve(index.paths.filter((_, i) => term === '*' || index.lowerPaths[i]!.includes(needle)).slice(0, 100_000)) : repo.searchPaths(commit, term, 100_000))
+        .then((found) => found.filter(accept).slice(0, limit)),
+      term === '*' ? [] : repo.searchContent(commit, term, { context: 2, limit, accept, paths }),
     ]);
     for (const path of names) {
       const blob = await repo.readBlob(commit, path, { maxBytes: 1024 * 1024 }).catch(() => null);
