@@ -368,7 +368,9 @@ async function blobIndexOf(deps: ServiceDeps, repo: Repository, commit: string, 
   if (!tree) return null;
   const index = await deps.caches.define<string, BlobIndex | null>('blob-index', { max: 16, immutable: true, keep: (v) => v !== null })
     .get(indexFile(repo, tree), () => readBlobIndex(repo, tree));
-  if (!index) await queueBlobIndex(deps, deps.db, projectId, tree);
+  // The build is asked for again by the next search if this one cannot queue it (a busy database, a read-only
+  // standby): the index only narrows what git grep reads, so its absence never fails a search.
+  if (!index) await queueBlobIndex(deps, deps.db, projectId, tree).catch(() => undefined);
   return index;
 }
 
