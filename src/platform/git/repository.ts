@@ -498,10 +498,22 @@ export class Repository {
    * (or a ref in its way exists); any other failure (a timeout, a broken object store) stays a GitError.
    */
   async updateRef(ref: string, next: string, expected: string | null): Promise<void> {
+    await this.retryingRefLock(ref, expected, () => this.updateRefOnce(ref, next, expected));
+  }
+
+  /** One `git update-ref` process for the compare-and-swap, without retries. */
+  private async updateRefOnce(ref: string, next: string, expected: string | null): Promise<void> {
+    await this.git(['update-ref', '--no-deref', '--end-of-options', ref, next, expected ?? zeroShaLike(next)]);
+  }
+
+  /**
+   * Runs one ref update, retried a few times while another writer holds the ref's lock file; a refusal becomes the
+   * domain error `refConflict` gives. The ref cache is dropped after every attempt, whatever its outcome.
+   */
+  private async retryingRefLock(ref: string, expected: string | null, update: () => Promise<void>): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.git(['update-ref', '--no-deref', '--end-of-options', ref, next, expected ?? zeroShaLike(next)]);
-        return;
+        return await update();
       } catch (e) {
         const err = await this.refConflict(e, ref, expected);
         if (err !== e || attempt >= 4 || !(e instanceof GitError) || !/lock/i.test(e.stderr)) throw err;
@@ -1396,20 +1408,13 @@ export class Repository {
     const bad = (buf: Buffer): never => {
       throw new GitError(`git update-ref --stdin: unexpected answer ${JSON.stringify(buf.toString('latin1', 0, 80))}`, ['update-ref', '--stdin'], null, '');
     };
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const session = this.exists() ? sessionFor('update-ref', this.path) : null;
-        if (!session) return await this.updateRef(ref, next, expected);
-        await session.request(input, read);
-        return;
-      } catch (e) {
-        const err = await this.refConflict(e, ref, expected);
-        if (err !== e || attempt >= 4 || !(e instanceof GitError) || !/lock/i.test(e.stderr)) throw err;
-        await sleep(10 * (attempt + 1));
-      } finally {
-        invalidateRefCache(this.path);
-      }
-    }
+    // Each attempt asks for the session anew (a refused transaction ends the process it ran in); with none to be had
+    // (the worker's are all busy, or the repository is gone) a process of its own makes the attempt.
+    await this.retryingRefLock(ref, expected, async () => {
+      const session = this.exists() ? sessionFor('update-ref', this.path) : null;
+      if (session) await session.request(input, read);
+      else await this.updateRefOnce(ref, next, expected);
+    });
   }
 
   /** Commits reachable from `head` but not from `base`, oldest first, first-parent order kept, merges left out. */
