@@ -1,5 +1,4 @@
-import * as nodeCrypto from 'node:crypto';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import qs from 'qs';
@@ -7,6 +6,7 @@ import { methodNotAllowed, queryTooLong, routeNotFound, sendRendered, serviceUna
 import { API_PREFIX } from './route.ts';
 import { announceCacheVoid, settled } from '../platform/cache-bus.ts';
 import { runInReadScope } from '../platform/db/index.ts';
+import { sha256 } from '../platform/crypto/tokens.ts';
 
 // Request-level conventions of the v4 API: body parsing, request ids, security headers,
 // conditional GET, query-string limit, rate limits, CORS, unknown routes and methods.
@@ -91,16 +91,21 @@ export function installBodyParsers(app: FastifyInstance): void {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
+// A request id is unique, not secret: a random prefix per process and a counter make 26 hex digits, as a random
+// UUID's first 26 would, without drawing random bytes for every request.
+const ID_PREFIX = randomUUID().replace(/-/g, '').slice(0, 14).toUpperCase();
+let idCounter = 0;
+
 export function genReqId(req: { headers: Record<string, unknown> }): string {
   const given = req.headers['x-request-id'];
-  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID().replace(/-/g, '').slice(0, 26).toUpperCase();
+  if (typeof given === 'string' && REQUEST_ID.test(given)) return given;
+  idCounter = (idCounter + 1) % 0x1000000000000;
+  return ID_PREFIX + idCounter.toString(16).toUpperCase().padStart(12, '0');
 }
 
-// One-shot hashing (Node 20.12+) skips the Hash object per response; the older API is the fallback.
-// SHA-256 runs in hardware on current CPUs (quicker than SHA-1 there); 160 of its bits make the tag.
-const oneShot = (nodeCrypto as any).hash as ((alg: string, data: Buffer, enc: string) => string) | undefined;
-function etagDigest(body: Buffer): string {
-  return (oneShot ? oneShot('sha256', body, 'base64url') : createHash('sha256').update(body).digest('base64url')).slice(0, 27);
+// 160 bits of SHA-256 make the tag.
+function etagDigest(body: string | Buffer): string {
+  return sha256(body, 'base64url').slice(0, 27);
 }
 
 const PART_DIGESTS = Symbol('partDigests');
@@ -113,7 +118,7 @@ export function bodyFromParts(reply: FastifyReply, digests: Buffer[]): void {
   (reply as unknown as Record<symbol, Buffer[]>)[PART_DIGESTS] = digests;
 }
 
-function tagOf(reply: FastifyReply, body: Buffer): string {
+function tagOf(reply: FastifyReply, body: string | Buffer): string {
   const parts = (reply as unknown as Record<symbol, Buffer[] | undefined>)[PART_DIGESTS];
   return `W/"${etagDigest(parts ? Buffer.concat(parts) : body)}"`;
 }
@@ -199,9 +204,8 @@ export function installConventions(app: FastifyInstance): void {
     if (typeof type !== 'string' || !type.startsWith('application/json')) return payload;
     // Responses that carry secrets (OAuth tokens) must not be cached or revalidated.
     if (String(reply.getHeader('cache-control') ?? '').includes('no-store')) return payload;
-    // The body is encoded once, for the digest and for the socket alike.
-    const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    const tag = tagOf(reply, body);
+    // A text body is hashed as its UTF-8 and sent as text: the socket then gets the headers and the body in one write.
+    const tag = tagOf(reply, payload);
     reply.header('etag', tag);
     reply.header('cache-control', 'max-age=0, private, must-revalidate');
     const inm = req.headers['if-none-match'];
@@ -209,7 +213,7 @@ export function installConventions(app: FastifyInstance): void {
       reply.code(304);
       return '';
     }
-    return body;
+    return payload;
   });
 
   // A mirror of the route table answers "which methods does this path have?" for 405 and OPTIONS. The routes are

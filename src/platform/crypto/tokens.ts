@@ -1,3 +1,4 @@
+import * as nodeCrypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** A new random secret, URL-safe, with a readable prefix that tells what it is (e.g. "glpat-"). */
@@ -7,7 +8,15 @@ export function newSecret(prefix = '', bytes = 24): string {
 
 /** Only this digest is stored; the secret itself is shown once. */
 export function digest(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return sha256(secret, 'hex');
+}
+
+// One-shot hashing (Node 20.12+) makes no Hash object per call; the older API is the fallback.
+const oneShot = (nodeCrypto as { hash?: (alg: string, data: string | Buffer, enc: 'hex' | 'base64url') => string }).hash;
+
+/** The SHA-256 digest of text (as UTF-8) or bytes. SHA-256 runs in hardware on current CPUs. */
+export function sha256(data: string | Buffer, encoding: 'hex' | 'base64url'): string {
+  return oneShot ? oneShot('sha256', data, encoding) : createHash('sha256').update(data).digest(encoding);
 }
 
 export function safeEqual(a: string, b: string): boolean {
