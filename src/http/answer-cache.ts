@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { ApiRequest } from './route.ts';
+import { bodyWithTag, etagOf } from './plumbing.ts';
 
 // Whole GET answers from the application's read cache (platform/read-cache.ts): the JSON text and the pagination
 // headers a handler produced, kept for the window under the caller and the full URL, so a list or a record read
@@ -10,6 +11,8 @@ const PAGE_HEADERS = ['x-total', 'x-total-pages', 'x-page', 'x-per-page', 'x-nex
 
 interface Answer {
   json: string;
+  /** Its ETag, made once when the answer is made. */
+  tag: string;
   headers: Array<[string, string]>;
 }
 
@@ -28,9 +31,10 @@ export async function cachedAnswer(req: ApiRequest<any>, reply: FastifyReply, na
       const v = reply.getHeader(h);
       if (v !== undefined) headers.push([h, String(v)]);
     }
-    return { json, headers };
+    return { json, tag: etagOf(json), headers };
   });
   if (!fresh) for (const [h, v] of answer.headers) reply.header(h, v);
+  bodyWithTag(reply, answer.tag);
   reply.type('application/json; charset=utf-8');
   return answer.json;
 }

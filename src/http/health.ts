@@ -35,9 +35,10 @@ export function registerHealth(app: FastifyInstance): void {
 
 /** Counts every answer (by its route pattern: unmatched URLs count as one route) and serves `GET /-/metrics`. */
 export function registerMetrics(app: FastifyInstance): void {
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched';
     app.metrics.httpRequest(req.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
   app.get('/-/metrics', { schema: { hide: true } as any }, async (req, reply) => {
     if (!ipAllowed(req.ip, app.config.monitoringAllowlist)) return reply.code(404).type('text/plain').send('');

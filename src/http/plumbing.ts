@@ -109,6 +109,7 @@ function etagDigest(body: string | Buffer): string {
 }
 
 const PART_DIGESTS = Symbol('partDigests');
+const KNOWN_TAG = Symbol('knownTag');
 
 /**
  * For a body assembled from parts whose SHA-256 digests are known (cached entities): the ETag is then made
@@ -118,8 +119,21 @@ export function bodyFromParts(reply: FastifyReply, digests: Buffer[]): void {
   (reply as unknown as Record<symbol, Buffer[]>)[PART_DIGESTS] = digests;
 }
 
+/** The ETag of a JSON text body, as the response will carry it. */
+export function etagOf(body: string): string {
+  return `W/"${etagDigest(body)}"`;
+}
+
+/** For a body whose ETag (from `etagOf`) was kept with it: the response carries that tag without hashing again. */
+export function bodyWithTag(reply: FastifyReply, tag: string): void {
+  (reply as unknown as Record<symbol, string>)[KNOWN_TAG] = tag;
+}
+
 function tagOf(reply: FastifyReply, body: string | Buffer): string {
-  const parts = (reply as unknown as Record<symbol, Buffer[] | undefined>)[PART_DIGESTS];
+  const r = reply as unknown as Record<symbol, Buffer[] | string | undefined>;
+  const known = r[KNOWN_TAG] as string | undefined;
+  if (known) return known;
+  const parts = r[PART_DIGESTS] as Buffer[] | undefined;
   return `W/"${etagDigest(parts ? Buffer.concat(parts) : body)}"`;
 }
 

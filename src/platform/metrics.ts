@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Database } from './db/index.ts';
 import { onGitFinished } from './git/command.ts';
+import { ownedMemo } from './read-cache.ts';
 
 // The server's Prometheus metrics (`GET /-/metrics`): one registry per application. HTTP requests by route and
 // status with their latency, job runs by kind and outcome, the job queue's depth by kind and state (read from the
@@ -27,6 +28,7 @@ export function createMetrics(database: Database): Metrics {
     name: 'bellows_http_request_duration_seconds', help: 'Time to answer HTTP requests, by method, route and status',
     labelNames: ['method', 'route', 'status'], buckets: LATENCY_BUCKETS, registers,
   });
+  const requestSeries = ownedMemo<string, { count: { inc(): void }; time: { observe(v: number): void } }>({ max: 10_000 });
   const runs = new Counter({ name: 'bellows_job_runs_total', help: 'Background job runs, by kind and outcome (succeeded, failed: to be retried, dead)', labelNames: ['kind', 'outcome'], registers });
   const runTime = new Histogram({ name: 'bellows_job_run_duration_seconds', help: 'Time background job runs took, by kind', labelNames: ['kind'], buckets: [0.01, 0.1, 0.5, 1, 5, 30, 120, 600, 1800], registers });
   new Gauge({
@@ -61,9 +63,17 @@ export function createMetrics(database: Database): Metrics {
   return {
     registry,
     httpRequest(method, route, status, seconds) {
-      const labels = { method, route, status: String(status) };
-      requests.inc(labels);
-      latency.observe(labels, seconds);
+      // The series of one method, route and status, bound once: prom-client would otherwise sort and join the
+      // labels of both metrics on every answer.
+      const key = `${method} ${status} ${route}`;
+      let series = requestSeries.get(key);
+      if (!series) {
+        const labels = { method, route, status: String(status) };
+        series = { count: requests.labels(labels), time: latency.labels(labels) };
+        requestSeries.set(key, series);
+      }
+      series.count.inc();
+      series.time.observe(seconds);
     },
     jobRun(kind, outcome, seconds) {
       runs.inc({ kind, outcome });
