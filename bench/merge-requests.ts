@@ -123,9 +123,12 @@ export async function prepareWork(repoPath: string, prefix: string, count: numbe
   const main = await head(repo, 'main');
   if (!main) throw new Error(`${repoPath} has no main branch`);
   const names = Array.from({ length: count }, (_, n) => `${prefix}${n}`);
+  // Dated from now on, as a pushed commit is dated after the main it starts from. An older date would make every
+  // merge base read all of main's commits dated after it (the merges of earlier runs), as a date-ordered walk must.
+  const now = Math.floor(Date.now() / 1000);
   let s = '';
   names.forEach((name, n) => {
-    s += commitHeader(`refs/heads/${name}`, `Work ${name}`, 1_700_100_000 + n, main);
+    s += commitHeader(`refs/heads/${name}`, `Work ${name}`, now + n, main);
     s += inline(`bench/work/${name}.txt`, `${name}\n`);
     s += '\n';
   });
