@@ -4,6 +4,7 @@
 // or resolving modules. `--if-stale`: only when dist/ does not match the sources (see bin/stamp.mjs for the stamp).
 // `npm start` builds from within `bin/bellows.mjs --build-if-stale` (one process where two started before).
 // Types are checked by `npm run typecheck` (and `npm test`), not here.
+import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -60,8 +61,9 @@ export async function build() {
       banner: { js: "const __bellowsModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
     }),
   ]).finally(() => esbuild.stop());
-  // The worker bundle's digest names its code cache (bin/code-cache.mjs).
   const workerBundle = new URL(WORKER_BUNDLE, root);
+  asciiOnly(workerBundle);
+  // The worker bundle's digest names its code cache (bin/code-cache.mjs).
   writeFileSync(new URL(`${WORKER_BUNDLE}.sha256`, root), `${createHash('sha256').update(readFileSync(workerBundle)).digest('hex')}\n`);
   // The stamp is that of the sources the build started from: a change made meanwhile leaves dist/ stale.
   writeFileSync(new URL(STAMP_FILE, root), stamp);
@@ -70,4 +72,20 @@ export async function build() {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   if (!(process.argv.includes('--if-stale') && buildIsFresh(root))) await build().catch(() => process.exit(1));
+}
+
+/**
+ * Rewrites the few characters beyond ASCII that esbuild leaves in a bundle (in comments kept from the packages and
+ * ours, in template text and in regular expressions) as `\uXXXX` escapes, which mean the same character there. A
+ * worker then decodes its 6 MB as Latin-1 and V8 holds it as a one-byte string (bin/code-cache.mjs), instead of
+ * decoding UTF-8 into a two-byte string: tens of milliseconds of every worker's start. The one place where an escape
+ * would not mean the same is a template read raw; the build stops if such a template holds one of these characters.
+ */
+export function asciiOnly(file) {
+  const bytes = readFileSync(file);
+  if (isAscii(bytes)) return;
+  const text = bytes.toString('utf8');
+  const raw = /String\.raw\s*`[^`]*[^\x00-\x7f]/.exec(text);
+  if (raw) throw new Error(`a raw template holds a character beyond ASCII: ${raw[0].slice(0, 80)}`);
+  writeFileSync(file, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 }

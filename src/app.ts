@@ -13,7 +13,7 @@ import { JobQueue } from './platform/jobs/queue.ts';
 import { createMetrics, type Metrics } from './platform/metrics.ts';
 import { createAuthenticator, type Authenticator } from './http/auth.ts';
 import { clientErrorHandler, installErrorHandler, renderFrameworkError, sendRendered } from './http/errors.ts';
-import { genReqId, installBodyParsers, installConventions, parseQuery } from './http/plumbing.ts';
+import { genReqId, installBodyParsers, installConventions, installHeadAnswers, parseQuery, undocumentedHead } from './http/plumbing.ts';
 import { installMultipart } from './http/multipart.ts';
 import { createRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { registerHealth, registerMetrics } from './http/health.ts';
@@ -59,6 +59,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId,
     trustProxy: false,
+    // GET routes answer HEAD from their own route entry (http/plumbing.ts, installHeadAnswers), not from a copy.
+    exposeHeadRoutes: false,
     // The conventions answer requests that arrive while stopping (see http/plumbing.ts).
     return503OnClosing: false,
     bodyLimit: 10 * 1024 * 1024,
@@ -97,6 +99,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('auth', createAuthenticator({ db: deps.database.db, config: deps.config, clock, caches: app.caches, jobs: app.jobs }));
   app.decorate('rateLimiter', createRateLimiter(deps.config, clock, createRateCounter(deps.database.db)));
 
+  installHeadAnswers(app);
   await app.register(cookie);
   await app.register(swagger, {
     openapi: {
@@ -111,6 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
       security: [{ privateToken: [] }, { bearer: [] }],
     },
+    transformObject: (document) => ('openapiObject' in document ? undocumentedHead(document.openapiObject) : document.swaggerObject),
   });
 
   installBodyParsers(app);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import FindMyWay from 'find-my-way';
+import { parseHeadOnSendHandlers } from 'fastify/lib/head-route.js';
 import qs from 'qs';
 import { methodNotAllowed, queryTooLong, routeNotFound, sendRendered, serviceUnavailable, tooManyRequests } from './errors.ts';
 import { API_PREFIX } from './route.ts';
@@ -135,6 +136,38 @@ function tagOf(reply: FastifyReply, body: string | Buffer): string {
   if (known) return known;
   const parts = r[PART_DIGESTS] as Buffer[] | undefined;
   return `W/"${etagDigest(parts ? Buffer.concat(parts) : body)}"`;
+}
+
+// fastify's step that makes a HEAD answer of a GET answer: the GET body's `content-length`, no body.
+const headAnswer = parseHeadOnSendHandlers(null);
+const headOnly: onSendHookHandler = function (req, reply, payload, done) {
+  if (req.method === 'HEAD') return headAnswer.call(this, req, reply, payload, done);
+  done(null, payload);
+};
+
+/**
+ * Every GET route answers HEAD as well, from the same route entry, unless the path declares its own HEAD: the
+ * application is made with `exposeHeadRoutes: false`, so that fastify makes no second route (a router entry, a
+ * context, a plugin of its own and a set-up step at `ready`) for each GET route. The answer is what fastify's HEAD
+ * copy gave: the GET route's hooks, then its HEAD step (the body's length, no body). The OpenAPI document describes
+ * no HEAD operation, as before (see `undocumentedHead`). Installed before any route, and before the 405 mirror's
+ * note of the routes, which then sees HEAD as it did.
+ */
+export function installHeadAnswers(app: FastifyInstance): void {
+  app.addHook('onRoute', (opts) => {
+    if (opts.method !== 'GET' || opts.exposeHeadRoute === false) return;
+    if (app.hasRoute({ method: 'HEAD', url: opts.url, constraints: opts.constraints })) return;
+    opts.method = ['GET', 'HEAD'];
+    opts.onSend = opts.onSend === undefined ? [headOnly] : [...(Array.isArray(opts.onSend) ? opts.onSend : [opts.onSend]), headOnly];
+  });
+}
+
+/** The OpenAPI document without the HEAD operations of the GET routes that answer HEAD too (`installHeadAnswers`). */
+export function undocumentedHead<D extends { paths?: object }>(document: D): D {
+  for (const item of Object.values(document.paths ?? {}) as Array<Record<string, unknown> | undefined>) {
+    if (item) delete item.head;
+  }
+  return document;
 }
 
 export function installConventions(app: FastifyInstance): void {

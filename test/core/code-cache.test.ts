@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { isAscii } from 'node:buffer';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -102,6 +103,31 @@ test('a cache that cannot be written or read leaves the bundle running and nothi
     assert.equal(run.result, 6 * (50 * 51) / 2);
     assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith('.tmp')), []);
     assert.deepEqual(readdirSync(name), ['inside']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the build leaves the worker bundle ASCII only, its strings, templates and patterns meaning what they did', async () => {
+  // @ts-expect-error: a script of the build, without types
+  const { asciiOnly } = await import('../../scripts/build.mjs');
+  const source = [
+    '// a comment \u2192 kept from a package, and \u00a0 a no-break space',
+    "const tag = (s, ...v) => s.reduce((a, p, i) => a + p + (i < v.length ? v[i] : ''), '');",
+    'exports.run = () => [tag`<title>${"x"} \u00b7 Bellows</title>`, "caf\u00e9 \u{1F600}", /([?!])\u2026/.test("?\u2026"), /\u0440\u0444$/u.test("\u0440\u0444")].join("|");',
+  ].join('\n');
+  const { dir, file } = bundleDir(source);
+  try {
+    const before = readFileSync(file);
+    assert.ok(!isAscii(before));
+    asciiOnly(file);
+    const after = readFileSync(file);
+    assert.ok(isAscii(after));
+    const run = (text: string) => { const m = { exports: {} as { run(): string } }; new Function('exports', 'module', text)(m.exports, m); return m.exports.run(); };
+    assert.equal(run(after.toString('latin1')), run(before.toString('utf8')));
+    assert.equal(run(after.toString('latin1')), '<title>x \u00b7 Bellows</title>|caf\u00e9 \u{1F600}|true|true');
+    writeFileSync(file, 'exports.run = () => String.raw`a \u00b7 b`;');
+    assert.throws(() => asciiOnly(file), /raw template/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, type TestApp } from '../support/app.ts';
-import { makeToken, makeUser, type TestUser } from '../support/fixtures.ts';
+import { makeProject, makeToken, makeUser, type TestUser } from '../support/fixtures.ts';
 import type { ManualClock } from '../../src/platform/clock.ts';
 
 // Every error rule of the v4 conventions, each with its exact status, body and headers.
@@ -70,6 +70,29 @@ describe('routing', () => {
     assert.equal(r.text, '');
     assert.equal(r.headers['x-frame-options'], 'SAMEORIGIN');
     assert.equal(r.headers['x-content-type-options'], 'nosniff');
+  });
+
+  test('HEAD on a GET route answers the GET answer\'s status and headers, its length and tag included, without the body', async () => {
+    const perRequest = new Set(['date', 'x-request-id']);
+    const headersOf = (h: Record<string, unknown>) => Object.fromEntries(Object.entries(h).filter(([k]) => !perRequest.has(k)));
+    const one = await makeProject(t.app, { owner: admin.user, path: 'head-one' });
+    await makeProject(t.app, { owner: admin.user, path: 'head-two' });
+    for (const [url, query] of [[`/projects/${one.id}`, undefined], ['/projects', { per_page: '1', order_by: 'id', sort: 'asc' }], ['/projects/999999', undefined]] as const) {
+      const get = await call(t.app, 'GET', url, { token: admin.token, query });
+      const head = await call(t.app, 'HEAD', url, { token: admin.token, query });
+      assert.equal(head.status, get.status, url);
+      assert.equal(head.text, '', url);
+      assert.ok(get.text.length > 0, url);
+      assert.deepEqual(headersOf(head.headers), headersOf(get.headers), url);
+      assert.equal(head.headers['content-length'], String(Buffer.byteLength(get.text)), url);
+    }
+    const list = await call(t.app, 'HEAD', '/projects', { token: admin.token, query: { per_page: '1' } });
+    assert.equal(list.headers['x-total'], '2');
+    assert.equal(list.headers['x-next-page'], '2');
+    assert.match(String(list.headers.etag), /^W\//);
+    const same = await call(t.app, 'HEAD', `/projects/${one.id}`, { token: admin.token, headers: { 'if-none-match': String((await call(t.app, 'GET', `/projects/${one.id}`, { token: admin.token })).headers.etag) } });
+    assert.equal(same.status, 304);
+    assert.equal(same.text, '');
   });
 });
 

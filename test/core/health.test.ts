@@ -126,6 +126,8 @@ describe('OpenAPI document', () => {
       assert.ok(paths.includes(p), `${p} is listed`);
     }
     assert.ok(!paths.some((p) => p.startsWith('/-/') || p.endsWith('openapi.json')), 'probes and the document itself are hidden');
+    // GET routes answer HEAD too; the document describes their GET alone.
+    assert.deepEqual(paths.filter((p) => 'head' in doc.paths[p]), []);
     const list = doc.paths['/api/v4/users'].get;
     assert.equal(list.summary, 'List users');
     const names = list.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`);
