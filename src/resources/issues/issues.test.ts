@@ -1,5 +1,6 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import { addMember, castRoles, makeGroup, makeProject, quickUser, Role, type RoleCast } from '../../../test/support/fixtures.ts';
 import { makeIssue, makeIteration, makeLabel, makeMilestone } from '../../../test/support/fixtures.ts';
@@ -351,6 +352,26 @@ describe('issues: create, read, update, delete', () => {
     const refused = await call(t.app, 'DELETE', `/projects/${project.id}/issues/${r.body.iid}`, { token: roles.owner.token, headers: { 'if-unmodified-since': stale } });
     assert.equal(refused.status, 412);
     assert.equal((await call(t.app, 'GET', `/projects/${project.id}/issues/${r.body.iid}`, { token: roles.owner.token })).status, 200);
+  });
+
+  test('a cached issue answer carries the tag of its own body; a matching If-None-Match answers 304 until the issue changes', async () => {
+    const r = await call(t.app, 'POST', `/projects/${project.id}/issues`, { token: roles.owner.token, body: { title: 'tagged' } });
+    const url = `/projects/${project.id}/issues/${r.body.iid}`;
+    const tagOfText = (text: string) => `W/"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
+    const first = await call(t.app, 'GET', url, { token: roles.developer.token });
+    // The second read is served from the answer cache, with the tag kept beside the answer.
+    const second = await call(t.app, 'GET', url, { token: roles.developer.token });
+    assert.equal(second.text, first.text);
+    assert.equal(first.headers.etag, tagOfText(first.text));
+    assert.equal(second.headers.etag, first.headers.etag);
+    const same = await call(t.app, 'GET', url, { token: roles.developer.token, headers: { 'if-none-match': String(first.headers.etag) } });
+    assert.equal(same.status, 304);
+    assert.equal(same.text, '');
+    await call(t.app, 'PUT', url, { token: roles.owner.token, body: { title: 'tagged again' } });
+    const changed = await call(t.app, 'GET', url, { token: roles.developer.token, headers: { 'if-none-match': String(first.headers.etag) } });
+    assert.equal(changed.status, 200);
+    assert.equal(changed.body.title, 'tagged again');
+    assert.equal(changed.headers.etag, tagOfText(changed.text));
   });
 
   test('task lists: checked, unchecked and inapplicable items', async () => {
