@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { safeEqual } from './tokens.ts';
+import { safeEqual, sha256 } from './tokens.ts';
 
 // RFC 7636 with the S256 method only.
 
@@ -9,7 +8,7 @@ export const VERIFIER_RE = /^[A-Za-z0-9\-._~]{43,128}$/;
 export const CHALLENGE_RE = /^[A-Za-z0-9_-]{43}$/;
 
 export function s256(verifier: string): string {
-  return createHash('sha256').update(verifier, 'ascii').digest('base64url');
+  return sha256(verifier, 'base64url');
 }
 
 export function verifierMatches(verifier: string, challenge: string): boolean {

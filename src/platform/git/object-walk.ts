@@ -205,14 +205,14 @@ export async function changedPathCount(read: ObjectReader, fromTree: string, toT
     let n = 0;
     for (const it of items) {
       if (isGitlink(it.mode)) unsure = true;
-      if (isTreeMode(it.mode)) {
-        const k = await leaves(it.sha);
-        if (k === undefined) return undefined;
-        n += k;
-      } else n++;
+      const k = await whole(it);
+      if (k === undefined) return undefined;
+      n += k;
     }
     return n;
   };
+  // The files an entry that appears or disappears whole stands for: a tree's leaves, or the one file.
+  const whole = async (e: TreeItem): Promise<number | undefined> => (isTreeMode(e.mode) ? leaves(e.sha) : 1);
   const compare = async (x: string, y: string): Promise<boolean> => {
     const got = await trees([x, y]);
     if (!got) return false;
@@ -224,11 +224,9 @@ export async function changedPathCount(read: ObjectReader, fromTree: string, toT
       if (o && o.sha === e.sha && o.mode === e.mode) continue;
       if (isGitlink(e.mode) || (o && isGitlink(o.mode))) unsure = true;
       if (!o) {
-        if (isTreeMode(e.mode)) {
-          const k = await leaves(e.sha);
-          if (k === undefined) return false;
-          deleted += k;
-        } else deleted++;
+        const k = await whole(e);
+        if (k === undefined) return false;
+        deleted += k;
       } else if (isTreeMode(e.mode) && isTreeMode(o.mode)) {
         if (!(await compare(e.sha, o.sha))) return false;
       } else if (isTreeMode(e.mode) || isTreeMode(o.mode)) {
@@ -245,11 +243,9 @@ export async function changedPathCount(read: ObjectReader, fromTree: string, toT
     }
     for (const o of byName.values()) {
       if (isGitlink(o.mode)) unsure = true;
-      if (isTreeMode(o.mode)) {
-        const k = await leaves(o.sha);
-        if (k === undefined) return false;
-        added += k;
-      } else added++;
+      const k = await whole(o);
+      if (k === undefined) return false;
+      added += k;
       if (unsure) return false;
     }
     return !unsure;

@@ -1,7 +1,8 @@
 // Named storage shards (directories holding repositories) and where a project's repository lives in one.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { sha256 } from '../crypto/tokens.ts';
 
 export interface ShardConfig {
   name: string;
@@ -30,7 +31,7 @@ export type RepositoryKind = 'project' | 'wiki' | 'snippet';
  */
 export function diskPath(id: number, kind: RepositoryKind = 'project'): string {
   if (!Number.isSafeInteger(id) || id <= 0) throw new RangeError(`invalid ${kind} id: ${id}`);
-  const h = createHash('sha256').update(String(id)).digest('hex');
+  const h = sha256(String(id), 'hex');
   const top = kind === 'snippet' ? '@snippets' : '@hashed';
   return `${top}/${h.slice(0, 2)}/${h.slice(2, 4)}/${h}${kind === 'wiki' ? '.wiki' : ''}.git`;
 }

@@ -1,8 +1,8 @@
 // Repository wire shapes: rows, refs and commits in, the reference's JSON out. Pure: no database, no git.
-import { createHash } from 'node:crypto';
 import type { Config } from '../../config/index.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 import { defineObjectMemo } from '../../platform/read-cache.ts';
+import { sha256 } from '../../platform/crypto/tokens.ts';
 import type { CommitInfo, DiffEntry, RefEntry } from '../../platform/git/repository.ts';
 import { ACCESS_DESCRIPTIONS, type AccessEntry, type BranchRule, type TagRule } from './protection.ts';
 import type { BranchView } from './branches.service.ts';
@@ -59,7 +59,7 @@ export function presentFile(ref: string, commit: string, path: string, blob: { i
     file_path: path,
     size: blob.size,
     encoding: 'base64',
-    content_sha256: createHash('sha256').update(blob.content).digest('hex'),
+    content_sha256: sha256(blob.content, 'hex'),
     ref,
     blob_id: blob.id,
     commit_id: commit,
