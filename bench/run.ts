@@ -55,9 +55,18 @@ const token = args['report-only'] || ownData ? '' : readFileSync(join(dataDir, '
 const cores = cpus().length;
 const pin = workers === 1 && cores >= 2 && args.set !== 'two-servers' && spawnSync('taskset', ['--version']).status === 0;
 
+// The server runs bundled, as `npm start` runs it (scripts/build.mjs), built once per bench run.
+let benchServer: string | undefined;
+
 function startServer(at = port): Promise<ReturnType<typeof spawn>> {
+  if (!benchServer) {
+    const built = spawnSync(process.execPath, ['scripts/build.mjs', '--bench-server'], { encoding: 'utf8' });
+    if (built.status !== 0) throw new Error(`bundling bench/server.ts: ${built.stderr}`);
+    benchServer = built.stdout.trim();
+  }
+  const file = benchServer;
   const cmd = pin ? 'taskset' : process.execPath;
-  const argv = [...(pin ? ['-c', '0', process.execPath] : []), '--import', 'tsx', 'bench/server.ts'];
+  const argv = [...(pin ? ['-c', '0', process.execPath] : []), file];
   const child = spawn(cmd, argv, { env: { ...process.env, BELLOWS_DATA_DIR: dataDir, PORT: String(at), NODE_ENV: 'production', BENCH_WORKERS: String(workers) }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('ready')) resolve(child); });

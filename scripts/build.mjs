@@ -3,6 +3,7 @@
 // loaded once each instead of hundreds looked up and read one by one), so that `bellows` starts without transpiling
 // or resolving modules. `--if-stale`: only when dist/ does not match the sources (see bin/stamp.mjs for the stamp).
 // `npm start` builds from within `bin/bellows.mjs --build-if-stale` (one process where two started before).
+// `--bench-server`: bundles the benchmark's server alone into dist/bench/ and prints its path (bench/run.ts).
 // Types are checked by `npm run typecheck` (and `npm test`), not here.
 import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';
@@ -28,17 +29,7 @@ export async function build() {
   const outdir = fileURLToPath(new URL(BUNDLE_DIR, root));
   rmSync(outdir, { recursive: true, force: true });
   rmSync(fileURLToPath(new URL(STAMP_FILE, root)), { force: true });
-  const common = {
-    absWorkingDir: fileURLToPath(root),
-    entryPoints: ['src/cli/index.ts'],
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    sourcemap: true,
-    logLevel: 'warning',
-    // Packages with native parts (and tsx, for development only) are loaded from node_modules as they are.
-    external: ['better-sqlite3', 're2', 'pg-native', 'ssh2', 'cpu-features', 'tsx'],
-  };
+  const common = commonOptions();
   // esbuild's service process is stopped once done: `bin/bellows.mjs --build-if-stale` goes on to serve.
   await Promise.all([
     // The command line and the primary of `serve`: what is loaded only on some paths (the application in a primary
@@ -48,8 +39,7 @@ export async function build() {
       outdir,
       splitting: true,
       format: 'esm',
-      // The packages written as CommonJS ask for Node's modules with require().
-      banner: { js: "import { createRequire as __bellowsCreateRequire } from 'node:module'; const require = __bellowsCreateRequire(import.meta.url);" },
+      banner: { js: ESM_REQUIRE },
     }),
     // A worker of `serve`: the same program as one CommonJS file, which bin/code-cache.mjs compiles with V8's code
     // cache (an ES module cannot be given one on Node 20). Beside the other, so that module-relative paths hold.
@@ -70,8 +60,45 @@ export async function build() {
   return true;
 }
 
+/** What every bundle shares: our modules and the packages they use, for Node 20. */
+function commonOptions() {
+  return {
+    absWorkingDir: fileURLToPath(root),
+    entryPoints: ['src/cli/index.ts'],
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    logLevel: 'warning',
+    // Packages with native parts (and tsx, for development only) are loaded from node_modules as they are.
+    external: ['better-sqlite3', 're2', 'pg-native', 'ssh2', 'cpu-features', 'tsx'],
+  };
+}
+
+/**
+ * The benchmark's server (bench/server.ts) as one ES module in dist/bench/, bundled as `bellows` is: the bench
+ * measures the code `npm start` runs, not the sources as tsx transpiles them for development (tsx keeps every
+ * function's name with a call at each closure's creation, which the production bundle does not have).
+ */
+async function buildBenchServer() {
+  const esbuild = createRequire(import.meta.url)('esbuild');
+  const outfile = fileURLToPath(new URL('dist/bench/server.mjs', root));
+  await esbuild.build({
+    ...commonOptions(),
+    entryPoints: ['bench/server.ts'],
+    outfile,
+    format: 'esm',
+    banner: { js: ESM_REQUIRE },
+  }).finally(() => esbuild.stop());
+  return outfile;
+}
+
+// The packages written as CommonJS ask for Node's modules with require().
+const ESM_REQUIRE = "import { createRequire as __bellowsCreateRequire } from 'node:module'; const require = __bellowsCreateRequire(import.meta.url);";
+
 if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
-  if (!(process.argv.includes('--if-stale') && buildIsFresh(root))) await build().catch(() => process.exit(1));
+  if (process.argv.includes('--bench-server')) process.stdout.write(`${await buildBenchServer()}\n`);
+  else if (!(process.argv.includes('--if-stale') && buildIsFresh(root))) await build().catch(() => process.exit(1));
 }
 
 /**
