@@ -9,6 +9,7 @@ import { createReadCaches, type ReadCaches } from './platform/read-cache.ts';
 import { startDatabaseBus } from './platform/cache-bus.ts';
 import { createRateCounter } from './platform/rate-counters.ts';
 import { Storage } from './platform/git/storage.ts';
+import { configureGit } from './platform/git/command.ts';
 import { JobQueue } from './platform/jobs/queue.ts';
 import { createMetrics, type Metrics } from './platform/metrics.ts';
 import { createAuthenticator, type Authenticator } from './http/auth.ts';
@@ -53,6 +54,9 @@ declare module 'fastify' {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
   configurePasswordHashing(deps.config.passwordHashCost);
+  // A server process grows to hundreds of megabytes: its git calls start through a small helper process, whose
+  // forks are cheap, instead of holding its event loop for each fork (platform/git/spawner.ts).
+  configureGit({ helper: true });
   const app = Fastify({
     logger: deps.logger ?? false,
     // Requests are logged once, on response, by the conventions (without query strings).

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
 import { mkdtempSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startThroughHelper, type RemoteChild } from './spawner.ts';
 
 export interface GitRunOptions {
   /** Repository (bare) to run in; sets GIT_DIR so git never searches parent directories for another repo. */
@@ -70,10 +71,12 @@ const settings = {
   home: undefined as string | undefined,
   timeoutMs: 60_000,
   maxBuffer: 64 * 1024 * 1024,
+  /** Whether runGit starts its processes through the helper process (spawner.ts); the application turns it on. */
+  helper: false,
 };
 
 /** Server-wide defaults; call once at start-up with a server-owned home directory. */
-export function configureGit(opts: { binary?: string; home?: string; timeoutMs?: number; maxBuffer?: number }): void {
+export function configureGit(opts: { binary?: string; home?: string; timeoutMs?: number; maxBuffer?: number; helper?: boolean }): void {
   Object.assign(settings, Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)));
 }
 
@@ -127,7 +130,7 @@ function subcommand(args: readonly string[]): string {
   return 'other';
 }
 
-function observe(child: ChildProcess, args: readonly string[]): void {
+function observe(child: GitChild, args: readonly string[]): void {
   if (!observers.size) return;
   const started = process.hrtime.bigint();
   child.once('close', (code) => {
@@ -136,15 +139,18 @@ function observe(child: ChildProcess, args: readonly string[]): void {
   });
 }
 
-function start(args: string[], opts: GitRunOptions, stdio: StdioOptions): ChildProcess {
+/** What runGit uses of a git process, whether this process started it or the helper did. */
+type GitChild = Pick<ChildProcess, 'stdin' | 'stdout' | 'stderr' | 'kill' | 'on' | 'once'> | RemoteChild;
+
+function start(args: string[], opts: GitRunOptions, stdio: StdioOptions): ChildProcess;
+function start(args: string[], opts: GitRunOptions, stdio: 'helper'): GitChild;
+function start(args: string[], opts: GitRunOptions, stdio: StdioOptions | 'helper'): GitChild {
   invocations++;
   if (opts.gitDir) invocationsByRepo.set(opts.gitDir, (invocationsByRepo.get(opts.gitDir) ?? 0) + 1);
-  const child = spawn(settings.binary, args, {
-    cwd: opts.gitDir ?? opts.cwd ?? home(),
-    env: gitEnv(opts.env, opts.gitDir),
-    stdio,
-    windowsHide: true,
-  });
+  const cwd = opts.gitDir ?? opts.cwd ?? home();
+  const env = gitEnv(opts.env, opts.gitDir);
+  const child = (stdio === 'helper' ? startThroughHelper(settings.binary, args, cwd, env) : null)
+    ?? spawn(settings.binary, args, { cwd, env, stdio: stdio === 'helper' ? 'pipe' : stdio, windowsHide: true });
   observe(child, args);
   return child;
 }
@@ -159,7 +165,8 @@ export function runGit(args: string[], opts: GitRunOptions = {}): Promise<GitRes
   const maxBuffer = opts.maxBuffer ?? settings.maxBuffer;
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) return reject(new GitError(`${describe(args)}: aborted`, args, null, '', 'aborted'));
-    const child = start(args, opts, ['pipe', 'pipe', 'pipe']);
+    // Its output is read whole: the helper process may start it, sparing this one a fork (spawner.ts).
+    const child = settings.helper ? start(args, opts, 'helper') : start(args, opts, ['pipe', 'pipe', 'pipe']);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let outLen = 0;
