@@ -4,9 +4,8 @@
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import ssh2 from 'ssh2';
-
-const { utils } = ssh2;
+import { createRequire } from 'node:module';
+import type ssh2 from 'ssh2';
 
 export const HOST_KEY_TYPES = ['ed25519', 'rsa'] as const;
 
@@ -24,6 +23,8 @@ export function hostKeyFile(dataDir: string, type: (typeof HOST_KEY_TYPES)[numbe
  * parses, and a few tries are made before giving up.
  */
 function generateKeyPair(type: (typeof HOST_KEY_TYPES)[number]): { private: string; public: string } {
+  // Loaded only here: a start that finds its keys made does not load the SSH library.
+  const { utils } = createRequire(import.meta.url)('ssh2') as typeof ssh2;
   for (let tries = 0; ; tries++) {
     const pair = type === 'rsa' ? utils.generateKeyPairSync('rsa', { bits: 3072 }) : utils.generateKeyPairSync('ed25519');
     const parsed = utils.parseKey(pair.private);

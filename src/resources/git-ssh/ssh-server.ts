@@ -3,13 +3,17 @@
 // keyboard-interactive methods, no port forwarding, agent, X11 or subsystems. Limits: a connection must sign in
 // within LOGIN_GRACE_MS and may sit without a running command for IDLE_MS; a key runs at most
 // `maxSessionsPerKey` commands at once (per server process).
+import { createRequire } from 'node:module';
 import { createServer, type Socket } from 'node:net';
-import ssh2, { type Connection, type ServerChannel } from 'ssh2';
+import type ssh2 from 'ssh2';
+import type { Connection, ServerChannel } from 'ssh2';
 import type { ServiceDeps } from '../../platform/deps.ts';
 import { findSshKey, SSH_MESSAGES, type SshKeyRef } from './git-ssh.service.ts';
 import { runSshCommand, terminalMessage } from './ssh-command.ts';
 
-const { Server, utils } = ssh2;
+// The SSH library is loaded by the first connection, not by every worker's start (about 50 ms of it).
+let library: typeof ssh2 | undefined;
+const sshLibrary = (): typeof ssh2 => (library ??= createRequire(import.meta.url)('ssh2') as typeof ssh2);
 
 export interface SshServerOptions {
   hostKeys: Buffer[];
@@ -46,7 +50,8 @@ export function createSshServer(deps: ServiceDeps, o: SshServerOptions): SshServ
   // client has spoken, and one that never does must not hold a socket either.
   const deadlines = new Map<string, NodeJS.Timeout>();
 
-  const server = new Server({ hostKeys: o.hostKeys, ident: 'Bellows' }, (client, info) => {
+  let server: ssh2.Server | undefined;
+  const sshServer = () => (server ??= new (sshLibrary().Server)({ hostKeys: o.hostKeys, ident: 'Bellows' }, (client, info) => {
     const state = { active: 0 };
     connections.set(client, state);
     let key: SshKeyRef | null = null;
@@ -72,7 +77,7 @@ export function createSshServer(deps: ServiceDeps, o: SshServerOptions): SshServ
         if (!found) return fail();
         // Without a signature the client only asks whether the key would do.
         if (!ctx.signature) return ctx.accept();
-        const parsed = utils.parseKey(blob);
+        const parsed = sshLibrary().utils.parseKey(blob);
         if (parsed instanceof Error || !ctx.blob || parsed.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true) return fail();
         key = found;
         ctx.accept();
@@ -144,7 +149,7 @@ export function createSshServer(deps: ServiceDeps, o: SshServerOptions): SshServ
     client.on('request', (_accept, reject) => reject?.());
     client.on('tcpip', (_accept, reject) => reject());
     client.on('openssh.streamlocal', (_accept, reject) => reject());
-  });
+  }));
   const tcp = createServer((socket: Socket) => {
     const peer = `${socket.remoteAddress}:${socket.remotePort}`;
     deadlines.set(peer, setTimeout(() => socket.destroy(), loginGraceMs));
@@ -152,7 +157,13 @@ export function createSshServer(deps: ServiceDeps, o: SshServerOptions): SshServ
       clearTimeout(deadlines.get(peer));
       deadlines.delete(peer);
     });
-    server.injectSocket(socket);
+    try {
+      sshServer().injectSocket(socket);
+    } catch (err) {
+      // The library or the host keys could not be loaded: this connection is refused, the server goes on.
+      o.log.error({ err }, 'SSH server error');
+      socket.destroy();
+    }
   });
   tcp.on('error', (err: Error) => o.log.error({ err }, 'SSH server error'));
 
