@@ -47,6 +47,11 @@ process.on('message', (m) => {
   }
 });
 
+// A terminal's Ctrl-C and a service manager's SIGTERM reach every process of the group or unit: the helper stays
+// while its worker finishes what it serves (the primary tells the workers when to stop), and ends with it.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => {});
+
 // The worker is gone (it exited, or was killed): its git processes have nobody to answer.
 process.on('disconnect', () => {
   for (const child of children.values()) child.kill('SIGKILL');

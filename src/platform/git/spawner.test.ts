@@ -1,6 +1,6 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configureGit, GitError, runGit } from './command.ts';
@@ -103,4 +103,35 @@ test('a helper that dies fails the calls it held with a spawn error, and the nex
   assert.ok(second > 0);
   assert.notEqual(second, first);
   configureGit({ helper: false, binary: 'git' });
+});
+
+test('the helper stays through SIGINT and SIGTERM: its worker decides when to stop', async () => {
+  configureGit({ helper: true, binary: fake });
+  const helper = Number((await runGit(['parent'], { cwd: dir })).stdout.toString().trim());
+  process.kill(helper, 'SIGINT');
+  process.kill(helper, 'SIGTERM');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(Number((await runGit(['parent'], { cwd: dir })).stdout.toString().trim()), helper);
+  configureGit({ helper: false, binary: 'git' });
+});
+
+test('a helper ends when its worker ends', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const command = new URL('./command.ts', import.meta.url).href;
+  const code = `const m = await import(${JSON.stringify(command)}); m.configureGit({ helper: true, binary: ${JSON.stringify(fake)} });`
+    + ` process.stdout.write((await m.runGit(['parent'], { cwd: ${JSON.stringify(dir)} })).stdout); process.exit(0);`;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const helper = Number(r.stdout.trim());
+  assert.ok(helper > 0);
+  // Ended: gone, or a zombie nobody reaped (its new parent may be a container's init that does not reap).
+  const alive = () => {
+    try {
+      return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${helper}/stat`, 'utf8'));
+    } catch {
+      return false;
+    }
+  };
+  for (let i = 0; i < 50 && alive(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(alive(), false);
 });
