@@ -135,3 +135,28 @@ test('a helper ends when its worker ends', async () => {
   for (let i = 0; i < 50 && alive(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
   assert.equal(alive(), false);
 });
+
+test('through the helper, close comes after the last chunk, also for a reader that pauses', async () => {
+  const { startThroughHelper } = await import('./spawner.ts');
+  const child = startThroughHelper(fake, ['echo'], dir, { PATH: process.env.PATH ?? '/usr/bin:/bin' });
+  assert.ok(child);
+  const input = Buffer.alloc(1024 * 1024);
+  for (let i = 0; i < input.length; i++) input[i] = i % 253;
+  const got: Buffer[] = [];
+  let closedAt = -1;
+  child.stdout.on('data', (chunk: Buffer) => {
+    got.push(chunk);
+    // A reader applying back-pressure: it takes the next chunk a moment later.
+    child.stdout.pause();
+    setTimeout(() => child.stdout.resume(), 1);
+  });
+  child.stderr.resume();
+  const closed = new Promise<number | null>((resolve) => child.on('close', (code: number | null) => {
+    closedAt = Buffer.concat(got).length;
+    resolve(code);
+  }));
+  child.stdin.end(input);
+  assert.equal(await closed, 0);
+  assert.equal(closedAt, input.length);
+  assert.ok(Buffer.concat(got).equals(input));
+});
