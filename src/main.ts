@@ -4,10 +4,13 @@ import { join } from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import pino from 'pino';
 import { loadConfig, type Config } from './config/index.ts';
-import { openDatabase } from './platform/db/index.ts';
+import type { Database } from './platform/db/index.ts';
 import type { Machine } from './platform/machines.ts';
 
 const STOP_DELAY_MS = 10_000;
+// The other workers start once the first has answered its first request, or this long after it listens if no
+// request comes: started at once, their start shared the two cores with that first answer.
+const OTHERS_AFTER_MS = 500;
 // Leftovers of work stopped mid-way are removed at start once older than any push may run (30 minutes).
 const LEFTOVER_AGE_MS = 60 * 60_000;
 
@@ -21,11 +24,19 @@ export async function serve(): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.logLevel });
   mkdirSync(config.dataDir, { recursive: true });
-  // Opened (an SQLite file made and turned to WAL) before any worker opens it.
-  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  // The workers start now: they load and build the application while this process migrates and makes root, and
-  // listen only once it has (see `release`).
+  // The workers start first: they load and build the application while this process loads the database modules,
+  // migrates and makes root, and listen only once it has (see `release`).
   const workers = config.workers === 1 ? null : startWorkers(config, log);
+  let database: Database;
+  try {
+    // Opened (an SQLite file made and turned to WAL) long before a worker, still loading, opens it; and were they
+    // at it together, the busy timeout set first makes the other wait.
+    const { openDatabase } = await import('./platform/db/index.ts');
+    database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  } catch (e) {
+    workers?.abort();
+    throw e;
+  }
   try {
     await prepare(config, log, database, workers);
   } catch (e) {
@@ -34,7 +45,7 @@ export async function serve(): Promise<void> {
   }
 }
 
-async function prepare(config: Config, log: pino.Logger, database: ReturnType<typeof openDatabase>, workers: Workers | null): Promise<void> {
+async function prepare(config: Config, log: pino.Logger, database: Database, workers: Workers | null): Promise<void> {
   // Loaded once the workers are started (they load the application meanwhile).
   const [{ ensureRoot }, { systemClock }, { createReadCaches }, { JobQueue }, { Storage }, { ensureHostKeys }, { joinInstallation, oneStartAtATime }] = await Promise.all([
     import('./resources/users/users.service.ts'), import('./platform/clock.ts'), import('./platform/read-cache.ts'), import('./platform/jobs/queue.ts'),
@@ -99,6 +110,7 @@ function appLogger(config: Config) {
 
 async function serveWorker(config: Config): Promise<void> {
   // The primary has migrated the database already.
+  const { openDatabase } = await import('./platform/db/index.ts');
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   // A terminal's Ctrl-C reaches every process of the group; the primary decides and tells the workers.
   process.on('SIGINT', () => {});
@@ -113,7 +125,7 @@ async function serveWorker(config: Config): Promise<void> {
 }
 
 /** Builds the application and listens; returns how to stop it gracefully. */
-async function listen(config: Config, database: ReturnType<typeof openDatabase>, worker: { skip: Array<'SIGINT'> } | null, machine: Machine | null = null): Promise<(signal?: string) => void> {
+async function listen(config: Config, database: Database, worker: { skip: Array<'SIGINT'> } | null, machine: Machine | null = null): Promise<(signal?: string) => void> {
   // Loaded here, not at the top: a primary that only supervises workers never loads the application.
   const { buildApp } = await import('./app.ts');
   const app = await buildApp({ config, database, logger: appLogger(config) });
@@ -132,6 +144,8 @@ async function listen(config: Config, database: ReturnType<typeof openDatabase>,
     await database.close();
   });
   await app.listen({ port: config.port, host: config.host });
+  // The primary starts the other workers once this one has answered (see startWorkers).
+  if (worker) app.server.once('request', (_req, res) => res.once('close', () => process.send?.({ bellows: 'answered' })));
   if (ssh) {
     const port = await ssh.listen(config.sshPort, config.host);
     if (!worker) app.log.info({ port }, 'serving git over SSH');
@@ -175,7 +189,9 @@ function startWorkers(config: Config, log: pino.Logger): Workers {
   process.on('SIGINT', () => stop('SIGINT'));
   // Workers that asked to listen before the database was ready; answered on release.
   const asking = new Set<Worker>();
+  let firstAnswered = () => {};
   cluster.on('message', (worker, m: { bellows?: string }) => {
+    if (m?.bellows === 'answered' && worker === workers[0]) firstAnswered();
     if (m?.bellows !== 'may-listen') return;
     if (released) worker.send({ bellows: 'listen' });
     else asking.add(worker);
@@ -201,9 +217,14 @@ function startWorkers(config: Config, log: pino.Logger): Workers {
     w.once('exit', (code) => reject(new Error(`a worker exited with ${code} while starting`)));
   });
   // The first worker starts alone, with a core of its own while it loads and builds the application, so that the
-  // first answer comes as early as it can; the others start once it listens.
+  // first answer comes as early as it can; the others start once it has given that answer (or OTHERS_AFTER_MS
+  // after it listens, when no request comes).
   const workers = [start()];
-  const listening = listens(workers[0]!).then(() => {
+  const answered = new Promise<void>((resolve) => (firstAnswered = resolve));
+  const listening = listens(workers[0]!).then(async () => {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([answered, new Promise<void>((resolve) => (timer = setTimeout(resolve, OTHERS_AFTER_MS)))]);
+    clearTimeout(timer);
     if (stopping) return;
     const others = Array.from({ length: config.workers - 1 }, start);
     workers.push(...others);
