@@ -18,7 +18,9 @@ import { genReqId, installBodyParsers, installConventions, installHeadAnswers, p
 import { installMultipart } from './http/multipart.ts';
 import { createRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { registerHealth, registerMetrics } from './http/health.ts';
-import { registerJobs, registerResources } from './resources/index.ts';
+import { PROJECT_PATH_SUFFIXES, registerJobs, registerResources } from './resources/index.ts';
+import { projectPathFolder } from './http/project-paths.ts';
+import { ROUTER_OPTIONS } from './http/route.ts';
 import { activeBroadcastMessages } from './resources/broadcast-messages/broadcast-messages.service.ts';
 import { broadcastBannersHtml } from './resources/broadcast-messages/broadcast-messages.presenter.ts';
 import { registerOAuth } from './oauth/index.ts';
@@ -62,6 +64,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Requests are logged once, on response, by the conventions (without query strings).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId,
+    // Paths below a project's full path reach one route per suffix (http/project-paths.ts).
+    rewriteUrl: projectPathFolder(PROJECT_PATH_SUFFIXES),
     trustProxy: false,
     // GET routes answer HEAD from their own route entry (http/plumbing.ts, installHeadAnswers), not from a copy.
     exposeHeadRoutes: false,
@@ -74,12 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: (err, req, reply) => sendRendered(reply, renderFrameworkError(err, req)),
     // Requests Node refuses before routing (malformed, headers too large) are answered in v4 shapes too.
     clientErrorHandler,
-    routerOptions: {
-      ignoreTrailingSlash: true,
-      ignoreDuplicateSlashes: true,
-      maxParamLength: 2048,
-      querystringParser: parseQuery,
-    },
+    routerOptions: { ...ROUTER_OPTIONS, querystringParser: parseQuery },
   });
 
   app.decorate('config', deps.config);

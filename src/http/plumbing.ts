@@ -4,7 +4,7 @@ import FindMyWay from 'find-my-way';
 import { parseHeadOnSendHandlers } from 'fastify/lib/head-route.js';
 import qs from 'qs';
 import { methodNotAllowed, queryTooLong, routeNotFound, sendRendered, serviceUnavailable, tooManyRequests } from './errors.ts';
-import { API_PREFIX } from './route.ts';
+import { API_PREFIX, ROUTER_OPTIONS } from './route.ts';
 import { announceCacheVoid, settled } from '../platform/cache-bus.ts';
 import { runInReadScope } from '../platform/db/index.ts';
 import { sha256 } from '../platform/crypto/tokens.ts';
@@ -217,7 +217,7 @@ export function installConventions(app: FastifyInstance): void {
     const actor = (req as { actor?: { user: { id: number; username: string } | null; token: { kind: string; id: number } | null } }).actor;
     req.log.info({
       method: req.method,
-      path: req.url.split('?')[0],
+      path: req.originalUrl.split('?')[0],
       route: req.routeOptions?.url ?? null,
       status: reply.statusCode,
       duration_s: Math.round(reply.elapsedTime) / 1000,
@@ -271,7 +271,7 @@ export function installConventions(app: FastifyInstance): void {
   let mirror: ReturnType<typeof FindMyWay> | null = null;
   const mirrorOf = (): ReturnType<typeof FindMyWay> => {
     if (mirror) return mirror;
-    const built = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true });
+    const built = FindMyWay({ ...ROUTER_OPTIONS });
     for (const [m, url] of noted) {
       try {
         built.on(m as any, url, () => {});

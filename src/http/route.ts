@@ -65,6 +65,13 @@ export interface ApiRequest<I = Record<string, unknown>> extends FastifyRequest 
 
 export const API_PREFIX = '/api/v4';
 
+/**
+ * How every router of the application reads a path (fastify's, and the mirror that answers 405): repeated and trailing
+ * slashes ignored, and room for the longest project path in one parameter, URL-encoded as an API `:id` or folded
+ * below `/-/project/` (http/project-paths.ts): 21 segments of up to 255 characters and their 20 `%2F`.
+ */
+export const ROUTER_OPTIONS = { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 8192 } as const;
+
 export interface DeclaredRoute {
   method: RouteDef['method'];
   /** Full URL pattern, e.g. "/api/v4/projects/:id". */

@@ -38,22 +38,25 @@ import { commitRoutes } from './repository/commits.routes.ts';
 import { storageMoveJobs, storageMoveRoutes } from './storage-moves/storage-moves.routes.ts';
 import { applicationSettingRoutes } from './application-settings/application-settings.routes.ts';
 import { importJobs } from './projects/projects.import.ts';
-import { registerGitHttp } from './git-http/git-http.routes.ts';
+import { GIT_HTTP_SUFFIXES, registerGitHttp } from './git-http/git-http.routes.ts';
 import { snippetRoutes } from './snippets/snippets.routes.ts';
 import { wikiRoutes } from './wikis/wikis.routes.ts';
 import { markdownRoutes } from './markdown/markdown.routes.ts';
 import { registerStoredFiles } from './uploads/uploads.files.ts';
-import { registerProjectUploadFiles, uploadRoutes } from './uploads/uploads.routes.ts';
+import { registerProjectUploadFiles, UPLOAD_FILE_SUFFIX, uploadRoutes } from './uploads/uploads.routes.ts';
 import { uploadJobs } from './uploads/uploads.service.ts';
 import { alertRoutes } from './alerts/alerts.routes.ts';
 import { searchRoutes } from './search/search.routes.ts';
-import { registerAlertNotifications } from './alerts/notify.routes.ts';
+import { ALERT_NOTIFY_SUFFIXES, registerAlertNotifications } from './alerts/notify.routes.ts';
 import { registerMetricImageFiles } from './alerts/metric-images.files.ts';
 import { notificationJobs } from './notifications/notifications.jobs.ts';
 import { registerUnsubscribe } from './notifications/unsubscribe.routes.ts';
 import { webhookJobs, webhookRoutes } from './webhooks/webhooks.routes.ts';
 
 /** Every resource area of the API, registered in a fixed order. */
+/** What the routes below a project's full path end with (http/project-paths.ts folds those paths for the router). */
+export const PROJECT_PATH_SUFFIXES: readonly string[] = [...Object.values(GIT_HTTP_SUFFIXES), UPLOAD_FILE_SUFFIX, ...Object.values(ALERT_NOTIFY_SUFFIXES)];
+
 export async function registerResources(app: FastifyInstance): Promise<void> {
   registerRoutes(app, [
     ...metadataRoutes,

@@ -47,7 +47,10 @@ test('an unsupported media type and malformed JSON (also in a form or with a cha
 });
 
 test('a path segment over the router limit answers 414, broken percent-encoding 400', async () => {
-  let r = await call(t.app, 'GET', `/projects/${'a'.repeat(3000)}`, { token: admin.token });
+  // Room for the longest project path (21 segments of 255 characters, URL-encoded as one); past that, 414.
+  let r = await call(t.app, 'GET', `/projects/${Array.from({ length: 21 }, () => 'a'.repeat(255)).join('%2F')}`, { token: admin.token });
+  assert.deepEqual([r.status, r.body], [404, { message: '404 Project Not Found' }]);
+  r = await call(t.app, 'GET', `/projects/${'a'.repeat(9000)}`, { token: admin.token });
   assert.deepEqual([r.status, r.body], [414, { message: '414 Request-URI Too Large' }]);
   r = await call(t.app, 'GET', '/projects/%E0%A4%A/repository/tree', { token: admin.token });
   assert.deepEqual([r.status, r.body], [400, { error: '400 Bad Request' }]);

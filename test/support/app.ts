@@ -11,7 +11,7 @@ import { loadConfig, type Config } from '../../src/config/index.ts';
 import { openDatabase } from '../../src/platform/db/index.ts';
 import { buildApp } from '../../src/app.ts';
 import { ManualClock, type Clock } from '../../src/platform/clock.ts';
-import { declaredRoutes, type DeclaredRoute } from '../../src/http/route.ts';
+import { declaredRoutes, ROUTER_OPTIONS, type DeclaredRoute } from '../../src/http/route.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -158,7 +158,7 @@ const routers = new WeakMap<FastifyInstance, ReturnType<typeof FindMyWay>>();
 export function declaredRoute(app: FastifyInstance, method: string, url: string): DeclaredRoute | undefined {
   let router = routers.get(app);
   if (!router) {
-    router = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 2048 });
+    router = FindMyWay({ ...ROUTER_OPTIONS });
     for (const r of declaredRoutes(app)) router.on(r.method, r.url, () => {}, r);
     routers.set(app, router);
   }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { NotFoundError, UnauthorizedError } from '../../platform/errors.ts';
 import { liveProjectByPath } from '../../platform/project-rows.ts';
+import { projectPathOf, projectPathRoute } from '../../http/project-paths.ts';
 import {
   authenticateNotification, integrationByEndpoint, parseBody, parseGeneric, parsePrometheus, prometheusIntegrations, receiveAlerts,
 } from './alerts.service.ts';
@@ -15,8 +16,6 @@ import {
 
 /** The reference's limit for alert payloads. */
 export const MAX_PAYLOAD_BYTES = 1024 * 1024;
-/** Namespaces nest up to 20 levels; the project's own segment makes 21. */
-const MAX_DEPTH = 21;
 
 function bearer(req: FastifyRequest): string | null {
   const h = req.headers.authorization;
@@ -24,14 +23,8 @@ function bearer(req: FastifyRequest): string | null {
   return m ? m[1] : null;
 }
 
-function projectPath(params: Record<string, string>): string {
-  const segments: string[] = [];
-  for (let i = 0; params[`s${i}`] !== undefined; i++) segments.push(params[`s${i}`]);
-  return segments.join('/');
-}
-
-async function projectOf(app: FastifyInstance, params: Record<string, string>) {
-  const path = projectPath(params);
+async function projectOf(app: FastifyInstance, req: FastifyRequest) {
+  const path = projectPathOf(req);
   const project = path.includes('\u0000') ? undefined : await liveProjectByPath(app, path.toLowerCase());
   if (!project) throw new NotFoundError('Project');
   return project;
@@ -39,7 +32,7 @@ async function projectOf(app: FastifyInstance, params: Record<string, string>) {
 
 async function notifyGeneric(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
   const params = req.params as Record<string, string>;
-  const project = await projectOf(app, params);
+  const project = await projectOf(app, req);
   const endpoint = params.endpoint.endsWith('.json') ? params.endpoint.slice(0, -5) : '';
   const integration = await integrationByEndpoint(app.db, project.id, endpoint);
   if (!integration) throw new NotFoundError('Integration');
@@ -52,7 +45,7 @@ async function notifyGeneric(app: FastifyInstance, req: FastifyRequest, reply: F
 
 async function notifyPrometheus(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
   // An unknown project answers like a wrong token, so that this path tells nobody which private projects exist.
-  const project = await projectOf(app, req.params as Record<string, string>).catch((e) => {
+  const project = await projectOf(app, req).catch((e) => {
     if (e instanceof NotFoundError) throw new UnauthorizedError();
     throw e;
   });
@@ -62,16 +55,16 @@ async function notifyPrometheus(app: FastifyInstance, req: FastifyRequest, reply
   return reply.code(200).send();
 }
 
+/** The notification routes' suffixes below a project path (see http/project-paths.ts). */
+export const ALERT_NOTIFY_SUFFIXES = { generic: '/alerts/notify/:name/:endpoint', prometheus: '/prometheus/alerts/notify.json' } as const;
+
 export function registerAlertNotifications(app: FastifyInstance): void {
   app.register(async (scope) => {
     // Whatever the sender calls its body, it is read as text (at most 1 MB) and must be JSON.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MAX_PAYLOAD_BYTES }, (_req, body, done) => done(null, body));
     const opts = { schema: { hide: true } as object, bodyLimit: MAX_PAYLOAD_BYTES };
-    for (let depth = 2; depth <= MAX_DEPTH; depth++) {
-      const prefix = '/' + Array.from({ length: depth }, (_, i) => `:s${i}`).join('/');
-      scope.post(`${prefix}/alerts/notify/:name/:endpoint`, opts, (req, reply) => notifyGeneric(app, req, reply));
-      scope.post(`${prefix}/prometheus/alerts/notify.json`, opts, (req, reply) => notifyPrometheus(app, req, reply));
-    }
+    scope.post(projectPathRoute(ALERT_NOTIFY_SUFFIXES.generic), opts, (req, reply) => notifyGeneric(app, req, reply));
+    scope.post(projectPathRoute(ALERT_NOTIFY_SUFFIXES.prometheus), opts, (req, reply) => notifyPrometheus(app, req, reply));
   });
 }

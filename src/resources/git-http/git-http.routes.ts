@@ -8,13 +8,13 @@ import { answerLsRefs, readLsRefsRequest } from '../../platform/git/ls-refs.ts';
 import { FLUSH, pkt, readPushHead } from '../../platform/git/pktline.ts';
 import { anonymous, type Actor } from '../../http/auth.ts';
 import { checkSignIn } from '../../platform/sign-in.ts';
+import { projectPathOf, projectPathRoute } from '../../http/project-paths.ts';
 import { ForbiddenError, InvalidTokenError, UnauthorizedError } from '../../platform/errors.ts';
 import { MESSAGES } from './push-policy.ts';
 import { drain, gitProtocolEnv, GitRefusal, openGitTarget, servePush, type GitTarget } from './git-service.ts';
 
 type Service = 'git-upload-pack' | 'git-receive-pack';
 
-const MAX_DEPTH = 21;
 const REALM = 'Basic realm="Bellows"';
 
 class GitHttpRefusal extends Error {
@@ -65,8 +65,7 @@ async function gitActor(app: FastifyInstance, req: FastifyRequest): Promise<Acto
 
 async function resolveTarget(app: FastifyInstance, req: FastifyRequest, service: Service): Promise<GitTarget> {
   const actor = await gitActor(app, req);
-  const segments = (req.params as Record<string, string>);
-  const parts = Object.keys(segments).filter((k) => /^s\d+$/.test(k)).sort((a, b) => Number(a.slice(1)) - Number(b.slice(1))).map((k) => segments[k]);
+  const parts = projectPathOf(req).split('/');
   const last = parts[parts.length - 1] ?? '';
   // What the caller cannot see asks an anonymous caller for credentials first.
   const challengeOrMissing = () => new GitHttpRefusal(actor.user ? 404 : 401, actor.user ? MESSAGES.notFound : 'HTTP Basic: Access denied', !actor.user);
@@ -196,17 +195,17 @@ async function receivePack(app: FastifyInstance, req: FastifyRequest, reply: Fas
   return reply.send(await servePush(app, target, head, body, (err, msg) => req.log.error({ err }, msg)));
 }
 
+/** The smart HTTP routes' suffixes below a project path (`<path>.git/info/refs`; see http/project-paths.ts). */
+export const GIT_HTTP_SUFFIXES = { infoRefs: '/info/refs', uploadPack: '/git-upload-pack', receivePack: '/git-receive-pack' } as const;
+
 /** Registers the smart HTTP routes for namespaces of any depth up to the reference's limit. */
 export function registerGitHttp(app: FastifyInstance): void {
   app.register(async (scope) => {
     // The request bodies are handed over as streams: no buffering, no body limit.
     scope.addContentTypeParser(['application/x-git-upload-pack-request', 'application/x-git-receive-pack-request'], (_req, payload, done) => done(null, payload));
-    for (let depth = 2; depth <= MAX_DEPTH; depth++) {
-      const prefix = '/' + Array.from({ length: depth }, (_, i) => `:s${i}`).join('/');
-      const hide = { schema: { hide: true } as any };
-      scope.get(`${prefix}/info/refs`, hide, (req, reply) => infoRefs(scope, req, reply));
-      scope.post(`${prefix}/git-upload-pack`, { ...hide, config: { readOnly: true } }, (req, reply) => uploadPack(scope, req, reply));
-      scope.post(`${prefix}/git-receive-pack`, hide, (req, reply) => receivePack(scope, req, reply));
-    }
+    const hide = { schema: { hide: true } as any };
+    scope.get(projectPathRoute(GIT_HTTP_SUFFIXES.infoRefs), hide, (req, reply) => infoRefs(scope, req, reply));
+    scope.post(projectPathRoute(GIT_HTTP_SUFFIXES.uploadPack), { ...hide, config: { readOnly: true } }, (req, reply) => uploadPack(scope, req, reply));
+    scope.post(projectPathRoute(GIT_HTTP_SUFFIXES.receivePack), hide, (req, reply) => receivePack(scope, req, reply));
   });
 }

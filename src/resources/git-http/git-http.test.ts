@@ -184,6 +184,35 @@ describe('clone and fetch', () => {
   });
 });
 
+describe('paths below a project', () => {
+  test('namespaces of 1 to 20 levels reach the project; no other depth is a route; other methods answer 405', async () => {
+    const refs = (path: string) => t.app.inject({ method: 'GET', url: `${path}/info/refs?service=git-upload-pack` });
+    // Repeated and trailing slashes are read as one.
+    let res = await refs(`//${publicProject.full_path.replace('/', '//')}.git/`);
+    assert.equal(res.statusCode, 200);
+    assert.match(res.body, /^001e# service=git-upload-pack\n0000/);
+    // 21 segments (20 levels of groups, then the project) are asked for, as a project that may exist; 22 and 1 are no route.
+    const segments = (n: number) => Array.from({ length: n }, (_, i) => `g${i}`).join('/');
+    res = await refs(`/${segments(20)}/p.git`);
+    assert.equal(res.statusCode, 401);
+    assert.equal(res.headers['www-authenticate'], 'Basic realm="Bellows"');
+    for (const path of [`/${segments(21)}/p.git`, `/${publicProject.full_path.replace('/', '%2F')}.git`]) {
+      res = await refs(path);
+      assert.equal(res.statusCode, 404, path);
+      assert.deepEqual(res.json(), { error: '404 Not Found' });
+    }
+    // A project path longer than 2,000 characters is one too.
+    res = await refs(`/${'a'.repeat(1500)}/${'b'.repeat(700)}.git`);
+    assert.equal(res.statusCode, 401);
+    res = await t.app.inject({ method: 'PUT', url: `/${publicProject.full_path}.git/info/refs` });
+    assert.equal(res.statusCode, 405);
+    assert.equal(res.headers.allow, 'OPTIONS, GET, HEAD');
+    res = await t.app.inject({ method: 'GET', url: `/${publicProject.full_path}.git/git-upload-pack` });
+    assert.equal(res.statusCode, 405);
+    assert.equal(res.headers.allow, 'OPTIONS, POST');
+  });
+});
+
 describe('push policy', () => {
   test('a developer may push a new branch with a URL-encodable name', async () => {
     const dir = await workdir(project, 'dev-branch');

@@ -6,6 +6,7 @@ import { Entity } from '../../http/response-schemas.ts';
 import { findProject } from '../../http/access.ts';
 import { routeNotFound, sendRendered } from '../../http/errors.ts';
 import { NotFoundError } from '../../platform/errors.ts';
+import { projectPathOf, projectPathRoute } from '../../http/project-paths.ts';
 import { projectUploadFile, saveProjectUpload } from './uploads.service.ts';
 import { sendStoredFile } from './uploads.files.ts';
 
@@ -32,16 +33,12 @@ export const uploadRoutes: RouteDef<any>[] = [
   },
 ];
 
-/** Namespaces nest up to 20 levels; the project's own segment makes 21. */
-const MAX_DEPTH = 21;
 
 async function serveUpload(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
   const params = req.params as Record<string, string>;
-  const segments: string[] = [];
-  for (let i = 0; params[`s${i}`] !== undefined; i++) segments.push(params[`s${i}`]);
   const actor = await app.auth.authenticate(req, {});
   try {
-    const { project } = await findProject(app, actor, segments.join('/'), 'read_project');
+    const { project } = await findProject(app, actor, projectPathOf(req), 'read_project');
     const path = await projectUploadFile(app, project.id, params.secret, params.filename);
     if (!path) return sendRendered(reply, routeNotFound);
     return sendStoredFile(reply, path, params.filename);
@@ -51,11 +48,10 @@ async function serveUpload(app: FastifyInstance, req: FastifyRequest, reply: Fas
   }
 }
 
+/** The upload files' suffix below a project path (see http/project-paths.ts). */
+export const UPLOAD_FILE_SUFFIX = '/uploads/:secret/:filename';
+
 /** `/<namespace>/<project>/uploads/<secret>/<filename>` for projects at any depth. */
 export function registerProjectUploadFiles(scope: FastifyInstance, app: FastifyInstance): void {
-  const hide = { schema: { hide: true } as object };
-  for (let depth = 2; depth <= MAX_DEPTH; depth++) {
-    const prefix = '/' + Array.from({ length: depth }, (_, i) => `:s${i}`).join('/');
-    scope.get(`${prefix}/uploads/:secret/:filename`, hide, (req, reply) => serveUpload(app, req, reply));
-  }
+  scope.get(projectPathRoute(UPLOAD_FILE_SUFFIX), { schema: { hide: true } as object }, (req, reply) => serveUpload(app, req, reply));
 }
