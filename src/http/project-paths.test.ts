@@ -30,7 +30,7 @@ test('where two suffixes fit, the one after fewer segments wins', () => {
 });
 
 test('API paths and paths without a suffix are left alone', () => {
-  for (const url of ['/api/v4/projects/1/repository/branches/git-upload-pack', '/api/v4/projects/1', '/-/readiness', '/group/project/-/issues', '/a/b/info/refsx', '/a/b/uploads/x']) {
+  for (const url of ['/api/v4/projects/1/repository/branches/git-upload-pack', '//api/v4/projects/1/repository/branches/git-upload-pack', '/api/v4/projects/1', '/-/readiness', '/group/project/-/issues', '/a/b/info/refsx', '/a/b/uploads/x']) {
     assert.equal(at(url), url);
   }
 });

@@ -13,6 +13,8 @@ import { API_PREFIX } from './route.ts';
 // What reaches the router is what reached it before, but for the fold: a path of 1 or of more than 21 segments is not
 // folded and finds no route, and a raw `/-/project/...` path has 3 segments before its suffix, so it is folded too
 // (into a project path beginning with `-`, which no namespace has): the routes are reached only through the fold.
+// API paths are never folded, repeated slashes or not, so that no API route (a branch called `git-upload-pack`) is
+// shadowed; no namespace is called `api`.
 
 export const PROJECT_PATH_PARAM = 'project_path';
 const FOLDED = '/-/project/';
@@ -46,6 +48,7 @@ export function projectPathFolder(suffixes: readonly string[]): (req: { url?: st
     if (!markers.some((m) => path.includes(m))) return url;
     // As the router reads it: repeated and trailing slashes ignored.
     const segments = path.split('/').filter((seg) => seg !== '');
+    if (segments[0] === 'api') return url;
     let fold = 0;
     for (const t of templates) {
       const n = segments.length - t.length;
