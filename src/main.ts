@@ -198,7 +198,13 @@ function startWorkers(config: Config, log: pino.Logger): Workers {
   });
   let started = false;
   const restarts: number[] = [];
-  const start = (): Worker => cluster.fork();
+  const start = (): Worker => {
+    const w = cluster.fork();
+    // A message sent to a worker as it exits (a relayed cache void, its stop) fails on the closed channel with EPIPE.
+    // What it was told no longer matters and its exit is handled below; without a listener, the error ended the primary.
+    w.on('error', (err) => log.debug({ err, worker: w.process.pid }, 'a message to an exiting worker was lost'));
+    return w;
+  };
   cluster.on('exit', (worker, code, signal) => {
     if (stopping || !started) return;
     log.error({ worker: worker.process.pid, code, signal }, 'a worker stopped; starting another');
