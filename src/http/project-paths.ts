@@ -16,7 +16,7 @@ import { API_PREFIX } from './route.ts';
 // API paths are never folded, repeated slashes or not, so that no API route (a branch called `git-upload-pack`) is
 // shadowed; no namespace is called `api`.
 
-export const PROJECT_PATH_PARAM = 'project_path';
+const PROJECT_PATH_PARAM = 'project_path';
 const FOLDED = '/-/project/';
 const MIN_SEGMENTS = 2;
 const MAX_SEGMENTS = 21;

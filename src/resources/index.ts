@@ -53,10 +53,10 @@ import { notificationJobs } from './notifications/notifications.jobs.ts';
 import { registerUnsubscribe } from './notifications/unsubscribe.routes.ts';
 import { webhookJobs, webhookRoutes } from './webhooks/webhooks.routes.ts';
 
-/** Every resource area of the API, registered in a fixed order. */
 /** What the routes below a project's full path end with (http/project-paths.ts folds those paths for the router). */
 export const PROJECT_PATH_SUFFIXES: readonly string[] = [...Object.values(GIT_HTTP_SUFFIXES), UPLOAD_FILE_SUFFIX, ...Object.values(ALERT_NOTIFY_SUFFIXES)];
 
+/** Every resource area of the API, registered in a fixed order. */
 export async function registerResources(app: FastifyInstance): Promise<void> {
   registerRoutes(app, [
     ...metadataRoutes,

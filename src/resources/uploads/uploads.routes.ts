@@ -33,7 +33,6 @@ export const uploadRoutes: RouteDef<any>[] = [
   },
 ];
 
-
 async function serveUpload(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
   const params = req.params as Record<string, string>;
   const actor = await app.auth.authenticate(req, {});
