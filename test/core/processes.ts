@@ -81,7 +81,11 @@ export interface Server {
 }
 
 /** `bellows serve` as a real process; resolves once /-/readiness answers 200. */
-export async function startServer(env: Record<string, string>): Promise<Server> {
+/**
+ * Starts `bellows serve` and waits until `/-/readiness` answers 200, or, with `until`, until its output satisfies it
+ * (no request is sent then).
+ */
+export async function startServer(env: Record<string, string>, opts: { until?: (output: string) => boolean } = {}): Promise<Server> {
   const port = await freePort();
   const sshPort = env.BELLOWS_SSH_PORT ? Number(env.BELLOWS_SSH_PORT) : await freePort();
   const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1', BELLOWS_SSH_PORT: String(sshPort) }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -94,11 +98,15 @@ export async function startServer(env: Record<string, string>): Promise<Server> 
   const deadline = Date.now() + 90_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${out}`);
-    try {
-      const r = await fetch(`${url}/-/readiness`);
-      if (r.status === 200) break;
-    } catch {
-      /* not listening yet */
+    if (opts.until) {
+      if (opts.until(out)) break;
+    } else {
+      try {
+        const r = await fetch(`${url}/-/readiness`);
+        if (r.status === 200) break;
+      } catch {
+        /* not listening yet */
+      }
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');

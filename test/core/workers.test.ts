@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { BIN, callServer, freePort, scratch, startServer } from './processes.ts';
+import { callServer, scratch, startServer } from './processes.ts';
 
 // `bellows serve` with two workers sharing the port: a write through one worker is seen at once by reads on the
 // other, although each keeps read caches (credentials, authorisations and rules for a minute here, refs until
@@ -65,26 +64,15 @@ test('two workers: revocations, edits and new branches are seen by the next read
 
 test('two workers: with no request at all, the second worker starts too and the server reports serving with both', async () => {
   const sc = await scratch();
-  const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...sc.env, BELLOWS_WORKERS: '2', PORT: String(port), HOST: '127.0.0.1', BELLOWS_SSH_PORT: String(await freePort()) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (d) => { out += d; });
-  child.stderr.on('data', (d) => { out += d; });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // The first worker is not asked anything: the others start a moment after it listens all the same.
+  const server = await startServer({ ...sc.env, BELLOWS_WORKERS: '2' }, { until: (out) => out.includes('"msg":"serving"') });
   try {
-    // The first worker is not asked anything: the others start a moment after it listens all the same.
-    const deadline = Date.now() + 90_000;
-    while (!out.includes('"msg":"serving"') && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const serving = out.split('\n').find((l) => l.includes('"msg":"serving"'));
-    assert.ok(serving, out);
+    const serving = server.output().split('\n').find((l) => l.includes('"msg":"serving"'))!;
     assert.equal(JSON.parse(serving).workers, 2);
-    assert.equal((await fetch(`http://127.0.0.1:${port}/-/readiness`)).status, 200);
+    assert.equal((await fetch(`${server.url}/-/readiness`)).status, 200);
   } finally {
-    child.kill('SIGTERM');
-    const code = await exited;
+    const code = await server.stop('SIGTERM');
+    const out = server.output();
     await sc.cleanup();
     assert.equal(code, 0, out);
     assert.equal(out.split('\n').filter((l) => l.includes('"msg":"stopping"')).length, 3, 'the primary and both workers stop: ' + out);
