@@ -41,8 +41,10 @@ test('a marked statement is never kept prepared on PostgreSQL; the same rows eit
       assert.deepEqual([r.body.map((x: any) => x.title), r.headers['x-total']], [['crash with label'], '1']);
     }
     if (postgres) {
-      const kept = (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db)).rows.map((r) => r.statement);
-      assert.ok(!kept.some((s) => s.includes('like') && s.includes('"issues"')), 'no search of issues is kept prepared');
+      // Whichever pool connection answers; the one the transaction above used keeps that test's own unmarked statement.
+      const ours = base().compile().sql;
+      const kept = (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db)).rows.map((r) => r.statement).filter((s) => s !== ours);
+      assert.ok(!kept.some((s) => s.includes('like') && s.includes('"issues"')), `no search of issues is kept prepared: ${kept.filter((s) => s.includes('like')).join(' | ')}`);
     }
   } finally {
     await t.close();
