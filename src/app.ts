@@ -14,7 +14,7 @@ import { JobQueue } from './platform/jobs/queue.ts';
 import { createMetrics, type Metrics } from './platform/metrics.ts';
 import { createAuthenticator, type Authenticator } from './http/auth.ts';
 import { clientErrorHandler, installErrorHandler, renderFrameworkError, sendRendered } from './http/errors.ts';
-import { genReqId, installBodyParsers, installConventions, installHeadAnswers, parseQuery, undocumentedHead } from './http/plumbing.ts';
+import { genReqId, installBodyParsers, installConventions, installHeadAnswers, parseQuery, routeHeadAsGet } from './http/plumbing.ts';
 import { installMultipart } from './http/multipart.ts';
 import { createRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { registerHealth, registerMetrics } from './http/health.ts';
@@ -59,15 +59,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // A server process grows to hundreds of megabytes: its git calls start through a small helper process, whose
   // forks are cheap, instead of holding its event loop for each fork (platform/git/spawner.ts).
   configureGit({ helper: true });
+  const foldProjectPath = projectPathFolder(PROJECT_PATH_SUFFIXES);
   const app = Fastify({
     logger: deps.logger ?? false,
     // Requests are logged once, on response, by the conventions (without query strings).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId,
-    // Paths below a project's full path reach one route per suffix (http/project-paths.ts).
-    rewriteUrl: projectPathFolder(PROJECT_PATH_SUFFIXES),
+    // Paths below a project's full path reach one route per suffix (http/project-paths.ts); HEAD requests are
+    // looked up as GET, whose routes answer them (http/plumbing.ts, installHeadAnswers).
+    rewriteUrl: (req) => {
+      routeHeadAsGet(req);
+      return foldProjectPath(req);
+    },
     trustProxy: false,
-    // GET routes answer HEAD from their own route entry (http/plumbing.ts, installHeadAnswers), not from a copy.
+    // GET routes answer HEAD themselves (installHeadAnswers), without a copy.
     exposeHeadRoutes: false,
     // The conventions answer requests that arrive while stopping (see http/plumbing.ts).
     return503OnClosing: false,
@@ -117,7 +122,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
       security: [{ privateToken: [] }, { bearer: [] }],
     },
-    transformObject: (document) => ('openapiObject' in document ? undocumentedHead(document.openapiObject) : document.swaggerObject),
   });
 
   installBodyParsers(app);

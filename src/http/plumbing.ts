@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onSendHookHandler } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { parseHeadOnSendHandlers } from 'fastify/lib/head-route.js';
 import qs from 'qs';
@@ -146,28 +146,54 @@ const headOnly: onSendHookHandler = function (req, reply, payload, done) {
 };
 
 /**
- * Every GET route answers HEAD as well, from the same route entry, unless the path declares its own HEAD: the
- * application is made with `exposeHeadRoutes: false`, so that fastify makes no second route (a router entry, a
- * context, a plugin of its own and a set-up step at `ready`) for each GET route. The answer is what fastify's HEAD
- * copy gave: the GET route's hooks, then its HEAD step (the body's length, no body). The OpenAPI document describes
- * no HEAD operation, as before (see `undocumentedHead`). Installed before any route, and before the 405 mirror's
- * note of the routes, which then sees HEAD as it did.
+ * Every GET route answers HEAD as well, from the same route and the same router entry, unless it says it does not
+ * (`exposeHeadRoute: false`). The application is made with `exposeHeadRoutes: false`, so that fastify makes no second
+ * route (a router entry, a context, a plugin of its own and a set-up step at `ready`) for each GET route; and a HEAD
+ * request is looked up as a GET (`routeHeadAsGet`), so that the router keeps no HEAD tree either (its per-node
+ * matchers are compiled at every worker's start: about 70 ms of CPU for the GET tree's copy). The answer is what
+ * fastify's HEAD copy gave: the GET route's hooks, then its HEAD step (the body's length, no body). No route declares
+ * HEAD itself: one that did could never be reached. Installed before any route, and before the 405 mirror's note of
+ * the routes, which lists HEAD wherever a GET route answers it (`answersHead`).
  */
 export function installHeadAnswers(app: FastifyInstance): void {
   app.addHook('onRoute', (opts) => {
-    if (opts.method !== 'GET' || opts.exposeHeadRoute === false) return;
-    if (app.hasRoute({ method: 'HEAD', url: opts.url, constraints: opts.constraints })) return;
-    opts.method = ['GET', 'HEAD'];
-    opts.onSend = opts.onSend === undefined ? [headOnly] : [...(Array.isArray(opts.onSend) ? opts.onSend : [opts.onSend]), headOnly];
+    const methods = Array.isArray(opts.method) ? opts.method : [opts.method];
+    if (methods.includes('HEAD')) throw new Error(`${opts.url}: HEAD is answered by the GET route of the path; declare GET only`);
+    if (!methods.includes('GET')) return;
+    const step = answersHead(opts) ? headOnly : notHead;
+    const hooks = step === notHead ? 'onRequest' : 'onSend';
+    const had = opts[hooks] as unknown;
+    (opts as unknown as Record<string, unknown>)[hooks] = had === undefined ? [step] : [...(Array.isArray(had) ? had : [had]), step];
   });
 }
 
-/** The OpenAPI document without the HEAD operations of the GET routes that answer HEAD too (`installHeadAnswers`). */
-export function undocumentedHead<D extends { paths?: object }>(document: D): D {
-  for (const item of Object.values(document.paths ?? {}) as Array<Record<string, unknown> | undefined>) {
-    if (item) delete item.head;
-  }
-  return document;
+/** Whether a route answers HEAD: a GET route that does not say otherwise. */
+function answersHead(opts: { method: string | string[]; exposeHeadRoute?: boolean }): boolean {
+  return (Array.isArray(opts.method) ? opts.method.includes('GET') : opts.method === 'GET') && opts.exposeHeadRoute !== false;
+}
+
+// A HEAD request that reached a GET route which does not answer HEAD (a link that changes something when followed)
+// is answered as a path without HEAD: 405 with the methods it has, as a path without that route would be.
+const notHead: onRequestHookHandler = function (req, reply, done) {
+  if (req.method !== 'HEAD') return done();
+  reply.callNotFound();
+};
+
+/**
+ * fastify's `rewriteUrl` step that routes a HEAD request through the GET routes (`installHeadAnswers`): the router,
+ * which reads the method once to look the path up, reads `GET`; every later reader (the hooks, the logs, the metrics)
+ * reads `HEAD`, as the request said. Node's response, made before this, already knows it sends no body.
+ */
+export function routeHeadAsGet(req: { method?: string }): void {
+  if (req.method !== 'HEAD') return;
+  Object.defineProperty(req, 'method', {
+    configurable: true,
+    enumerable: true,
+    get() {
+      Object.defineProperty(req, 'method', { value: 'HEAD', configurable: true, enumerable: true, writable: true });
+      return 'GET';
+    },
+  });
 }
 
 export function installConventions(app: FastifyInstance): void {
@@ -283,7 +309,8 @@ export function installConventions(app: FastifyInstance): void {
     return (mirror = built);
   };
   app.addHook('onRoute', (opts) => {
-    const methods = Array.isArray(opts.method) ? opts.method : [opts.method];
+    const methods = Array.isArray(opts.method) ? [...opts.method] : [opts.method];
+    if (answersHead(opts)) methods.push('HEAD');
     for (const m of methods) {
       if (!(METHODS as readonly string[]).includes(m)) continue;
       if (!mirror) {

@@ -1,6 +1,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import Fastify from 'fastify';
 import { buildTestApp, call, type TestApp } from '../support/app.ts';
+import { installHeadAnswers } from '../../src/http/plumbing.ts';
 import { makeProject, makeToken, makeUser, type TestUser } from '../support/fixtures.ts';
 import type { ManualClock } from '../../src/platform/clock.ts';
 
@@ -93,6 +95,14 @@ describe('routing', () => {
     const same = await call(t.app, 'HEAD', `/projects/${one.id}`, { token: admin.token, headers: { 'if-none-match': String((await call(t.app, 'GET', `/projects/${one.id}`, { token: admin.token })).headers.etag) } });
     assert.equal(same.status, 304);
     assert.equal(same.text, '');
+  });
+
+  test('HEAD is answered by the GET route: a route declaring HEAD itself is refused as it is added', async () => {
+    const app = Fastify({ exposeHeadRoutes: false });
+    installHeadAnswers(app);
+    assert.throws(() => app.route({ method: 'HEAD', url: '/x', handler: async () => '' }), /HEAD is answered by the GET route/);
+    assert.throws(() => app.route({ method: ['GET', 'HEAD'], url: '/y', handler: async () => '' }), /declare GET only/);
+    await app.close();
   });
 });
 

@@ -45,7 +45,11 @@ test('requests by route pattern and status, with a latency histogram', async () 
   for (let i = 0; i < 3; i++) assert.equal((await call(t.app, 'GET', `/projects/${project.id}`, { token: user.token })).status, 200);
   assert.equal((await call(t.app, 'GET', '/projects/999999', { token: user.token })).status, 404);
   await call(t.app, 'GET', '/no/such/path/at/all');
+  // HEAD is routed through the GET route, but counted as what it was.
+  const h0 = sample(before, 'bellows_http_requests_total', { method: 'HEAD', route, status: '200' });
+  assert.equal((await call(t.app, 'HEAD', `/projects/${project.id}`, { token: user.token })).status, 200);
   const text = await scrape();
+  assert.equal(sample(text, 'bellows_http_requests_total', { method: 'HEAD', route, status: '200' }), h0 + 1);
   assert.equal(sample(text, 'bellows_http_requests_total', { method: 'GET', route, status: '200' }), n0 + 3);
   assert.equal(sample(text, 'bellows_http_requests_total', { method: 'GET', route, status: '404' }), m0 + 1);
   assert.equal(sample(text, 'bellows_http_request_duration_seconds_count', { method: 'GET', route, status: '200' }), n0 + 3);
