@@ -17,6 +17,11 @@ const fromDist = cluster.isWorker && process.env.BELLOWS_RUNS_FROM
     ? (await freshAfterBuild()) && process.env.BELLOWS_FROM_SOURCE !== '1'
     : process.env.BELLOWS_FROM_SOURCE !== '1' && buildIsFresh(root);
 if (cluster.isPrimary) process.env.BELLOWS_RUNS_FROM = fromDist ? 'dist' : 'sources';
+// `serve`'s first worker is forked here, before this process loads the command line, the configuration and the
+// database modules: the worker's own start (a Node start, then the application's) is the longest part of the
+// server's, and it runs meanwhile. src/main.ts takes it as its first worker, or ends it when the configuration is
+// wrong or asks for no worker processes. Only for `serve` alone: `serve --help` forks nothing.
+if (cluster.isPrimary && process.argv.length === 3 && process.argv[2] === 'serve') cluster.fork();
 // Once a worker has started (it listens, and has answered its first requests), V8's code cache of what it compiled on
 // the way is written for the next start, if it had none that fitted.
 const SAVE_CACHE_AFTER_MS = 2_000;

@@ -11,6 +11,8 @@ const STOP_DELAY_MS = 10_000;
 // The other workers start once the first has answered its first request, or this long after it listens if no
 // request comes: started at once, their start shared the two cores with that first answer.
 const OTHERS_AFTER_MS = 500;
+// How often a worker asks again whether it may listen, until the primary answers (see `mayListen`).
+const ASK_AGAIN_MS = 1_000;
 // Leftovers of work stopped mid-way are removed at start once older than any push may run (30 minutes).
 const LEFTOVER_AGE_MS = 60 * 60_000;
 
@@ -21,11 +23,19 @@ const LEFTOVER_AGE_MS = 60 * 60_000;
  */
 export async function serve(): Promise<void> {
   if (cluster.isWorker) return serveWorker(loadConfig());
-  const config = loadConfig();
+  let config: Config;
+  try {
+    config = loadConfig();
+    mkdirSync(config.dataDir, { recursive: true });
+  } catch (e) {
+    endForkedWorkers();
+    throw e;
+  }
   const log = pino({ level: config.logLevel });
-  mkdirSync(config.dataDir, { recursive: true });
-  // The workers start first: they load and build the application while this process loads the database modules,
-  // migrates and makes root, and listen only once it has (see `release`).
+  // The workers start first (the first one usually before this module was loaded: bin/bellows.mjs): they load and
+  // build the application while this process loads the database modules, migrates and makes root, and listen only
+  // once it has (see `release`).
+  if (config.workers === 1) endForkedWorkers();
   const workers = config.workers === 1 ? null : startWorkers(config, log);
   let database: Database;
   try {
@@ -157,16 +167,32 @@ async function listen(config: Config, database: Database, worker: { skip: Array<
   };
 }
 
-/** Asks the primary whether the database is ready (migrated, root made) and waits for its yes. */
+/** The worker processes forked so far and not ended. */
+function livingWorkers(): Worker[] {
+  return Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w && !w.isDead());
+}
+
+/** Ends the workers forked before the configuration was read (bin/bellows.mjs), which are of no use. */
+function endForkedWorkers(): void {
+  for (const w of livingWorkers()) w.process.kill('SIGKILL');
+}
+
+/**
+ * Asks the primary whether the database is ready (migrated, root made) and waits for its yes. Asked again until heard:
+ * a first worker forked before its primary loaded this module (bin/bellows.mjs) may ask before the primary listens.
+ */
 function mayListen(): Promise<void> {
   return new Promise((resolve) => {
+    const ask = () => process.send!({ bellows: 'may-listen' });
+    const again = setInterval(ask, ASK_AGAIN_MS);
     const heard = (m: { bellows?: string }) => {
       if (m?.bellows !== 'listen') return;
       process.off('message', heard);
+      clearInterval(again);
       resolve();
     };
     process.on('message', heard);
-    process.send!({ bellows: 'may-listen' });
+    ask();
   });
 }
 
@@ -198,8 +224,10 @@ function startWorkers(config: Config, log: pino.Logger): Workers {
   });
   let started = false;
   const restarts: number[] = [];
+  // The first worker may have been forked already, before this module was loaded (bin/bellows.mjs).
+  const forked = livingWorkers();
   const start = (): Worker => {
-    const w = cluster.fork();
+    const w = forked.shift() ?? cluster.fork();
     // A message sent to a worker as it exits (a relayed cache void, its stop) fails on the closed channel with EPIPE.
     // What it was told no longer matters and its exit is handled below; without a listener, the error ended the primary.
     w.on('error', (err) => log.debug({ err, worker: w.process.pid }, 'a message to an exiting worker was lost'));

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { callServer, scratch, startServer } from './processes.ts';
+import { spawnSync } from 'node:child_process';
+import { callServer, runCli, scratch, startServer } from './processes.ts';
 
 // `bellows serve` with two workers sharing the port: a write through one worker is seen at once by reads on the
 // other, although each keeps read caches (credentials, authorisations and rules for a minute here, refs until
@@ -76,5 +77,54 @@ test('two workers: with no request at all, the second worker starts too and the 
     await sc.cleanup();
     assert.equal(code, 0, out);
     assert.equal(out.split('\n').filter((l) => l.includes('"msg":"stopping"')).length, 3, 'the primary and both workers stop: ' + out);
+  }
+});
+
+// `serve` forks its first worker before it reads the configuration (bin/bellows.mjs); that worker is ended when the
+// configuration is wrong or asks for no worker processes.
+
+/** The `bellows serve` processes whose parent is `pid`. */
+function servingChildren(pid: number): string[] {
+  const r = spawnSync('ps', ['--ppid', String(pid), '-o', 'args='], { encoding: 'utf8' });
+  return r.stdout.split('\n').filter((l) => l.includes('bellows.mjs serve'));
+}
+
+test('serve with a wrong setting: exit code 78, one line on stderr, no worker left behind', async () => {
+  const sc = await scratch();
+  try {
+    const started = Date.now();
+    const r = runCli(['serve'], { ...sc.env, PORT: 'eighty' });
+    assert.equal(r.status, 78);
+    assert.equal(r.stderr, 'bellows: configuration error: PORT must be an integer between 0 and 65535, got "eighty"\n');
+    // A worker that outlived its primary would keep the output pipes open until it noticed (runCli waits for them).
+    assert.ok(Date.now() - started < 30_000);
+  } finally {
+    await sc.cleanup();
+  }
+});
+
+test('serve with one worker serves from its own process: the worker forked at start is ended', async () => {
+  const sc = await scratch();
+  const server = await startServer({ ...sc.env, BELLOWS_WORKERS: '1' });
+  try {
+    assert.equal((await fetch(`${server.url}/-/readiness`)).status, 200);
+    assert.deepEqual(servingChildren(server.pid), []);
+  } finally {
+    const code = await server.stop('SIGTERM');
+    const out = server.output();
+    await sc.cleanup();
+    assert.equal(code, 0, out);
+  }
+});
+
+test('serve with two workers: the worker forked at start is one of the two', async () => {
+  const sc = await scratch();
+  const server = await startServer({ ...sc.env, BELLOWS_WORKERS: '2' }, { until: (out) => out.includes('"msg":"serving"') });
+  try {
+    assert.equal(servingChildren(server.pid).length, 2);
+  } finally {
+    const code = await server.stop('SIGTERM');
+    await sc.cleanup();
+    assert.equal(code, 0);
   }
 });
