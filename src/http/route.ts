@@ -87,6 +87,22 @@ export function declaredRoutes(app: FastifyInstance): readonly DeclaredRoute[] {
   return declared.get(app) ?? [];
 }
 
+/** The OpenAPI description of an API route: its summary and tags, parameters by part, and success body. */
+function docSchemaOf(def: RouteDef<any>, input: TObject, pathParams: string[]): Record<string, unknown> {
+  const docSchema: Record<string, unknown> = { summary: def.summary, tags: def.tags ?? [] };
+  const response = responseDoc(def);
+  if (response) docSchema.response = response;
+  const props = (input.properties ?? {}) as Record<string, unknown>;
+  if (pathParams.length) {
+    docSchema.params = Type.Object(Object.fromEntries(pathParams.map((p) => [p, (props[p] as any) ?? Type.String()])));
+  }
+  const rest = Object.fromEntries(Object.entries(props).filter(([k]) => !pathParams.includes(k)));
+  if (Object.keys(rest).length) {
+    docSchema[def.method === 'GET' || def.method === 'DELETE' ? 'querystring' : 'body'] = Type.Object(rest as any);
+  }
+  return docSchema;
+}
+
 /** The OpenAPI `responses` entry of a declared success body. */
 function responseDoc(def: RouteDef<any>): Record<string, unknown> | undefined {
   if (def.response === undefined) return undefined;
@@ -122,27 +138,14 @@ export function registerRoutes(app: FastifyInstance, defs: RouteDef<any>[]): voi
     const fileParams = fileParamsOf(input);
     const fileLimit = fileLimitOf(input);
     const accepted = ['api', ...(def.method === 'GET' ? ['read_api'] : []), ...(def.scopes ?? [])];
-    const docSchema: Record<string, unknown> = { summary: def.summary, tags: def.tags ?? [] };
-    const response = responseDoc(def);
-    if (response) docSchema.response = response;
     declared.of(app, () => []).push({ method: def.method, url: API_PREFIX + def.url, response: def.response });
-    const props = (input.properties ?? {}) as Record<string, unknown>;
-    if (pathParams.length) {
-      docSchema.params = Type.Object(Object.fromEntries(pathParams.map((p) => [p, (props[p] as any) ?? Type.String()])));
-    }
-    const rest = Object.fromEntries(Object.entries(props).filter(([k]) => !pathParams.includes(k)));
-    if (Object.keys(rest).length) {
-      docSchema[def.method === 'GET' || def.method === 'DELETE' ? 'querystring' : 'body'] = Type.Object(rest as any);
-    }
     app.route({
       method: def.method as HTTPMethods,
       url: API_PREFIX + def.url,
-      schema: docSchema,
-      config: { errorStyle: def.errorStyle ?? 'grape', access: def.access },
-      // Documentation only: the merged parameters are validated below, whatever part they came in.
-      validatorCompiler: () => () => true,
-      // Likewise the response schema: a compiled serializer would drop undeclared fields and change the output.
-      serializerCompiler: () => (data) => JSON.stringify(data),
+      // The route's schema is documentation only (the merged parameters are validated below, whatever part they came
+      // in; a compiled serializer would drop undeclared fields): it is made when the OpenAPI document is, not here,
+      // where fastify would prepare its parts for validation and serialisation at every start.
+      config: { errorStyle: def.errorStyle ?? 'grape', access: def.access, swaggerTransform: ({ url }: { url: string }) => ({ schema: docSchemaOf(def, input, pathParams), url }) },
       handler: async (request, reply) => {
         const req = request as unknown as ApiRequest<any>;
         const multipart = isMultipart(req);
