@@ -25,11 +25,15 @@ export function runWithCodeCache(file) {
   const bytes = readFileSync(file);
   // The bundle's digest is written beside it by the build (hashing 6 MB at every start would cost more than the rest
   // of this); its size and time are added, so that a bundle changed in place never meets the cache of another.
+  // The build writes the digest once it has made the bundle ASCII-only (scripts/build.mjs, `asciiOnly`): a bundle with
+  // a digest is decoded as Latin-1 without looking at its 6 MB again.
   let digest;
+  let ascii = true;
   try {
     digest = readFileSync(`${file}.sha256`, 'utf8').trim();
   } catch {
     digest = createHash('sha256').update(bytes).digest('hex');
+    ascii = isAscii(bytes);
   }
   const { size, mtimeMs } = statSync(file);
   const key = createHash('sha256')
@@ -43,7 +47,7 @@ export function runWithCodeCache(file) {
   } catch {
     cachedData = undefined;
   }
-  const script = new vm.Script(Module.wrap(isAscii(bytes) ? bytes.latin1Slice() : bytes.toString('utf8')), { filename: file, cachedData });
+  const script = new vm.Script(Module.wrap(ascii ? bytes.latin1Slice() : bytes.toString('utf8')), { filename: file, cachedData });
   const stale = cachedData === undefined || script.cachedDataRejected === true;
   let saved = false;
   const module = { exports: {} };

@@ -47,6 +47,9 @@ export async function build() {
       ...common,
       outfile: fileURLToPath(new URL(WORKER_BUNDLE, root)),
       format: 'cjs',
+      // What a worker loads only on some paths, long after its start, is left in node_modules: every start reads
+      // and decodes the whole bundle (sending e-mail: half a megabyte).
+      external: [...common.external, 'nodemailer'],
       define: { 'import.meta.url': '__bellowsModuleUrl' },
       banner: { js: "const __bellowsModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
     }),

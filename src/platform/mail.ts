@@ -1,6 +1,8 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type nodemailerModule from 'nodemailer';
 import type { Transporter } from 'nodemailer';
 import type { Config } from '../config/index.ts';
 
@@ -32,10 +34,12 @@ export interface Mailer {
 
 export function createMailer(config: Config, log?: { info(obj: object, msg: string): void }): Mailer {
   const smtp = config.smtp.address;
-  // nodemailer is read with the first message: a server that sends none (or not yet) never loads it.
+  // nodemailer is read with the first message: a server that sends none (or not yet) never loads it. Through
+  // require, as the package is CommonJS: the worker bundle leaves it in node_modules (scripts/build.mjs), and a
+  // bundle run through vm.Script cannot import().
   let transport: Promise<Transporter> | null = null;
   const open = async (): Promise<Transporter> => {
-    const { default: nodemailer } = await import('nodemailer');
+    const nodemailer = createRequire(import.meta.url)('nodemailer') as typeof nodemailerModule;
     return smtp
       ? nodemailer.createTransport({
         host: smtp, port: config.smtp.port, secure: config.smtp.tls,

@@ -132,3 +132,12 @@ test('the build leaves the worker bundle ASCII only, its strings, templates and 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a bundle without the build\'s digest beside it is read as UTF-8 when it is not ASCII', () => {
+  const { dir, file } = bundleDir('exports.run = () => "caf\u00e9 \u2192".length;\nexports.where = true;\nexports.self = true;');
+  try {
+    assert.equal(runWithCodeCache(file).result, 6);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
