@@ -2,26 +2,36 @@
 // Runs the command line: from the bundled JavaScript in dist/ when it matches the sources (`npm start` and
 // `npm run build` make it), otherwise from the TypeScript sources through tsx (development, tests).
 import cluster from 'node:cluster';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { buildIsFresh, WORKER_BUNDLE } from './stamp.mjs';
+import { buildIsFresh, STAMP_FILE, WORKER_BUNDLE } from './stamp.mjs';
 
 const root = new URL('..', import.meta.url);
 // `--build-if-stale` before the command (`npm start`): dist/ is bundled again first when it does not match the
 // sources, in this process rather than in one started for it. Taken out of the arguments the workers are given.
 const buildIfStale = process.argv[2] === '--build-if-stale';
 if (buildIfStale) process.argv.splice(2, 1);
+// `serve`'s first worker is forked here, before this process loads the command line, the configuration and the
+// database modules: the worker's own start (a Node start, then the application's) is the longest part of the
+// server's, and it runs meanwhile. src/main.ts takes it as its first worker, or ends it when the configuration is
+// wrong or asks for no worker processes. Only for `serve` alone: `serve --help` forks nothing. Where dist/ was built,
+// the worker is forked to run it even before the sources are compared with it (a walk of src/, tens of milliseconds),
+// and ended if they differ.
+const serves = cluster.isPrimary && process.argv.length === 3 && process.argv[2] === 'serve';
+let first = null;
+if (serves && process.env.BELLOWS_FROM_SOURCE !== '1' && existsSync(new URL(STAMP_FILE, root))) {
+  process.env.BELLOWS_RUNS_FROM = 'dist';
+  first = cluster.fork();
+}
 // A worker process of `serve` runs what its primary chose, without looking at the sources again.
 const fromDist = cluster.isWorker && process.env.BELLOWS_RUNS_FROM
   ? process.env.BELLOWS_RUNS_FROM === 'dist'
   : buildIfStale
-    ? (await freshAfterBuild()) && process.env.BELLOWS_FROM_SOURCE !== '1'
+    ? (await freshAfterBuild(first)) && process.env.BELLOWS_FROM_SOURCE !== '1'
     : process.env.BELLOWS_FROM_SOURCE !== '1' && buildIsFresh(root);
 if (cluster.isPrimary) process.env.BELLOWS_RUNS_FROM = fromDist ? 'dist' : 'sources';
-// `serve`'s first worker is forked here, before this process loads the command line, the configuration and the
-// database modules: the worker's own start (a Node start, then the application's) is the longest part of the
-// server's, and it runs meanwhile. src/main.ts takes it as its first worker, or ends it when the configuration is
-// wrong or asks for no worker processes. Only for `serve` alone: `serve --help` forks nothing.
-if (cluster.isPrimary && process.argv.length === 3 && process.argv[2] === 'serve') cluster.fork();
+if (first && !fromDist) first.process.kill('SIGKILL');
+if (serves && (!first || first.process.killed)) cluster.fork();
 // Once a worker has started (it listens, and has answered its first requests), V8's code cache of what it compiled on
 // the way is written for the next start, if it had none that fitted.
 const SAVE_CACHE_AFTER_MS = 2_000;
@@ -45,9 +55,13 @@ if (fromDist && cluster.isWorker) {
 }
 if (runCli) await runCli(process.argv);
 
-/** Whether dist/ matches the sources, once bundled if it did not; a failed bundle stops here. */
-async function freshAfterBuild() {
+/**
+ * Whether dist/ matches the sources, once bundled if it did not; a failed bundle stops here. A worker forked to run
+ * dist/ as it was is ended before dist/ is bundled again.
+ */
+async function freshAfterBuild(worker) {
   if (buildIsFresh(root)) return true;
+  worker?.process.kill('SIGKILL');
   const { build } = await import('../scripts/build.mjs');
   return (await build().catch(() => process.exit(1))) && buildIsFresh(root);
 }

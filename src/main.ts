@@ -167,9 +167,9 @@ async function listen(config: Config, database: Database, worker: { skip: Array<
   };
 }
 
-/** The worker processes forked so far and not ended. */
+/** The worker processes forked so far and not ended (nor being ended). */
 function livingWorkers(): Worker[] {
-  return Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w && !w.isDead());
+  return Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w && !w.isDead() && !w.process.killed);
 }
 
 /** Ends the workers forked before the configuration was read (bin/bellows.mjs), which are of no use. */
