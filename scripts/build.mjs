@@ -48,8 +48,8 @@ export async function build() {
       outfile: fileURLToPath(new URL(WORKER_BUNDLE, root)),
       format: 'cjs',
       // What a worker loads only on some paths, long after its start, is left in node_modules: every start reads
-      // and decodes the whole bundle (sending e-mail: half a megabyte).
-      external: [...common.external, 'nodemailer'],
+      // and decodes the whole bundle (sending e-mail: half a megabyte; parsing SSH keys: a third of one).
+      external: [...common.external, 'nodemailer', 'sshpk'],
       define: { 'import.meta.url': '__bellowsModuleUrl' },
       banner: { js: "const __bellowsModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
     }),

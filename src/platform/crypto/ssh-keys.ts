@@ -1,9 +1,16 @@
 import { createHash, ECDH } from 'node:crypto';
-import sshpk from 'sshpk';
+import { createRequire } from 'node:module';
+import type sshpkModule from 'sshpk';
 
 // OpenSSH public keys ("<type> <base64 blob> [comment]"): parsing, sanitising and fingerprints.
 // sshpk handles the classic types; it does not know the FIDO security-key types, so those are read
 // here from the SSH wire format (RFC 4251 strings) and checked just as strictly.
+
+/**
+ * sshpk (with its cryptography packages, a third of a megabyte), read when a key is first parsed: the worker bundle
+ * leaves it in node_modules (scripts/build.mjs), so that a start does not read it.
+ */
+const sshpk = (): typeof sshpkModule => createRequire(import.meta.url)('sshpk') as typeof sshpkModule;
 
 export const SUPPORTED_KEY_TYPES = [
   'ssh-rsa', 'ssh-dss', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'ssh-ed25519',
@@ -106,7 +113,7 @@ export function parseSshPublicKey(text: string): ParsedSshKey | null {
     try {
       const r = new SshWireReader(blob);
       if (r.string().toString('latin1') !== type) return null;
-      const key = sshpk.parseKey(`${type} ${b64}`, 'ssh');
+      const key = sshpk().parseKey(`${type} ${b64}`, 'ssh');
       const t = TECHNOLOGY[key.type];
       if (!t) return null;
       technology = t;
