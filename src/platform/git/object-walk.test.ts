@@ -1,10 +1,12 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Repository } from './repository.ts';
 import { runGit, gitInvocationCount } from './command.ts';
+import { CommitGraph } from './commit-graph.ts';
+import { parseCommit } from './object-walk.ts';
 
 // The merge base, the two sides' counts and the changed-file count computed from raw objects must be git's own
 // answers: each case builds a history with git fast-import and asks both.
@@ -171,5 +173,81 @@ describe('changed-file count from trees', { concurrency: true }, () => {
     assert.equal(await repo.treeDiffCount(sha.next!, sha.base!), 1);
     assert.equal(gitInvocationCount(repo.path), before);
     assert.equal(await repo.changedFileCount(sha.base!, sha.next!), 1);
+  });
+});
+
+describe('history walk over the commit-graph', { concurrency: true }, () => {
+  const graphWrite = (repo: Repository, ...extra: string[]) =>
+    runGit(['commit-graph', 'write', '--reachable', '--no-progress', ...extra], { gitDir: repo.path });
+
+  test('every commit of a split graph reads as its object: parents in order (an octopus merge), tree, a date past 2106', async () => {
+    const { repo, sha } = await build([
+      ...linear('m', null, 5),
+      ...linear('f', 'm1', 3),
+      ...linear('g', 'm2', 2),
+      { mark: 'oct', parents: ['m4', 'f2', 'g1'] },
+      { mark: 'mm', parents: ['oct', 'f1'] },
+    ]);
+    await graphWrite(repo, '--split=no-merge');
+    // A second layer on top of the first, then a commit the graph does not hold.
+    const late = `commit refs/heads/late\ncommitter A <a@example.com> 4400000000 +0000\ndata 5\nlate\nfrom ${sha.mm}\nM 100644 inline late.txt\ndata 2\nl\n\n`;
+    await runGit(['fast-import', '--quiet'], { gitDir: repo.path, input: late });
+    const lateSha = (await runGit(['rev-parse', 'refs/heads/late'], { gitDir: repo.path })).stdout.toString().trim();
+    await graphWrite(repo, '--split=no-merge');
+    const chain = (await readFile(join(repo.path, 'objects/info/commit-graphs/commit-graph-chain'), 'latin1')).trim().split('\n');
+    assert.equal(chain.length, 2, 'two layers');
+    const after = `commit refs/heads/after\ncommitter A <a@example.com> 1800000000 +0000\ndata 6\nafter\nfrom ${lateSha}\n\n`;
+    await runGit(['fast-import', '--quiet'], { gitDir: repo.path, input: after });
+    const afterSha = (await runGit(['rev-parse', 'refs/heads/after'], { gitDir: repo.path })).stdout.toString().trim();
+
+    const graph = await CommitGraph.open(repo.path);
+    assert.ok(graph);
+    assert.equal(graph.size, Object.keys(sha).length + 1);
+    for (const id of [...Object.values(sha), lateSha]) {
+      const [raw] = await repo.readObjects([id]);
+      assert.deepEqual(graph.lookup(id), parseCommit(raw!.content), id);
+    }
+    assert.deepEqual(graph.lookup(sha.oct!)!.parents, [sha.m4, sha.f2, sha.g1]);
+    assert.equal(graph.lookup(lateSha)!.date, 4_400_000_000);
+    assert.equal(graph.lookup(afterSha), undefined, 'written after the graph');
+    assert.equal(graph.lookup('0'.repeat(40)), undefined);
+    await sameAsGit(repo, afterSha, sha.g1!);
+    await sameAsGit(repo, sha.g1!, sha.oct!);
+  });
+
+  test('a 1,000-commit branch in the graph is walked without a process even when only a few commits may be read', async () => {
+    const { repo, sha } = await build([...linear('m', null, 30), ...linear('f', 'm10', 1000)]);
+    await repo.readObjects([sha.m0!]);
+    // Without a graph the bound sends the walk to git.
+    let before = gitInvocationCount(repo.path);
+    const want = { behind: 19, ahead: 1000, base: sha.m10 };
+    assert.deepEqual(await repo.walkDivergenceAndBase(sha.m29!, sha.f999!, 2_000, { outsideGraph: 10 }), want);
+    assert.ok(gitInvocationCount(repo.path) > before, 'git walked');
+    await graphWrite(repo, '--split');
+    before = gitInvocationCount(repo.path);
+    assert.deepEqual(await repo.walkDivergenceAndBase(sha.m29!, sha.f999!, 2_000, { outsideGraph: 10 }), want);
+    assert.equal(gitInvocationCount(repo.path), before, 'no process started');
+  });
+
+  test('a graph that is not as git writes it is not used, and the answers stay git\'s', async () => {
+    const { repo, sha } = await build([...linear('m', null, 6), ...linear('f', 'm2', 4)]);
+    await graphWrite(repo, '--split');
+    const dir = join(repo.path, 'objects/info/commit-graphs');
+    const [layer] = (await readFile(join(dir, 'commit-graph-chain'), 'latin1')).trim().split('\n');
+    const file = join(dir, `graph-${layer}.graph`);
+    const good = await readFile(file);
+    assert.ok(await CommitGraph.open(repo.path));
+    for (const bad of [good.subarray(0, 200), Buffer.concat([Buffer.from('XGPH'), good.subarray(4)]), Buffer.from(good).fill(0xff, 8, 20)]) {
+      await writeFile(file, bad);
+      assert.equal(await CommitGraph.open(repo.path), null);
+      await sameAsGit(repo, sha.m5!, sha.f3!);
+    }
+    await writeFile(join(dir, 'commit-graph-chain'), `${'a'.repeat(40)}\n`);
+    assert.equal(await CommitGraph.open(repo.path), null, 'a chain naming a missing layer');
+    await writeFile(file, good);
+    await writeFile(join(dir, 'commit-graph-chain'), `${layer}\n`);
+    assert.ok(await CommitGraph.open(repo.path));
+    await writeFile(join(repo.path, 'shallow'), `${sha.m0}\n`);
+    assert.equal(await CommitGraph.open(repo.path), null, 'git uses no graph in a shallow repository');
   });
 });

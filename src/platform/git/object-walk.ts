@@ -103,20 +103,32 @@ class DateQueue {
   }
 }
 
+/** Commits by id, in the order asked; undefined when the reader gives up (its own bound). */
+export type CommitReader = (shas: readonly string[]) => Promise<CommitNode[] | undefined>;
+
+/** A commit reader parsing the raw objects of `read`. */
+export function commitsFrom(read: ObjectReader): CommitReader {
+  return async (shas) => {
+    const objs = await read(shas);
+    return shas.map((sha, i) => {
+      const o = objs[i];
+      if (!o || o.type !== 'commit') throw new Error(`not a commit: ${sha}`);
+      return parseCommit(o.content);
+    });
+  };
+}
+
 /** Reads commits through `read`, each once per walk; undefined past `limit` commits read. */
 class CommitStore {
   readonly nodes = new Map<string, CommitNode>();
-  constructor(private readonly read: ObjectReader, private readonly limit: number) {}
+  constructor(private readonly read: CommitReader, private readonly limit: number) {}
   async load(shas: string[]): Promise<boolean> {
     const missing = shas.filter((s) => !this.nodes.has(s));
     if (!missing.length) return true;
     if (this.nodes.size + missing.length > this.limit) return false;
-    const objs = await this.read(missing);
-    missing.forEach((sha, i) => {
-      const o = objs[i];
-      if (!o || o.type !== 'commit') throw new Error(`not a commit: ${sha}`);
-      this.nodes.set(sha, parseCommit(o.content));
-    });
+    const got = await this.read(missing);
+    if (!got) return false;
+    missing.forEach((sha, i) => this.nodes.set(sha, got[i]!));
     return true;
   }
 }
@@ -126,9 +138,9 @@ class CommitStore {
  * --left-right --count a...b` and `git merge-base a b` answer on a history whose commit dates do not go backwards
  * (git's walk without a commit-graph: by committer date). `base` null: no common history. Undefined when git must
  * answer: several merge-base candidates (a criss-cross; git's choice among them needs its redundancy check), or more
- * than `limit` commits to read.
+ * than `limit` commits to read, or `read` gave up.
  */
-export async function walkDivergence(read: ObjectReader, a: string, b: string, limit = 2_000): Promise<{ behind: number; ahead: number; base: string | null; commits: Map<string, CommitNode> } | undefined> {
+export async function walkDivergence(read: CommitReader, a: string, b: string, limit = 2_000): Promise<{ behind: number; ahead: number; base: string | null; commits: Map<string, CommitNode> } | undefined> {
   const store = new CommitStore(read, limit);
   if (a === b) {
     if (!(await store.load([a]))) return undefined;

@@ -33,7 +33,8 @@ import {
 } from './errors.ts';
 import { languageShares } from './languages.ts';
 import { sessionFor, endSessionsOf } from './sessions.ts';
-import { changedPathCount, walkDivergence, type RawObject } from './object-walk.ts';
+import { changedPathCount, commitsFrom, walkDivergence, type CommitNode, type CommitReader, type RawObject } from './object-walk.ts';
+import { CommitGraph } from './commit-graph.ts';
 import {
   MODE_EXEC, MODE_FILE, checkIdentity, normalizeRepoPath, writeCommit, writeCommitObject, writeTreeCommit,
   type CommitObjectOptions, type CreateCommitOptions, type CreateCommitResult, type TreeCommitOptions,
@@ -1354,13 +1355,27 @@ export class Repository {
   }
 
   /**
-   * `divergenceAndBase` computed here from the commits read through `readObjects` (object-walk.ts: git's own
-   * date-ordered walk), with no process per call; git answers (`divergenceAndBase`) when the walk cannot tell, or
-   * past `limit` commits.
+   * `divergenceAndBase` computed here (object-walk.ts: git's own date-ordered walk), with no process per call: each
+   * commit from the commit-graph when it holds it (commit-graph.ts), else read through `readObjects`. git answers
+   * (`divergenceAndBase`) when the walk cannot tell, past `limit` commits, or past `outsideGraph` commits the graph
+   * lacks (each of those is a round trip to `cat-file`: a long history written since the graph is git's to walk).
    */
-  async walkDivergenceAndBase(a: string, b: string, limit = 2_000): Promise<{ behind: number; ahead: number; base: string | null | undefined }> {
+  async walkDivergenceAndBase(a: string, b: string, limit = 2_000, opts: { outsideGraph?: number } = {}): Promise<{ behind: number; ahead: number; base: string | null | undefined }> {
     if (!isFullSha(a) || !isFullSha(b)) throw new InvalidInputError('commit sha');
-    const walk = await walkDivergence((shas) => this.readObjects(shas), a, b, limit);
+    const graph = await CommitGraph.open(this.path);
+    const parse = commitsFrom((shas) => this.readObjects(shas));
+    let outside = 0;
+    const read: CommitReader = async (shas) => {
+      const nodes = shas.map((sha) => graph?.lookup(sha));
+      const missing = shas.filter((_, i) => !nodes[i]);
+      if (!missing.length) return nodes as CommitNode[];
+      outside += missing.length;
+      if (opts.outsideGraph !== undefined && outside > opts.outsideGraph) return undefined;
+      const parsed = (await parse(missing))!;
+      let k = 0;
+      return nodes.map((n) => n ?? parsed[k++]!);
+    };
+    const walk = await walkDivergence(read, a, b, limit);
     if (!walk) return this.divergenceAndBase(a, b);
     return { behind: walk.behind, ahead: walk.ahead, base: walk.base };
   }

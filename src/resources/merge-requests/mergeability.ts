@@ -65,8 +65,8 @@ export async function checkPair(deps: ServiceDeps, projectId: number, repo: Repo
     };
     if (opts.counts) await withCounts(deps, projectId, repo, check);
   } else {
-    // The merge itself, and (only when asked) one walk beside it for the divergence counts and the merge base.
-    const [merged, walk] = await Promise.all([repo.mergeTree(targetSha, sourceSha), opts.counts ? repo.divergenceAndBase(targetSha, sourceSha) : null]);
+    // The merge itself, and (only when asked) the walk beside it for the divergence counts and the merge base.
+    const [merged, walk] = await Promise.all([repo.mergeTree(targetSha, sourceSha), opts.counts ? countsOf(repo, targetSha, sourceSha) : null]);
     check = { targetSha, sourceSha, hasConflicts: !merged.clean, tree: merged.tree, conflicts: merged.conflicts };
     if (walk) {
       check.behind = walk.behind;
@@ -89,13 +89,12 @@ export async function checkPair(deps: ServiceDeps, projectId: number, repo: Repo
  */
 async function withCounts(deps: ServiceDeps, projectId: number, repo: Repository, check: PairCheck): Promise<PairCheck> {
   if (check.behind !== undefined && check.ahead !== undefined) return check;
+  const walk = await countsOf(repo, check.targetSha, check.sourceSha);
   if (check.mergeBase !== undefined) {
-    const div = await repo.divergence(check.targetSha, check.sourceSha);
-    check.behind = div.behind;
-    check.ahead = div.ahead;
+    check.behind = walk.behind;
+    check.ahead = walk.ahead;
     return check;
   }
-  const walk = await repo.divergenceAndBase(check.targetSha, check.sourceSha);
   const base = walk.base !== undefined ? walk.base : await repo.mergeBase(check.targetSha, check.sourceSha);
   Object.assign(check, { behind: walk.behind, ahead: walk.ahead, mergeBase: base });
   if (base !== null) {
@@ -104,6 +103,13 @@ async function withCounts(deps: ServiceDeps, projectId: number, repo: Repository
   }
   return check;
 }
+
+/**
+ * The divergence counts and merge base of a pair, walked in this process over the commit-graph (no git process
+ * while the graph holds the history). git walks a longer history (more than 2,000 commits, a few ms of this
+ * process's time), or one of which more than 200 commits are newer than the graph (each a read through `cat-file`).
+ */
+const countsOf = (repo: Repository, targetSha: string, sourceSha: string) => repo.walkDivergenceAndBase(targetSha, sourceSha, 2_000, { outsideGraph: 200 });
 
 /** Whether the source can be merged without a merge commit: the target head is an ancestor of the source head (counts needed). */
 export const fastForwardPossible = (c: PairCheck) => c.behind === 0;
