@@ -493,14 +493,6 @@ export class Repository {
     return r.code === 0 ? r.stdout.toString().trim() : null;
   }
 
-  /**
-   * Compare-and-swap: `expected` null means the ref must not exist yet; retried briefly while another writer holds
-   * the lock. Throws RefExistsError or RefMovedError only when the ref is found where the caller did not expect it
-   * (or a ref in its way exists); any other failure (a timeout, a broken object store) stays a GitError.
-   */
-  async updateRef(ref: string, next: string, expected: string | null): Promise<void> {
-    await this.retryingRefLock(ref, expected, () => this.updateRefOnce(ref, next, expected));
-  }
 
   /** One `git update-ref` process for the compare-and-swap, without retries. */
   private async updateRefOnce(ref: string, next: string, expected: string | null): Promise<void> {
@@ -1395,12 +1387,16 @@ export class Repository {
   }
 
   /**
-   * `updateRef` (compare-and-swap, `expected` null: the ref must not exist) as one transaction of this worker's
-   * long-lived `update-ref --stdin` of the repository (start, update, prepare, commit), one transaction at a time
-   * per repository. A refused update ends that process (git exits on a failed prepare); the error is then the one
-   * `updateRef` gives.
+   * Compare-and-swap: `expected` null means the ref must not exist yet; retried briefly while another writer holds
+   * the lock. Throws RefExistsError or RefMovedError only when the ref is found where the caller did not expect it
+   * (or a ref in its way exists); any other failure (a timeout, a broken object store) stays a GitError.
+   *
+   * One transaction (start, update, prepare, commit) of this worker's long-lived `update-ref --stdin` of the
+   * repository, one at a time per repository, so a merge or a commit moves its branch without starting a process.
+   * A refused update ends that process (git exits on a failed prepare); the error is then the one the ref's state
+   * explains.
    */
-  async updateRefInSession(ref: string, next: string, expected: string | null): Promise<void> {
+  async updateRef(ref: string, next: string, expected: string | null): Promise<void> {
     if (!ref.startsWith('refs/') || !isValidRefName(ref, { allowOneLevel: false })) throw new InvalidRefNameError(ref);
     if (!isFullSha(next) || (expected !== null && !isFullSha(expected))) throw new InvalidInputError('commit sha');
     const previous = refTransactions.get(this.path) ?? Promise.resolve();
@@ -1427,8 +1423,15 @@ export class Repository {
     // (the worker's are all busy, or the repository is gone) a process of its own makes the attempt.
     await this.retryingRefLock(ref, expected, async () => {
       const session = this.exists() ? sessionFor('update-ref', this.path) : null;
-      if (session) await session.request(input, read);
-      else await this.updateRefOnce(ref, next, expected);
+      if (!session) return this.updateRefOnce(ref, next, expected);
+      try {
+        await session.request(input, read);
+      } catch (e) {
+        // The session ended under the transaction (killed, or refused a lock another writer held): with the ref
+        // still where the caller expects it, nothing was written, and a process of its own tries again.
+        if (!(e instanceof GitError) || e.reason === 'timeout' || (await this.revParse(ref).catch(() => undefined)) !== expected) throw e;
+        await this.updateRefOnce(ref, next, expected);
+      }
     });
   }
 

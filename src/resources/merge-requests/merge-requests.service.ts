@@ -216,7 +216,7 @@ export async function createMergeRequest(deps: ServiceDeps, source: MergeRequest
   try {
     const ref = headRef(mr.iid);
     // Usually new; one left by a creation whose transaction rolled back is taken over.
-    await targetRepo.updateRefInSession(ref, head, null).catch(() => setRef(targetRepo, ref, head));
+    await targetRepo.updateRef(ref, head, null).catch(() => setRef(targetRepo, ref, head));
     if (staging) await targetRepo.deleteRef(staging);
   } catch {
     // Kept as it is: see above.

@@ -116,7 +116,7 @@ describe('merge', () => {
     assert.deepEqual([again.status, again.body], [405, { message: '405 Method Not Allowed' }]);
   });
 
-  test('merges one after another into one branch: each a merge commit on the one before, two git processes each, the housekeeping queued once', async () => {
+  test('merges one after another into one branch: each a merge commit on the one before, one git process each, the housekeeping queued once', async () => {
     const s = await setup();
     const branches = ['one', 'two', 'three'];
     const heads: string[] = [];
@@ -133,8 +133,8 @@ describe('merge', () => {
       assert.equal(r.status, 200, JSON.stringify(r.body));
       // The target head from its ref file, then merge-tree (a creation leaves the pair to its first read, and each
       // merge moves main for the next one), the merge commit written without a process, and the compare-and-swap
-      // update-ref.
-      assert.equal(gitInvocationCount(repo.path) - before, 2);
+      // in the worker's running update-ref --stdin (the creations started it).
+      assert.equal(gitInvocationCount(repo.path) - before, 1);
       merges.push(r.body.merge_commit_sha);
       assert.deepEqual(await parents(s.project, merges[i]), [merges[i], i === 0 ? s.base : merges[i - 1], heads[i]]);
     }

@@ -7,6 +7,7 @@ import type { ProjectRow } from '../../platform/membership.ts';
 import { HOUSEKEEPING_JOB, repoFor } from './repository.common.ts';
 import { refReadCount } from '../../platform/git/repository.ts';
 import { configureGit } from '../../platform/git/command.ts';
+import { endSessionsOf } from '../../platform/git/sessions.ts';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -267,6 +268,8 @@ describe('git arguments and failures', () => {
       });
       assert.equal(c.status, 201);
       configureGit({ binary: wrapper });
+      // The update-ref --stdin the commit started is ended, as a broken disk would end it.
+      endSessionsOf(repoFor(app.app.config, q).path);
       const r = await call(app.app, 'POST', `/projects/${q.id}/repository/branches`, { token: owner.token, body: { branch: 'next', ref: 'main' } });
       assert.equal(r.status, 500, JSON.stringify(r.body));
       assert.deepEqual(r.body, { message: '500 Internal Server Error' });
