@@ -143,6 +143,21 @@ test('a job whose runner died (lease ran out) is claimed again; on its last atte
   assert.deepEqual([rb.state, rb.attempts, rb.last_error], ['dead', 3, 'lease expired']);
 });
 
+test('claims take a job whose lease ran out before a backlog of due jobs, then the backlog oldest first', async () => {
+  const { q } = queue();
+  const order: number[] = [];
+  q.define('backlog', { concurrency: 1, async run(args: { n: number }) { order.push(args.n); } });
+  // Queued at falling run_at (the last one queued is the oldest due), and one more due only later.
+  for (let n = 1; n <= 5; n++) await q.enqueue(t.app.db, 'backlog', { n }, { runAt: clock.now() - n * 1000 });
+  await q.enqueue(t.app.db, 'backlog', { n: 6 }, { runAt: clock.now() + 60_000 });
+  // Job 3 was claimed by a process that died; its lease ran out.
+  const job3 = (await jobsOf('backlog'))[2]!;
+  await t.app.db.updateTable('jobs').set({ state: 'running', locked_by: 'gone:1', locked_until: clock.now() - 1, attempts: 1 }).where('id', '=', job3.id).execute();
+  await q.drain();
+  assert.deepEqual(order, [3, 5, 4, 2, 1]);
+  assert.deepEqual((await jobsOf('backlog')).map((j) => j.state), ['succeeded', 'succeeded', 'succeeded', 'succeeded', 'succeeded', 'queued']);
+});
+
 test('a runner that lost its lease cannot overwrite the new holder', async () => {
   const { q } = queue();
   let release!: () => void;

@@ -275,8 +275,7 @@ export class JobQueue {
     let claimed = 0;
     const open = [...this.#kinds].filter(([name, def]) => def.concurrency - this.#runningOf(name) > 0).map(([name]) => name);
     if (!open.length) return 0;
-    // Read through the (state, run_at) index: the due jobs, whatever their kind.
-    const due = new Set((await this.#dueJobs(this.#db, this.#clock.now()).select('kind').distinct().execute()).map((r) => r.kind));
+    const due = await this.#dueKinds(open, this.#clock.now());
     for (const name of open) {
       if (!due.has(name)) continue;
       const def = this.#kinds.get(name)!;
@@ -296,21 +295,31 @@ export class JobQueue {
     return n;
   }
 
-  /** The jobs due at `now`: queued and due, or running with a lease that ran out. */
-  #dueJobs(db: Db, now: number) {
-    return db.selectFrom('jobs').where((eb) => eb.or([
-      eb.and([eb('state', '=', 'queued'), eb('run_at', '<=', now)]),
-      eb.and([eb('state', '=', 'running'), eb('locked_until', '<', now)]),
-    ]));
+  /**
+   * Which of `kinds` have a job due at `now` (queued and due, or running with a lease that ran out), in one read
+   * outside any transaction: an existence test per kind, each a seek in the (kind, state, run_at) index, so a
+   * backlog of thousands of due jobs costs a poll no more than one job does.
+   */
+  async #dueKinds(kinds: string[], now: number): Promise<Set<string>> {
+    const tests = kinds.map((kind) => sql<{ kind: string }>`select cast(${kind} as text) as kind where exists (select 1 from jobs where kind = ${kind} and state = 'queued' and run_at <= ${now}) or exists (select 1 from jobs where kind = ${kind} and state = 'running' and locked_until < ${now})`);
+    const { rows } = await sql<{ kind: string }>`${sql.join(tests, sql` union all `)}`.execute(this.#db);
+    return new Set(rows.map((r) => r.kind));
   }
 
   async #claim(kind: string, limit: number, leaseMs: number): Promise<JobRow[]> {
     const pg = dialectOf(this.#db) === 'postgres';
     return this.#db.transaction().execute(async (trx) => {
       const now = this.#clock.now();
-      let due = this.#dueJobs(trx, now).select('id').where('kind', '=', kind).orderBy('run_at').orderBy('id').limit(limit);
-      if (pg) due = due.forUpdate().skipLocked();
-      const ids = (await due.execute()).map((r) => r.id);
+      // The jobs whose process died first (their lease ran out; rare), then the queued ones that are due, each in
+      // claim order straight from the (kind, state, run_at, id) index.
+      const pick = (state: 'running' | 'queued', n: number) => {
+        let q = trx.selectFrom('jobs').select('id').where('kind', '=', kind).where('state', '=', state)
+          .where(state === 'queued' ? 'run_at' : 'locked_until', state === 'queued' ? '<=' : '<', now).orderBy('run_at').orderBy('id').limit(n);
+        if (pg) q = q.forUpdate().skipLocked();
+        return q.execute();
+      };
+      const ids = (await pick('running', limit)).map((r) => r.id);
+      if (ids.length < limit) ids.push(...(await pick('queued', limit - ids.length)).map((r) => r.id));
       if (!ids.length) return [];
       return trx.updateTable('jobs')
         .set({ state: 'running', locked_by: this.owner, locked_until: now + leaseMs, attempts: (eb) => eb('attempts', '+', 1), updated_at: now })
