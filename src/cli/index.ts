@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig } from '../config/index.ts';
@@ -155,7 +156,9 @@ export async function runCli(argv: string[]): Promise<void> {
     await buildCli().parseAsync(argv);
   } catch (e) {
     if (e instanceof ConfigError) {
-      console.error(`bellows: configuration error: ${e.message}`);
+      // A worker of `serve` reads the configuration its primary reads, and the primary says what is wrong: the
+      // first worker, forked before the primary read it, would otherwise print the same line a second time.
+      if (!cluster.isWorker) console.error(`bellows: configuration error: ${e.message}`);
       process.exit(78);
     }
     const msg = (e as any)?.errors ? JSON.stringify((e as any).errors) : (e as Error).message;
