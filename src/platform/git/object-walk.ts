@@ -107,7 +107,7 @@ class DateQueue {
 export type CommitReader = (shas: readonly string[]) => Promise<CommitNode[] | undefined>;
 
 /** A commit reader parsing the raw objects of `read`. */
-export function commitsFrom(read: ObjectReader): CommitReader {
+export function commitsFrom(read: ObjectReader): (shas: readonly string[]) => Promise<CommitNode[]> {
   return async (shas) => {
     const objs = await read(shas);
     return shas.map((sha, i) => {

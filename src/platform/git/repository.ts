@@ -493,7 +493,6 @@ export class Repository {
     return r.code === 0 ? r.stdout.toString().trim() : null;
   }
 
-
   /** One `git update-ref` process for the compare-and-swap, without retries. */
   private async updateRefOnce(ref: string, next: string, expected: string | null): Promise<void> {
     await this.git(['update-ref', '--no-deref', '--end-of-options', ref, next, expected ?? zeroShaLike(next)]);
@@ -1278,17 +1277,9 @@ export class Repository {
     return { clean: r.code === 0, tree, conflicts };
   }
 
-  /** Commits only `a` has and commits only `b` has (`rev-list --left-right --count a...b`), in one walk. */
-  async divergence(a: string, b: string): Promise<{ behind: number; ahead: number }> {
-    if (!isFullSha(a) || !isFullSha(b)) throw new InvalidInputError('commit sha');
-    const { stdout } = await this.git(['rev-list', '--left-right', '--count', `${a}...${b}`, '--']);
-    const [left, right] = stdout.toString().trim().split(/\s+/).map(Number);
-    return { behind: left, ahead: right };
-  }
-
   /**
-   * `divergence` and the merge base in one walk (`rev-list --left-right --boundary a...b`): the base is `a` when `b`
-   * contains it, `b` when `a` contains it, else the one boundary commit of the walk (null: no common history).
+   * Commits only `a` has (`behind`), commits only `b` has (`ahead`) and the merge base, in one walk
+   * (`rev-list --left-right --boundary a...b`): the base is `a` when `b` contains it, `b` when `a` contains it, else the one boundary commit of the walk (null: no common history).
    * `base` is undefined when the walk alone cannot tell (several boundary commits): ask `mergeBase` then.
    */
   async divergenceAndBase(a: string, b: string): Promise<{ behind: number; ahead: number; base: string | null | undefined }> {
@@ -1363,7 +1354,7 @@ export class Repository {
       if (!missing.length) return nodes as CommitNode[];
       outside += missing.length;
       if (opts.outsideGraph !== undefined && outside > opts.outsideGraph) return undefined;
-      const parsed = (await parse(missing))!;
+      const parsed = await parse(missing);
       let k = 0;
       return nodes.map((n) => n ?? parsed[k++]!);
     };
