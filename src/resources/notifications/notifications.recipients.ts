@@ -6,8 +6,8 @@ import { isFeatureEnabled } from '../../platform/features.ts';
 import { projectAncestorGroupIds } from '../labels/labels.lookup.ts';
 import { usersByIds } from '../users/users.service.ts';
 import { effectiveNotificationLevel, getNotificationSetting, GLOBAL, type EventName } from '../notification-settings/notification-settings.service.ts';
-import { assigneeIdsOf, participants as issueParticipants, type IssueRow } from '../issues/issues.service.ts';
-import { participants as mergeRequestParticipants, userIdsOf, type MergeRequestRow } from '../merge-requests/merge-requests.service.ts';
+import { assigneeIdsOf, type IssueRow } from '../issues/issues.service.ts';
+import { userIdsOf, type MergeRequestRow } from '../merge-requests/merge-requests.service.ts';
 
 // Who receives a notification e-mail, as the reference's notification recipients are built
 // (NotificationRecipients::Builder and NotificationRecipient#notifiable?):
@@ -42,7 +42,7 @@ export interface Recipient {
 /** The record a notification is about, for the read check and the subscriptions. */
 export type Subject =
   | { kind: 'Issue'; issue: IssueRow; assigneeIds: number[]; internalNote?: boolean }
-  | { kind: 'MergeRequest'; mr: MergeRequestRow; internalNote?: boolean }
+  | { kind: 'MergeRequest'; mr: MergeRequestRow; assigneeIds: number[]; reviewerIds: number[]; internalNote?: boolean }
   /** A commit: its message, and the users its author and committer e-mails belong to. */
   | { kind: 'Commit'; sha: string; message: string; authorIds: number[]; internalNote?: boolean }
   | { kind: 'Snippet'; snippet: PolicySnippet & { id: number; description: string | null }; internalNote?: boolean }
@@ -65,21 +65,22 @@ const add = (out: Candidate[], ids: Iterable<number | null>, type: RecipientType
 /**
  * The record's participants: the author, commenters, assignees (and reviewers), and the users its texts mention. A
  * commit's are the users of its author and committer e-mails; a snippet's its author (the reference's
- * `participant :author, :committer, :notes_with_associations`).
+ * `participant :author, :committer, :notes_with_associations`). Who may not read the record, or is not active, is
+ * left to `selectRecipients`, which holds every candidate to both.
  */
 export async function participantCandidates(deps: ServiceDeps, project: ProjectRow, subject: Subject, out: Candidate[]): Promise<void> {
   if (subject.kind === 'Project') return;
-  let ids: number[];
+  let ids: Array<number | null>;
   let texts: Array<string | null>;
   let notes = deps.db.selectFrom('notes').select(['author_id', 'body']).where('system', '=', 0).where('internal', '=', 0);
   switch (subject.kind) {
     case 'Issue':
-      ids = (await issueParticipants(deps, subject.issue, project)).map((u) => u.id);
+      ids = [subject.issue.author_id, ...subject.assigneeIds];
       texts = [subject.issue.description];
       notes = notes.where('noteable_type', '=', 'Issue').where('noteable_id', '=', subject.issue.id);
       break;
     case 'MergeRequest':
-      ids = (await mergeRequestParticipants(deps, subject.mr, project)).map((u) => u.id);
+      ids = [subject.mr.author_id, ...subject.assigneeIds, ...subject.reviewerIds];
       texts = [subject.mr.description];
       notes = notes.where('noteable_type', '=', 'MergeRequest').where('noteable_id', '=', subject.mr.id);
       break;
@@ -95,9 +96,7 @@ export async function participantCandidates(deps: ServiceDeps, project: ProjectR
       break;
   }
   const rows = await notes.execute();
-  // Commenters of issues and merge requests come with the record's participants; those of commits and snippets here.
-  if (subject.kind === 'Commit' || subject.kind === 'Snippet') ids = [...ids, ...rows.map((n) => n.author_id).filter((id): id is number => id !== null)];
-  add(out, ids, 'participating', null);
+  add(out, [...ids, ...rows.map((n) => n.author_id)], 'participating', null);
   add(out, await mentionedUserIds(deps, [...texts, ...rows.map((n) => n.body)].join('\n')), 'participating', null);
 }
 
@@ -122,35 +121,38 @@ export async function watcherCandidates(deps: ServiceDeps, project: ProjectRow, 
   }
 }
 
-/** Explicit subscribers of the record, and for a new one, of its labels. */
+/** Explicit subscribers of the record, and for a new one, of its labels (one query). */
 export async function subscriberCandidates(deps: ServiceDeps, subject: Subject, withLabels: boolean, out: Candidate[]): Promise<void> {
   if (subject.kind !== 'Issue' && subject.kind !== 'MergeRequest') return;
   const id = subject.kind === 'Issue' ? subject.issue.id : subject.mr.id;
-  const subs = await deps.db.selectFrom('subscriptions').select('user_id').where('subscribable_type', '=', subject.kind)
-    .where('subscribable_id', '=', id).where('subscribed', '=', 1).execute();
+  const subs = await deps.db.selectFrom('subscriptions').select('user_id').distinct().where('subscribed', '=', 1)
+    .where((eb) => eb.or([
+      eb.and([eb('subscribable_type', '=', subject.kind), eb('subscribable_id', '=', id)]),
+      ...(withLabels
+        ? [eb.and([eb('subscribable_type', '=', 'Label'), eb('subscribable_id', 'in', eb.selectFrom('label_links').select('label_id')
+          .where('target_type', '=', subject.kind).where('target_id', '=', id))])]
+        : []),
+    ])).execute();
   add(out, subs.map((s) => s.user_id), 'subscription', 'subscribed');
-  if (!withLabels) return;
-  const labelIds = (await deps.db.selectFrom('label_links').select('label_id').where('target_type', '=', subject.kind).where('target_id', '=', id).execute())
-    .map((l) => l.label_id);
-  if (!labelIds.length) return;
-  const labelSubs = await deps.db.selectFrom('subscriptions').select('user_id').where('subscribable_type', '=', 'Label')
-    .where('subscribable_id', 'in', labelIds).where('subscribed', '=', 1).execute();
-  add(out, labelSubs.map((s) => s.user_id), 'subscription', 'subscribed');
 }
 
 /** The assignees (and reviewers) of the record. */
-export async function assigneeIds(deps: ServiceDeps, subject: Subject): Promise<{ assignees: number[]; reviewers: number[] }> {
+export function assigneeIds(subject: Subject): { assignees: number[]; reviewers: number[] } {
   if (subject.kind === 'Issue') return { assignees: subject.assigneeIds, reviewers: [] };
-  if (subject.kind !== 'MergeRequest') return { assignees: [], reviewers: [] };
-  const [a, r] = await Promise.all([
-    userIdsOf(deps.db, 'merge_request_assignees', [subject.mr.id]),
-    userIdsOf(deps.db, 'merge_request_reviewers', [subject.mr.id]),
-  ]);
-  return { assignees: a.get(subject.mr.id)!, reviewers: r.get(subject.mr.id)! };
+  if (subject.kind === 'MergeRequest') return { assignees: subject.assigneeIds, reviewers: subject.reviewerIds };
+  return { assignees: [], reviewers: [] };
 }
 
 export async function issueSubject(deps: ServiceDeps, issue: IssueRow): Promise<Subject> {
   return { kind: 'Issue', issue, assigneeIds: (await assigneeIdsOf(deps.db, [issue.id])).get(issue.id)! };
+}
+
+export async function mergeRequestSubject(deps: ServiceDeps, mr: MergeRequestRow): Promise<Subject> {
+  const [a, r] = await Promise.all([
+    userIdsOf(deps.db, 'merge_request_assignees', [mr.id]),
+    userIdsOf(deps.db, 'merge_request_reviewers', [mr.id]),
+  ]);
+  return { kind: 'MergeRequest', mr, assigneeIds: a.get(mr.id)!, reviewerIds: r.get(mr.id)! };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -252,13 +254,15 @@ async function unsubscribed(deps: ServiceDeps, userId: number, subject: Subject)
 /** The candidates who are mailed, one per user with their strongest reason, in user id order. */
 export async function selectRecipients(deps: ServiceDeps, o: {
   project: ProjectRow; subject: Subject; action: EventName; actingUserId: number | null; candidates: Candidate[];
+  /** The candidates' users when the caller has read them already. */
+  users?: Map<number, UserRow>;
 }): Promise<Recipient[]> {
   const byUser = new Map<number, Candidate[]>();
   for (const c of o.candidates) {
     if (c.userId === o.actingUserId) continue;
     byUser.set(c.userId, [...(byUser.get(c.userId) ?? []), c]);
   }
-  const users = await usersByIds(deps, [...byUser.keys()]);
+  const users = o.users ?? await usersByIds(deps, [...byUser.keys()]);
   const out: Recipient[] = [];
   for (const [userId, entries] of [...byUser].sort((a, b) => a[0] - b[0])) {
     const user = users.get(userId);

@@ -15,7 +15,8 @@ import { setSubscription as setIssueSubscription, type IssueRow } from '../issue
 import { setSubscription as setMergeRequestSubscription, type MergeRequestRow } from '../merge-requests/merge-requests.service.ts';
 import type { EventName } from '../notification-settings/notification-settings.service.ts';
 import {
-  assigneeIds, issueSubject, mentionedUserIds, projectMemberIds, participantCandidates, selectRecipients, subscriberCandidates, watcherCandidates,
+  assigneeIds, issueSubject, mentionedUserIds, mergeRequestSubject, projectMemberIds, participantCandidates, selectRecipients, subscriberCandidates,
+  watcherCandidates,
   type Candidate, type Subject,
 } from './notifications.recipients.ts';
 import { recordUrl, render, type Block, type Draft, type IssuableThread, type Thread } from './notifications.messages.ts';
@@ -45,7 +46,7 @@ async function loadMergeRequest(deps: ServiceDeps, id: number): Promise<Loaded |
   const row = await deps.db.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirst();
   const project = row && (await liveProjectById(deps, row.target_project_id));
   if (!row || !project) return null;
-  return { kind: 'MergeRequest', project, row, subject: { kind: 'MergeRequest', mr: row }, thread: { kind: 'MergeRequest', id: row.id, iid: row.iid, state: row.state, title: row.title } };
+  return { kind: 'MergeRequest', project, row, subject: await mergeRequestSubject(deps, row), thread: { kind: 'MergeRequest', id: row.id, iid: row.iid, state: row.state, title: row.title } };
 }
 
 const names = (users: Map<number, UserRow>, ids: number[]) => ids.map((id) => users.get(id)?.name).filter(Boolean).join(', ');
@@ -70,7 +71,7 @@ async function issuableCandidates(deps: ServiceDeps, l: Loaded, action: EventNam
   const out: Candidate[] = [];
   await participantCandidates(deps, l.project, l.subject, out);
   await watcherCandidates(deps, l.project, out);
-  const { assignees, reviewers } = await assigneeIds(deps, l.subject);
+  const { assignees, reviewers } = assigneeIds(l.subject);
   if (action === 'reassign_issue' || action === 'reassign_merge_request') {
     for (const id of previousAssignees) out.push({ userId: id, type: 'mention', reason: null });
     for (const id of assignees) out.push({ userId: id, type: 'mention', reason: 'assigned' });
@@ -89,13 +90,18 @@ async function issuableCandidates(deps: ServiceDeps, l: Loaded, action: EventNam
   return out;
 }
 
-async function draftsFor(deps: ServiceDeps, l: Loaded, action: EventName, sender: UserRow | null, o: { previousAssignees?: number[]; oldrev?: string } = {}): Promise<Draft[]> {
+/** The users a draft names: the record's author, assignees and reviewers, and the previous ones of a change. */
+function namedUserIds(l: Loaded, o: { previousAssignees?: number[] }): number[] {
+  const { assignees, reviewers } = assigneeIds(l.subject);
+  return [...assignees, ...reviewers, ...(o.previousAssignees ?? []), ...(l.row.author_id ? [l.row.author_id] : [])];
+}
+
+async function draftsFor(deps: ServiceDeps, l: Loaded, action: EventName, sender: UserRow | null, users: Map<number, UserRow>, o: { previousAssignees?: number[]; oldrev?: string } = {}): Promise<Draft[]> {
   const url = recordUrl(deps.config, l.project, l.thread);
   const isIssue = l.kind === 'Issue';
   const ref = isIssue ? `Issue #${l.thread.iid}` : `Merge request !${l.thread.iid}`;
   const who = sender?.name ?? 'Bellows';
-  const { assignees, reviewers } = await assigneeIds(deps, l.subject);
-  const users = await usersByIds(deps, [...assignees, ...reviewers, ...(o.previousAssignees ?? []), ...(l.row.author_id ? [l.row.author_id] : [])]);
+  const { assignees, reviewers } = assigneeIds(l.subject);
   const blocks: Block[] = [];
   let opens = false;
   switch (action) {
@@ -160,9 +166,12 @@ async function draftsFor(deps: ServiceDeps, l: Loaded, action: EventName, sender
   return [{ project: l.project, thread: l.thread, event: action, sender, subject: threadSubject(l.thread), opens, blocks }];
 }
 
-/** Messages for one recipient list and one draft, each with the recipient's own unsubscribe link. */
-async function messages(deps: ServiceDeps, draft: Draft, subject: Subject, actingUserId: number | null, candidates: Candidate[]): Promise<MailMessage[]> {
-  const recipients = await selectRecipients(deps, { project: draft.project, subject, action: draft.event, actingUserId, candidates });
+/**
+ * Messages for one recipient list and one draft, each with the recipient's own unsubscribe link (`users`: the
+ * candidates' users, when read already).
+ */
+async function messages(deps: ServiceDeps, draft: Draft, subject: Subject, actingUserId: number | null, candidates: Candidate[], users?: Map<number, UserRow>): Promise<MailMessage[]> {
+  const recipients = await selectRecipients(deps, { project: draft.project, subject, action: draft.event, actingUserId, candidates, users });
   if (!recipients.length) return [];
   // Only issues and merge requests have subscriptions to leave.
   const thread = draft.thread && (draft.thread.kind === 'Issue' || draft.thread.kind === 'MergeRequest') ? draft.thread : null;
@@ -172,10 +181,19 @@ async function messages(deps: ServiceDeps, draft: Draft, subject: Subject, actin
     : null));
 }
 
-async function issuableMessages(deps: ServiceDeps, l: Loaded, action: EventName, actor: UserRow | null, o: { previousAssignees?: number[]; oldrev?: string; notifyActor?: boolean } = {}): Promise<MailMessage[]> {
+/**
+ * The messages of one action on an issue or merge request, by `actorId` (null: by nobody). Most actions have no one
+ * to tell but the actor, who is not told: that is known from the candidates alone, before any user is read. The
+ * users the messages need (the sender, the candidates, those the text names) are then read together.
+ */
+async function issuableMessages(deps: ServiceDeps, l: Loaded, action: EventName, actorId: number | null, o: { previousAssignees?: number[]; oldrev?: string; notifyActor?: boolean } = {}): Promise<MailMessage[]> {
   const candidates = await issuableCandidates(deps, l, action, o.previousAssignees);
+  const acting = o.notifyActor ? null : actorId;
+  if (!candidates.some((c) => c.userId !== acting)) return [];
+  const users = await usersByIds(deps, [...new Set([...(actorId === null ? [] : [actorId]), ...candidates.map((c) => c.userId), ...namedUserIds(l, o)])]);
+  const sender = actorId === null ? null : users.get(actorId) ?? null;
   const out: MailMessage[] = [];
-  for (const draft of await draftsFor(deps, l, action, actor, o)) out.push(...(await messages(deps, draft, l.subject, o.notifyActor ? null : actor?.id ?? null, candidates)));
+  for (const draft of await draftsFor(deps, l, action, sender, users, o)) out.push(...(await messages(deps, draft, l.subject, acting, candidates, users)));
   return out;
 }
 
@@ -187,7 +205,7 @@ function previousIds(changes: Record<string, { previous: unknown; current: unkno
 
 /** The e-mails one domain event gives, one per recipient. */
 export async function notificationsFor(deps: ServiceDeps, event: DomainEvent): Promise<MailMessage[]> {
-  const actor = 'actorId' in event ? (await usersByIds(deps, [event.actorId])).get(event.actorId) ?? null : null;
+  const actor = 'actorId' in event ? event.actorId : null;
   switch (event.type) {
     case 'issue': {
       const l = await loadIssue(deps, event.issueId);
@@ -254,7 +272,7 @@ async function loadNoteable(deps: ServiceDeps, note: Selectable<NotesTable>): Pr
  * and committer e-mails; for a snippet, its author; the commenters of either), the users it mentions, watchers and
  * custom levels with `new_note` on, and subscribers of an issue or merge request.
  */
-async function noteMessages(deps: ServiceDeps, noteId: number, actor: UserRow | null): Promise<MailMessage[]> {
+async function noteMessages(deps: ServiceDeps, noteId: number, actorId: number | null): Promise<MailMessage[]> {
   const note = await deps.db.selectFrom('notes').selectAll().where('id', '=', noteId).executeTakeFirst();
   if (!note || note.system) return [];
   const l = await loadNoteable(deps, note);
@@ -265,6 +283,9 @@ async function noteMessages(deps: ServiceDeps, noteId: number, actor: UserRow | 
   for (const id of await mentionedUserIds(deps, note.body, { project: l.project, authorId: note.author_id })) out.push({ userId: id, type: 'mention', reason: 'mentioned' });
   await watcherCandidates(deps, l.project, out);
   await subscriberCandidates(deps, l.subject, false, out);
+  if (!out.some((c) => c.userId !== note.author_id)) return [];
+  const users = await usersByIds(deps, [...new Set([...(actorId === null ? [] : [actorId]), ...out.map((c) => c.userId)])]);
+  const actor = actorId === null ? null : users.get(actorId) ?? null;
   const earlier = await deps.db.selectFrom('notes').select('id').where('discussion_id', '=', note.discussion_id).where('id', '<', note.id).orderBy('id').execute();
   const url = `${recordUrl(deps.config, l.project, l.thread)}#note_${note.id}`;
   const draft: Draft = {
@@ -272,7 +293,7 @@ async function noteMessages(deps: ServiceDeps, noteId: number, actor: UserRow | 
     note: { id: note.id, earlier: earlier.map((n) => n.id) },
     blocks: [{ pre: note.body }, { text: 'View it on Bellows', href: url }],
   };
-  return messages(deps, draft, subject, note.author_id, out);
+  return messages(deps, draft, subject, note.author_id, out, users);
 }
 
 /** A project moved (transfer or path change): its members, by their level for `moved_project`. */
@@ -302,8 +323,7 @@ export async function dueIssueMessages(deps: ServiceDeps, at: number): Promise<M
   for (const { id } of rows) {
     const l = await loadIssue(deps, id);
     if (!l) continue;
-    const author = l.row.author_id ? (await usersByIds(deps, [l.row.author_id])).get(l.row.author_id) ?? null : null;
-    out.push(...(await issuableMessages(deps, l, 'issue_due', author, { notifyActor: true })));
+    out.push(...(await issuableMessages(deps, l, 'issue_due', l.row.author_id, { notifyActor: true })));
   }
   return out;
 }

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildTestApp, call, type TestApp } from '../../../test/support/app.ts';
 import { parseMail, startSmtpReceiver, type ReceivedMail, type SmtpReceiver } from '../../../test/support/smtp-receiver.ts';
-import { addMember, castRoles, commitFiles, makeIssue, makeMergeRequest, makeProject, makeSnippet, quickUser, Role, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
+import { addMember, castRoles, commitFiles, makeIssue, makeLabel, makeMergeRequest, makeProject, makeSnippet, quickUser, Role, type RoleCast, type TestUser } from '../../../test/support/fixtures.ts';
 import type { ManualClock } from '../../platform/clock.ts';
 import type { ProjectRow } from '../../platform/membership.ts';
 
@@ -177,6 +177,42 @@ describe('issues', () => {
     assert.ok(m.text.includes(`Issue #${due.iid} is due on ${new Date(dueDay).toISOString().slice(0, 10)}`), m.text);
     assert.equal(m.headers.get('in-reply-to'), `<issue_${due.id}@${host}>`);
     assert.equal(m.headers.get('x-bellows-notification-event'), 'issue_due');
+  });
+
+  test('participants who lost access or were blocked get nothing; subscribers of a new issue\'s labels do; an action only its actor follows sends nothing', async () => {
+    const project = await makeProject(t.app, { visibility: 0, path: `proj${++n}` });
+    const roles = await castRoles(t.app, project);
+    const label = await makeLabel(t.app, { projectId: project.id, title: 'needs-triage' });
+    const subscribed = await call(t.app, 'POST', `/projects/${project.id}/labels/${label.id}/subscribe`, { token: roles.reporter.token });
+    assert.equal(subscribed.status, 201, JSON.stringify(subscribed.body));
+    const quiet = await call(t.app, 'POST', `/projects/${project.id}/issues`, { token: roles.developer.token, body: { title: 'Alone' } });
+    assert.equal(quiet.status, 201);
+    assert.deepEqual(await delivered(), [], 'only its author follows an unlabelled issue');
+    assert.equal(Number((await t.app.db.selectFrom('jobs').select((eb) => eb.fn.countAll().as('n')).where('kind', '=', 'notifications.deliver').where('state', '=', 'queued').executeTakeFirstOrThrow()).n), 0);
+
+    const r = await call(t.app, 'POST', `/projects/${project.id}/issues`, { token: roles.developer.token, body: { title: 'Triage me', labels: 'needs-triage' } });
+    assert.equal(r.status, 201);
+    let mails = await delivered();
+    assert.deepEqual(toOf(mails), [mailOf(roles.reporter)]);
+    assert.equal(forUser(mails, roles.reporter).headers.get('x-gitlab-notificationreason'), 'subscribed');
+
+    // Three members comment, so all three participate; then one leaves the project and one is blocked.
+    const leaver = await quickUser(t.app);
+    const blocked = await quickUser(t.app);
+    for (const u of [leaver, blocked]) await addMember(t.app, { type: 'Project', id: project.id }, u.user.id, Role.developer);
+    for (const u of [leaver, blocked, roles.guest]) {
+      const c = await call(t.app, 'POST', `/projects/${project.id}/issues/${r.body.iid}/notes`, { token: u.token, body: { body: 'Seen it' } });
+      assert.equal(c.status, 201);
+    }
+    await delivered();
+    assert.equal((await call(t.app, 'DELETE', `/projects/${project.id}/members/${leaver.user.id}`, { token: roles.owner.token })).status, 204);
+    assert.equal((await call(t.app, 'POST', `/users/${blocked.user.id}/block`, { token: roles.admin.token })).status, 201);
+    const closed = await call(t.app, 'PUT', `/projects/${project.id}/issues/${r.body.iid}`, { token: roles.maintainer.token, body: { state_event: 'close' } });
+    assert.equal(closed.status, 200);
+    mails = await delivered();
+    // The author and the Guest who commented; the label's subscriber hears of new issues only.
+    assert.deepEqual(toOf(mails), [roles.developer, roles.guest].map(mailOf).sort());
+    assert.ok(forUser(mails, roles.guest).text.includes(`was closed by ${roles.maintainer.user.name}`));
   });
 });
 
