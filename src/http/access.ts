@@ -37,18 +37,23 @@ export interface AccessLookup {
   /**
    * The answer serves this request only: a state-changing request, which voided every read cache as it began. The
    * access is then computed for this project alone (a few indexed queries) rather than from the user's whole
-   * authorisation (every membership, group and share), which nothing after the request would reuse.
+   * authorisation (every membership, group and share), which nothing after the request would reuse; at the
+   * request's read epoch (the actor's), the access computed at the same epoch is reused.
    */
   once?: boolean;
 }
 
 export async function projectAccessFor(deps: ServiceDeps, actor: Actor, project: ProjectRow, o: AccessLookup = {}): Promise<ProjectAccess> {
-  if (!actor.user) return NO_ACCESS;
+  const user = actor.user;
+  if (!user) return NO_ACCESS;
+  const read = async () => (await projectAccessLevels(deps.db, user.id, [project])).get(project.id) ?? NO_ACCESS;
+  if (o.once) {
+    if (actor.epoch === undefined) return read();
+    return deps.caches.define<string, ProjectAccess>('project-access', { max: 10_000, epoch: true }).get(`${user.id}:${project.id}`, read, actor.epoch);
+  }
   // The user's memberships, usually cached for a moment, answer without a query about this project. A
   // state-changing request voided the caches as it began, so for it they would be read whole for one answer.
-  const known = o.once ? null : accessFromAuthorizationOf(await userAuthorization(deps, actor.user.id), project);
-  if (known) return known;
-  return (await projectAccessLevels(deps.db, actor.user.id, [project])).get(project.id) ?? NO_ACCESS;
+  return accessFromAuthorizationOf(await userAuthorization(deps, user.id), project) ?? read();
 }
 
 /** The answer to a refusal, in the reference's words. */
@@ -70,7 +75,7 @@ export async function findProject(deps: ServiceDeps, actor: Actor, idOrPath: str
   let project: ProjectRow | undefined;
   let moved = false;
   if ('id' in key) {
-    project = await liveProjectById(deps, key.id);
+    project = await liveProjectById(deps, key.id, o.once ? actor.epoch : undefined);
   } else if (key.path.includes('/')) {
     const lower = key.path.toLowerCase();
     project = await db.selectFrom('projects').selectAll().where('full_path_lower', '=', lower).where('pending_delete', '=', 0).executeTakeFirst();

@@ -5,6 +5,7 @@ import {
   ForbiddenError, InsufficientScopeError, InvalidTokenError, NotFoundError, RuleError, UnauthorizedError,
 } from '../platform/errors.ts';
 import { anonymous, type Actor, type ResolvedToken, type UserRow } from '../platform/access/actor.ts';
+import { readEpoch } from '../platform/read-epoch.ts';
 
 export type { Actor, ResolvedToken, TokenKind, UserRow } from '../platform/access/actor.ts';
 export { anonymous };
@@ -35,7 +36,8 @@ export function createAuthenticator(deps: ServiceDeps): Authenticator {
   const resolvers: TokenResolver[] = [];
   // Recently resolved credentials (keyed by a digest of the presented values) are reused on reads, so a burst
   // of reads costs no lookups; processes outside the server, such as the command line, are seen within the window.
-  const credentials = deps.caches.define<string, { token: ResolvedToken; user: UserRow }>('credentials', { max: 10_000 });
+  // A state-changing request reuses those resolved at the read epoch it begins at (platform/read-epoch.ts).
+  const credentials = deps.caches.define<string, { token: ResolvedToken; user: UserRow }>('credentials', { max: 10_000, epoch: true });
 
   const personal: TokenResolver = async (secret) => {
     const row = await db.selectFrom('personal_access_tokens')
@@ -115,17 +117,19 @@ export function createAuthenticator(deps: ServiceDeps): Authenticator {
       const privateValue = str(params.private_token) ?? (typeof header === 'string' && header !== '' ? header : undefined);
 
       let actor: Actor = anonymous;
-      // A state-changing request may revoke tokens or block users: nothing cached before it serves it.
+      // A state-changing request may revoke tokens or block users: nothing cached before it serves it, except what was
+      // read at the read epoch it begins at (then nothing it depends on has changed since).
       const safeMethod = req.method === 'GET' || req.method === 'HEAD';
       if (!safeMethod) deps.caches.voidAll();
       const cacheKey = oauthValue || privateValue ? digest(`${oauthValue ?? ''}\0${privateValue ?? ''}`) : null;
+      const epoch = cacheKey !== null && !safeMethod ? await readEpoch(db) : undefined;
       const found = cacheKey && await credentials.get(cacheKey, async () => {
         const token = await resolveToken(oauthValue, privateValue);
         if (!token || token === 'unknown') throw new UnauthorizedError();
         const user = await db.selectFrom('users').selectAll().where('id', '=', token.userId).executeTakeFirst();
         if (!user) throw new UnauthorizedError();
         return { token, user };
-      });
+      }, epoch);
       if (found) {
         const { token, user } = found;
         const now = clock.now();
@@ -134,7 +138,7 @@ export function createAuthenticator(deps: ServiceDeps): Authenticator {
         if (token.kind === 'impersonation' && !config.impersonationEnabled) throw new InvalidTokenError('impersonation_disabled');
         assertUsable(user);
         const admin = !!user.admin && (!config.adminMode || token.scopes.includes('admin_mode'));
-        actor = { user, admin, token, via: 'token', sudo: false };
+        actor = { user, admin, token, via: 'token', sudo: false, epoch };
       } else {
         const cookie = req.cookies?.[SESSION_COOKIE];
         const session = await userFromSession(cookie);
@@ -161,7 +165,7 @@ export function createAuthenticator(deps: ServiceDeps): Authenticator {
         const target = await findUserByIdOrUsername(sudoValue);
         if (!target) throw new RuleError('not_found', `404 User with ID or username '${sudoValue}' Not Found`);
         assertUsable(target);
-        actor = { user: target, admin: !!target.admin, token: actor.token, via: 'token', sudo: true };
+        actor = { user: target, admin: !!target.admin, token: actor.token, via: 'token', sudo: true, epoch };
       }
       return actor;
     },

@@ -34,12 +34,15 @@ export async function currentKeys(db: Db, ids: number[]): Promise<RowKey[]> {
   return ids.map((id) => byId.get(id)).filter((k): k is RowKey => k !== undefined);
 }
 
-/** The live (not pending deletion) project with this id. The caller gets its own copy, which it may update. */
-export async function liveProjectById(deps: ServiceDeps, id: number): Promise<Row | undefined> {
-  const row = await deps.caches.define<number, Row | undefined>('projects-by-id', { max: 20_000 }).get(id, async () => {
+/**
+ * The live (not pending deletion) project with this id (`epoch`: the read epoch of a state-changing request, see
+ * read-epoch.ts). The caller gets its own copy, which it may update.
+ */
+export async function liveProjectById(deps: ServiceDeps, id: number, epoch?: number): Promise<Row | undefined> {
+  const row = await deps.caches.define<number, Row | undefined>('projects-by-id', { max: 20_000, epoch: true }).get(id, async () => {
     const found = await deps.db.selectFrom('projects').selectAll().where('id', '=', id).where('pending_delete', '=', 0).executeTakeFirst();
     return found && Object.freeze(found);
-  });
+  }, epoch);
   return row && { ...row };
 }
 

@@ -248,3 +248,35 @@ test('an immutable entry serves reads past the window and writes; concurrent rea
   assert.equal(await c.get('e', s.load('ok')), 'ok');
   s.caches.close();
 });
+
+test('an epoch cache serves a read naming the epoch it was loaded at, across writes, within the window', async () => {
+  const s = setup();
+  const c = s.caches.define<number, string>('epoch', { max: 10, epoch: true });
+  assert.equal(await c.get(1, s.load('a'), 7), 'a');
+  s.caches.voidAll();
+  announceCacheVoid('all');
+  // A read naming epoch 7 is served what was loaded at 7; a read naming none follows the window and generation rule.
+  assert.equal(await c.get(1, s.load('b'), 7), 'a');
+  assert.equal(await c.get(1, s.load('c')), 'c');
+  // The value loaded without an epoch replaced one of epoch 7 and is newer: it keeps the epoch.
+  s.caches.voidAll();
+  assert.equal(await c.get(1, s.load('d'), 7), 'c');
+  // Another epoch (the database moved) loads again.
+  assert.equal(await c.get(1, s.load('e'), 8), 'e');
+  s.caches.voidAll();
+  assert.equal(await c.get(1, s.load('f'), 7), 'f');
+  // The window still bounds it.
+  s.advance(1000);
+  assert.equal(await c.get(1, s.load('g'), 7), 'g');
+  assert.equal(s.loads(), 5);
+  s.caches.close();
+});
+
+test('a cache not declared for epochs ignores an epoch named by a read', async () => {
+  const s = setup();
+  const c = s.caches.define<number, string>('plain', { max: 10 });
+  assert.equal(await c.get(1, s.load('a'), 7), 'a');
+  s.caches.voidAll();
+  assert.equal(await c.get(1, s.load('b'), 7), 'b');
+  s.caches.close();
+});

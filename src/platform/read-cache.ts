@@ -7,6 +7,9 @@ import { cachingAllowed, onCacheVoid } from './cache-bus.ts';
 // so it serves its own request only. Together these keep anything read during a write from outliving it.
 // Version-validated caches (rows carrying a database-maintained version) instead serve a read that asks for the
 // version they hold, whatever the window or writes: the version says whether the row changed, whoever changed it.
+// Epoch caches (values read only from the tables the read epoch follows, platform/read-epoch.ts) also serve, within
+// the window, a read that names the epoch they were loaded at, whatever writes passed meanwhile: a state-changing
+// request reads the epoch as it begins, and a cached caller loaded at that epoch is as current as one read afresh.
 // While the cache bus cannot promise to hear of other machines' writes (its database connection is lost), nothing
 // is kept and nothing kept is served.
 
@@ -24,10 +27,18 @@ export interface CacheOptions<V> {
   immutable?: boolean;
   /** Whether a loaded value may be kept (default: every value). */
   keep?: (value: V) => boolean;
+  /**
+   * The values are read only from the tables the read epoch follows: a read naming an epoch (`get`'s third argument)
+   * is served what was loaded at that epoch, within the window, whatever writes passed.
+   */
+  epoch?: boolean;
 }
 
 export interface ReadCache<K, V> {
-  /** The value of `key`, loaded when not cached (`version`: the version wanted, for a version-validated cache). */
+  /**
+   * The value of `key`, loaded when not cached (`version`: the version wanted, for a version-validated cache; the
+   * read epoch of the request, for an epoch cache).
+   */
   get(key: K, load: () => Promise<V>, version?: number): Promise<V>;
   /**
    * The values of `keys` (`versions[i]` for `keys[i]` in a version-validated cache); `load` reads those not cached.
@@ -49,6 +60,8 @@ interface Entry<V> {
   value: V;
   at: number;
   gen: number;
+  /** The read epoch it was loaded at (epoch caches, when the read named one). */
+  epoch?: number;
 }
 
 export function createReadCaches(o: { window: number; now?: () => number }): ReadCaches {
@@ -60,33 +73,42 @@ export function createReadCaches(o: { window: number; now?: () => number }): Rea
     const window = opts.window ?? o.window;
     const version = opts.version;
     const immutable = !!opts.immutable;
+    const byEpoch = !!opts.epoch;
     const entries = boundedEntries<K & {}, Entry<V>>(opts.max);
     // Loads under way, by key: a read that misses while the same key is being loaded since the last write waits for
     // that load instead of making its own, so many readers missing at once (an entry's window ending under load)
     // cost one load. A load begun before a write is not joined, unless the value is immutable (a write cannot change it).
-    const loading = new Map<K, { gen: number; value: Promise<V> }>();
+    const loading = new Map<K, { gen: number; epoch?: number; value: Promise<V> }>();
+    const sameEpoch = (a: number | undefined, wanted: number | undefined) => byEpoch && wanted !== undefined && a === wanted;
     const fresh = (e: Entry<V> | undefined, wanted: number | undefined, t: number): e is Entry<V> =>
-      e !== undefined && cachingAllowed() && (immutable || (version ? version(e.value) === wanted : e.gen === gen && t - e.at < window));
+      e !== undefined && cachingAllowed() && (immutable || (version ? version(e.value) === wanted
+        : (e.gen === gen || sameEpoch(e.epoch, wanted)) && t - e.at < window));
     // A versioned value is checked by its version, not by when it was read; without a value (a row deleted) it has
-    // no version to check and is not kept.
-    const storable = (since: number, value: V) =>
-      cachingAllowed() && (immutable || (version ? value !== undefined : window > 0 && gen === since)) && (!opts.keep || opts.keep(value));
+    // no version to check and is not kept. A value loaded for a read naming an epoch is at least as new as that
+    // epoch, writes during its load or not.
+    const storable = (since: number, value: V, wanted?: number) =>
+      cachingAllowed() && (immutable || (version ? value !== undefined : window > 0 && (gen === since || (byEpoch && wanted !== undefined))))
+      && (!opts.keep || opts.keep(value));
 
     return {
       async get(key, load, wanted) {
         const t = now();
         const hit = immutable || version || window > 0 ? entries.get(key as K & {}) : undefined;
+        // (Before the freshness test narrows it.)
+        const priorEpoch = hit?.epoch;
         if (fresh(hit, wanted, t)) return hit.value;
         const since = gen;
+        // Loaded after the entry it replaces, a value is at least as new as that entry's epoch: it keeps it.
+        const epoch = byEpoch ? wanted ?? priorEpoch : undefined;
         const shared = (immutable || (!version && window > 0)) && cachingAllowed();
         const running = shared ? loading.get(key) : undefined;
-        if (running && (immutable || running.gen === since)) return running.value;
+        if (running && (immutable || running.gen === since || sameEpoch(running.epoch, epoch))) return running.value;
         const value = load().then((v) => {
-          if (storable(since, v)) entries.set(key as K & {}, { value: v, at: t, gen: since });
+          if (storable(since, v, epoch)) entries.set(key as K & {}, { value: v, at: t, gen: since, epoch });
           return v;
         });
         if (!shared) return value;
-        const entry = { gen: since, value };
+        const entry = { gen: since, epoch, value };
         loading.set(key, entry);
         try {
           return await value;

@@ -33,6 +33,11 @@ export interface Actor {
    * Absent for work that is no user's request (then nothing is checked).
    */
   spam?: SpamParams;
+  /**
+   * The read epoch a state-changing request began at (platform/read-epoch.ts), when it came with a token: what it
+   * reads about its project and its access may come from what the read caches loaded at that epoch.
+   */
+  epoch?: number;
 }
 
 export const anonymous: Actor = Object.freeze({ user: null, admin: false, token: null, via: 'none', sudo: false }) as Actor;

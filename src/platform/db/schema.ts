@@ -303,6 +303,12 @@ export interface InternalIdsTable {
   last_value: number;
 }
 
+/** One row (id 1): the read epoch, moved by triggers (migration 0036, platform/read-epoch.ts). */
+export interface ReadEpochTable {
+  id: number;
+  value: number | string;
+}
+
 export interface ResourceBotsTable {
   user_id: number;
   source_type: string; // Namespace | Project
@@ -1069,6 +1075,7 @@ export interface DB {
   error_tracking_client_keys: ErrorTrackingClientKeysTable;
   feature_flag_user_lists: FeatureFlagUserListsTable;
   internal_ids: InternalIdsTable;
+  read_epoch: ReadEpochTable;
   resource_bots: ResourceBotsTable;
   oauth_applications: OAuthApplicationsTable;
   oauth_grants: OAuthGrantsTable;

@@ -32,6 +32,7 @@ import * as m0031 from './0031_group_hooks.ts';
 import * as m0032 from './0032_project_search.ts';
 import * as m0034 from './0034_merge_requests_target_status.ts';
 import * as m0035 from './0035_jobs_due_by_kind.ts';
+import * as m0036 from './0036_read_epoch.ts';
 
 export interface VersionedMigration {
   name: string;
@@ -72,4 +73,5 @@ export const migrations: VersionedMigration[] = [
   { name: '0032_project_search', up: m0032.up },
   { name: '0034_merge_requests_target_status', up: m0034.up },
   { name: '0035_jobs_due_by_kind', up: m0035.up },
+  { name: '0036_read_epoch', up: m0036.up },
 ];
