@@ -9,7 +9,7 @@ import { canProject, issueDenial, type IssueAbility } from '../../platform/acces
 import { serverActor, type Actor } from '../../platform/access/actor.ts';
 import { checkSpam } from '../../platform/spam/spam-check.ts';
 import { ForbiddenError, NotFoundError, RecordNotFoundError, RuleError, ValidationError } from '../../platform/errors.ts';
-import { availableLabelsByTitle, labelsOfTargets, projectAncestorGroupIds, type LabelRow } from '../labels/labels.lookup.ts';
+import { availableLabelsByTitle, cachedProjectAncestorGroupIds, labelsOfTargets, projectAncestorGroupIds, type LabelRow } from '../labels/labels.lookup.ts';
 import {
   changeLabels, deleteDependents, textErrors, votesOf, existingUserIds, milestoneAvailable, setNoteableSubscription, timeSpentOf, writeMilestoneEvent, writeStateEvent,
 } from '../noteables/noteables.service.ts';
@@ -131,7 +131,7 @@ function metadataAllowed(scope: IssueScope): boolean {
 const may = (scope: IssueScope, ability: 'set_issue_iid' | 'set_issue_created_at' | 'set_issue_updated_at') =>
   canProject(scope.actor, ability, scope.project, scope.level);
 
-async function iterationAvailable(trx: Db, groupIds: number[], id: number): Promise<boolean> {
+async function iterationAvailable(trx: Db, groupIds: readonly number[], id: number): Promise<boolean> {
   if (!fitsIntColumn(id) || groupIds.length === 0) return false;
   return !!(await trx.selectFrom('iterations').select('id').where('id', '=', id).where('group_id', 'in', groupIds).executeTakeFirst());
 }
@@ -140,7 +140,7 @@ async function iterationAvailable(trx: Db, groupIds: number[], id: number): Prom
  * Writes a new or changed issue's labels, assignees and events inside `trx`, then runs the change hooks. `before`
  * is null for a new issue.
  */
-async function applyChange(deps: ServiceDeps, trx: Db, scope: IssueScope, before: IssueRow | null, after: IssueRow, input: IssueInput, groupIds: number[], now: number): Promise<IssueChange> {
+async function applyChange(deps: ServiceDeps, trx: Db, scope: IssueScope, before: IssueRow | null, after: IssueRow, input: IssueInput, groupIds: readonly number[], now: number): Promise<IssueChange> {
   const uid = scope.actor.user?.id ?? null;
   const change: IssueChange = { issue: after, before, actor: scope.actor, addedLabelIds: [], removedLabelIds: [], addedAssigneeIds: [], removedAssigneeIds: [], at: now };
   const meta = metadataAllowed(scope);
@@ -166,7 +166,7 @@ async function applyChange(deps: ServiceDeps, trx: Db, scope: IssueScope, before
 }
 
 /** The column values the input sets on an issue (metadata only for Reporters and above). */
-async function columnsFrom(trx: Db, scope: IssueScope, input: IssueInput, groupIds: number[], before: IssueRow | null, now: number): Promise<Partial<IssueRow>> {
+async function columnsFrom(trx: Db, scope: IssueScope, input: IssueInput, groupIds: readonly number[], before: IssueRow | null, now: number): Promise<Partial<IssueRow>> {
   const set: Partial<IssueRow> = {};
   if (input.title !== undefined) set.title = input.title.trim();
   if (input.description !== undefined) set.description = input.description;
@@ -204,7 +204,7 @@ export interface CreatedIssue {
 export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: IssueInput, within?: (trx: Db, issue: IssueRow) => Promise<void>): Promise<CreatedIssue> {
   validate(input, true);
   const now = deps.clock.now();
-  const groupIds = await projectAncestorGroupIds(deps.db, scope.project);
+  const groupIds = await cachedProjectAncestorGroupIds(deps, scope.project, scope.actor.epoch);
   const given = may(scope, 'set_issue_iid') && input.iid !== undefined ? input.iid : undefined;
   if (given !== undefined && (given < 1 || !fitsIntColumn(given))) throw new ValidationError({ iid: ['must be greater than 0'] });
   await checkSpam(deps, scope.actor, { kind: 'Issue', project: scope.project, level: scope.level, before: null, change: input });
@@ -238,7 +238,7 @@ export async function createIssue(deps: ServiceDeps, scope: IssueScope, input: I
 export async function updateIssue(deps: ServiceDeps, scope: IssueScope, issue: IssueRow, input: IssueInput): Promise<IssueRow> {
   validate(input, false);
   const now = deps.clock.now();
-  const groupIds = await projectAncestorGroupIds(deps.db, scope.project);
+  const groupIds = await cachedProjectAncestorGroupIds(deps, scope.project, scope.actor.epoch);
   await checkSpam(deps, scope.actor, { kind: 'Issue', project: scope.project, level: scope.level, before: issue, change: input });
   return deps.db.transaction().execute(async (trx) => {
     const set = await columnsFrom(trx, scope, input, groupIds, issue, now);

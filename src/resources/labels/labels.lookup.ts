@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../../platform/db/index.ts';
+import type { ServiceDeps } from '../../platform/deps.ts';
 import type { LabelsTable } from '../../platform/db/schema.ts';
 import { ancestorIds } from '../../platform/membership.ts';
 
@@ -18,11 +19,20 @@ export async function projectAncestorGroupIds(db: Db, project: { namespace_id: n
 }
 
 /**
+ * The same through the read cache (a namespace's place follows the read epoch, see platform/read-epoch.ts), at the
+ * read epoch of a state-changing request when it has one.
+ */
+export function cachedProjectAncestorGroupIds(deps: ServiceDeps, project: { namespace_id: number }, epoch?: number): Promise<readonly number[]> {
+  return deps.caches.define<number, readonly number[]>('namespace-ancestor-groups', { max: 10_000, epoch: true })
+    .get(project.namespace_id, async () => Object.freeze(await projectAncestorGroupIds(deps.db, project)), epoch);
+}
+
+/**
  * The labels with these titles that the project may use (exact titles). Where a project label and a group label
  * share a title, the project's own wins; between groups, the nearest. The map's order is the database's title
  * order (as `labelsOfTargets` lists a record's labels).
  */
-export async function availableLabelsByTitle(db: Db, projectId: number, groupIds: number[], titles: string[]): Promise<Map<string, LabelRow>> {
+export async function availableLabelsByTitle(db: Db, projectId: number, groupIds: readonly number[], titles: string[]): Promise<Map<string, LabelRow>> {
   const out = new Map<string, LabelRow>();
   if (titles.length === 0) return out;
   const rows = await db.selectFrom('labels').selectAll().where('title', 'in', titles)
@@ -37,7 +47,7 @@ export async function availableLabelsByTitle(db: Db, projectId: number, groupIds
 }
 
 /** A project's or ancestor group's label by id, or undefined when the project may not use it. */
-export async function availableLabelById(db: Db, projectId: number, groupIds: number[], id: number): Promise<LabelRow | undefined> {
+export async function availableLabelById(db: Db, projectId: number, groupIds: readonly number[], id: number): Promise<LabelRow | undefined> {
   return db.selectFrom('labels').selectAll().where('id', '=', id)
     .where((eb) => eb.or([eb('project_id', '=', projectId), ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : [])])).executeTakeFirst();
 }

@@ -19,7 +19,7 @@ export type LabelRow = Selectable<LabelsTable>;
 /** The owners whose labels are available: a project (or none) and groups, the nearest group last. */
 export interface LabelScope {
   projectId: number | null;
-  groupIds: number[];
+  groupIds: readonly number[];
 }
 
 /** A project's labels: its own, and its group's (with the group's ancestors unless `includeAncestors` is false). */

@@ -48,7 +48,7 @@ export async function votesOf(db: Db, type: NoteableType, ids: number[]): Promis
 export const splitTitles = (list: string[] | undefined) => [...new Set((list ?? []).map((s) => s.trim()).filter((s) => s && s.length <= TITLE_MAX))];
 
 /** Label ids for titles; unknown titles become project labels with the default color when `create` is set. */
-export async function labelIdsFor(trx: Db, scope: { project: { id: number } }, groupIds: number[], titles: string[], create: boolean, now: number): Promise<number[]> {
+export async function labelIdsFor(trx: Db, scope: { project: { id: number } }, groupIds: readonly number[], titles: string[], create: boolean, now: number): Promise<number[]> {
   return (await labelRowsFor(trx, scope, groupIds, titles, create, now)).rows.map((l) => l.id);
 }
 
@@ -56,7 +56,7 @@ export async function labelIdsFor(trx: Db, scope: { project: { id: number } }, g
  * The labels for titles in the titles' order (unknown ones made as `labelIdsFor` does) and, when every label was
  * found at once (none made), the same labels in the database's title order (`titleOrder`).
  */
-async function labelRowsFor(trx: Db, scope: { project: { id: number } }, groupIds: number[], titles: string[], create: boolean, now: number): Promise<{ rows: LabelRow[]; titleOrder: LabelRow[] | null }> {
+async function labelRowsFor(trx: Db, scope: { project: { id: number } }, groupIds: readonly number[], titles: string[], create: boolean, now: number): Promise<{ rows: LabelRow[]; titleOrder: LabelRow[] | null }> {
   if (titles.length === 0) return { rows: [], titleOrder: [] };
   const found = await availableLabelsByTitle(trx, scope.project.id, groupIds, titles);
   const missing = titles.filter((t) => !found.has(t));
@@ -70,7 +70,7 @@ async function labelRowsFor(trx: Db, scope: { project: { id: number } }, groupId
   return { rows: inTitlesOrder(), titleOrder: null };
 }
 
-export async function milestoneAvailable(trx: Db, projectId: number, groupIds: number[], id: number): Promise<boolean> {
+export async function milestoneAvailable(trx: Db, projectId: number, groupIds: readonly number[], id: number): Promise<boolean> {
   if (!fitsIntColumn(id)) return false;
   const row = await trx.selectFrom('milestones').select('id').where('id', '=', id)
     .where((eb) => eb.or([eb('project_id', '=', projectId), ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : [])])).executeTakeFirst();
@@ -99,7 +99,7 @@ export interface LabelInput {
  * for a new row given its labels by `labels` alone, all of them already there, its labels in the database's title
  * order (`newLabels`: what reading them back would answer).
  */
-export async function changeLabels(trx: Db, scope: { project: { id: number } }, target: NoteableRef, input: LabelInput, existing: boolean, groupIds: number[], uid: number | null, now: number) {
+export async function changeLabels(trx: Db, scope: { project: { id: number } }, target: NoteableRef, input: LabelInput, existing: boolean, groupIds: readonly number[], uid: number | null, now: number) {
   const change = { addedLabelIds: [] as number[], removedLabelIds: [] as number[], newLabels: null as LabelRow[] | null };
   if (input.labels === undefined && input.add_labels === undefined && input.remove_labels === undefined) return change;
   const current = existing ? (await trx.selectFrom('label_links').select('label_id').where('target_type', '=', target.type).where('target_id', '=', target.id).execute()).map((r) => r.label_id) : [];
