@@ -13,9 +13,12 @@ export const EPOCH_TABLES: readonly string[] = [
   'personal_access_tokens', 'oauth_access_tokens', 'users', 'members', 'namespaces', 'projects', 'project_group_links', 'group_group_links',
 ];
 
-/** The current read epoch. */
-export async function readEpoch(db: Db): Promise<number> {
-  const row = await db.selectFrom('read_epoch').select('value').where('id', '=', 1).executeTakeFirstOrThrow();
+/**
+ * The current read epoch; undefined when its row is gone (a database emptied by hand), which the triggers then cannot
+ * move: nothing is reused by epoch.
+ */
+export async function readEpoch(db: Db): Promise<number | undefined> {
+  const row = await db.selectFrom('read_epoch').select('value').where('id', '=', 1).executeTakeFirst();
   // A bigint on PostgreSQL, read as a string.
-  return Number(row.value);
+  return row ? Number(row.value) : undefined;
 }
