@@ -68,6 +68,23 @@ test('a state-changing request sees at once a token revoked, a membership remove
   await db.updateTable('personal_access_tokens').set({ last_used_at: 1 }).where('user_id', '=', roles.developer.user.id).execute();
   assert.equal(await readEpoch(db), before);
 
+  // A transaction changing many rows moves it (once, on PostgreSQL).
+  const many = (await readEpoch(db))!;
+  await db.transaction().execute(async (trx) => {
+    for (const u of [roles.guest, roles.reporter, roles.developer]) {
+      await trx.updateTable('users').set({ bio: 'epoch' }).where('id', '=', u.user.id).execute();
+    }
+  });
+  const after = (await readEpoch(db))!;
+  assert.ok(after > many);
+  if (postgres) assert.equal(after, many + 1);
+  // Rolled back, nothing moves.
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('users').set({ bio: 'undone' }).where('id', '=', roles.guest.user.id).execute();
+    throw new Error('undo');
+  }).catch(() => {});
+  assert.equal(await readEpoch(db), after);
+
   // Straight to the database, as the command line or another machine would (no announcement to this server).
   await db.updateTable('personal_access_tokens').set({ revoked: 1 }).where('user_id', '=', roles.developer.user.id).execute();
   assert.ok((await readEpoch(db))! > before);

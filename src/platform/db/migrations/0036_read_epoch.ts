@@ -25,8 +25,17 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
     .execute();
   await db.insertInto('read_epoch').values({ id: 1, value: 0 }).execute();
   if (dialect === 'postgres') {
+    // Once per transaction (a setting local to it remembers): a constraint trigger runs for each row, and a row
+    // updated again and again in one transaction leaves a version each time that every later update walks past
+    // (a transaction writing a million members would take quadratic time).
     await sql`CREATE FUNCTION bellows_read_epoch_bump() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN UPDATE read_epoch SET value = value + 1 WHERE id = 1; RETURN NULL; END $$`.execute(db);
+      BEGIN
+        IF current_setting('bellows.read_epoch_moved', true) IS DISTINCT FROM 'on' THEN
+          UPDATE read_epoch SET value = value + 1 WHERE id = 1;
+          PERFORM set_config('bellows.read_epoch_moved', 'on', true);
+        END IF;
+        RETURN NULL;
+      END $$`.execute(db);
   }
   for (const table of TABLES) {
     const columns = await columnsOf(db, dialect, table);
