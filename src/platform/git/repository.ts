@@ -1279,7 +1279,8 @@ export class Repository {
 
   /**
    * Commits only `a` has (`behind`), commits only `b` has (`ahead`) and the merge base, in one walk
-   * (`rev-list --left-right --boundary a...b`): the base is `a` when `b` contains it, `b` when `a` contains it, else the one boundary commit of the walk (null: no common history).
+   * (`rev-list --left-right --boundary a...b`): the base is `a` when `b` contains it, `b` when `a` contains it, else
+   * the one boundary commit of the walk (null: no common history).
    * `base` is undefined when the walk alone cannot tell (several boundary commits): ask `mergeBase` then.
    */
   async divergenceAndBase(a: string, b: string): Promise<{ behind: number; ahead: number; base: string | null | undefined }> {

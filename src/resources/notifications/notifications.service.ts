@@ -182,6 +182,15 @@ async function messages(deps: ServiceDeps, draft: Draft, subject: Subject, actin
 }
 
 /**
+ * The users a message needs (the candidates and those its text names) and its sender, `actorId` (null: nobody), read
+ * together.
+ */
+async function usersAndSender(deps: ServiceDeps, actorId: number | null, ids: number[]): Promise<{ users: Map<number, UserRow>; sender: UserRow | null }> {
+  const users = await usersByIds(deps, [...new Set([...(actorId === null ? [] : [actorId]), ...ids])]);
+  return { users, sender: actorId === null ? null : users.get(actorId) ?? null };
+}
+
+/**
  * The messages of one action on an issue or merge request, by `actorId` (null: by nobody). Most actions have no one
  * to tell but the actor, who is not told: that is known from the candidates alone, before any user is read. The
  * users the messages need (the sender, the candidates, those the text names) are then read together.
@@ -190,8 +199,7 @@ async function issuableMessages(deps: ServiceDeps, l: Loaded, action: EventName,
   const candidates = await issuableCandidates(deps, l, action, o.previousAssignees);
   const acting = o.notifyActor ? null : actorId;
   if (!candidates.some((c) => c.userId !== acting)) return [];
-  const users = await usersByIds(deps, [...new Set([...(actorId === null ? [] : [actorId]), ...candidates.map((c) => c.userId), ...namedUserIds(l, o)])]);
-  const sender = actorId === null ? null : users.get(actorId) ?? null;
+  const { users, sender } = await usersAndSender(deps, actorId, [...candidates.map((c) => c.userId), ...namedUserIds(l, o)]);
   const out: MailMessage[] = [];
   for (const draft of await draftsFor(deps, l, action, sender, users, o)) out.push(...(await messages(deps, draft, l.subject, acting, candidates, users)));
   return out;
@@ -205,17 +213,17 @@ function previousIds(changes: Record<string, { previous: unknown; current: unkno
 
 /** The e-mails one domain event gives, one per recipient. */
 export async function notificationsFor(deps: ServiceDeps, event: DomainEvent): Promise<MailMessage[]> {
-  const actor = 'actorId' in event ? event.actorId : null;
+  const actorId = 'actorId' in event ? event.actorId : null;
   switch (event.type) {
     case 'issue': {
       const l = await loadIssue(deps, event.issueId);
       if (!l) return [];
       const out: MailMessage[] = [];
-      if (event.action === 'open') out.push(...(await issuableMessages(deps, l, 'new_issue', actor)));
-      if (event.action === 'close') out.push(...(await issuableMessages(deps, l, 'close_issue', actor)));
-      if (event.action === 'reopen') out.push(...(await issuableMessages(deps, l, 'reopen_issue', actor)));
+      if (event.action === 'open') out.push(...(await issuableMessages(deps, l, 'new_issue', actorId)));
+      if (event.action === 'close') out.push(...(await issuableMessages(deps, l, 'close_issue', actorId)));
+      if (event.action === 'reopen') out.push(...(await issuableMessages(deps, l, 'reopen_issue', actorId)));
       const previous = event.action !== 'open' ? previousIds(event.changes, 'assignee_ids') : null;
-      if (previous) out.push(...(await issuableMessages(deps, l, 'reassign_issue', actor, { previousAssignees: previous })));
+      if (previous) out.push(...(await issuableMessages(deps, l, 'reassign_issue', actorId, { previousAssignees: previous })));
       return out;
     }
     case 'merge_request': {
@@ -226,16 +234,16 @@ export async function notificationsFor(deps: ServiceDeps, event: DomainEvent): P
         open: 'new_merge_request', close: 'close_merge_request', reopen: 'reopen_merge_request', merge: 'merge_merge_request',
       };
       const name = single[event.action];
-      if (name) out.push(...(await issuableMessages(deps, l, name, actor)));
-      if (event.action === 'update' && event.oldrev) out.push(...(await issuableMessages(deps, l, 'push_to_merge_request', actor, { oldrev: event.oldrev })));
+      if (name) out.push(...(await issuableMessages(deps, l, name, actorId)));
+      if (event.action === 'update' && event.oldrev) out.push(...(await issuableMessages(deps, l, 'push_to_merge_request', actorId, { oldrev: event.oldrev })));
       const previous = event.action !== 'open' ? previousIds(event.changes, 'assignee_ids') : null;
-      if (previous) out.push(...(await issuableMessages(deps, l, 'reassign_merge_request', actor, { previousAssignees: previous })));
+      if (previous) out.push(...(await issuableMessages(deps, l, 'reassign_merge_request', actorId, { previousAssignees: previous })));
       const previousReviewers = event.action !== 'open' ? previousIds(event.changes, 'reviewer_ids') : null;
-      if (previousReviewers) out.push(...(await issuableMessages(deps, l, 'change_reviewer_merge_request', actor, { previousAssignees: previousReviewers })));
+      if (previousReviewers) out.push(...(await issuableMessages(deps, l, 'change_reviewer_merge_request', actorId, { previousAssignees: previousReviewers })));
       return out;
     }
     case 'note':
-      return event.action === 'create' ? noteMessages(deps, event.noteId, actor) : [];
+      return event.action === 'create' ? noteMessages(deps, event.noteId, actorId) : [];
     case 'project':
       return movedProjectMessages(deps, event.projectId, event.oldPathWithNamespace);
     default:
@@ -284,12 +292,11 @@ async function noteMessages(deps: ServiceDeps, noteId: number, actorId: number |
   await watcherCandidates(deps, l.project, out);
   await subscriberCandidates(deps, l.subject, false, out);
   if (!out.some((c) => c.userId !== note.author_id)) return [];
-  const users = await usersByIds(deps, [...new Set([...(actorId === null ? [] : [actorId]), ...out.map((c) => c.userId)])]);
-  const actor = actorId === null ? null : users.get(actorId) ?? null;
+  const { users, sender } = await usersAndSender(deps, actorId, out.map((c) => c.userId));
   const earlier = await deps.db.selectFrom('notes').select('id').where('discussion_id', '=', note.discussion_id).where('id', '<', note.id).orderBy('id').execute();
   const url = `${recordUrl(deps.config, l.project, l.thread)}#note_${note.id}`;
   const draft: Draft = {
-    project: l.project, thread: l.thread, event: 'new_note', sender: actor, subject: threadSubject(l.thread), opens: false,
+    project: l.project, thread: l.thread, event: 'new_note', sender, subject: threadSubject(l.thread), opens: false,
     note: { id: note.id, earlier: earlier.map((n) => n.id) },
     blocks: [{ pre: note.body }, { text: 'View it on Bellows', href: url }],
   };
